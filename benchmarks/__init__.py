@@ -1,0 +1,1 @@
+"""Benchmarks: the figures the issues name, measured in wall-clock time. Run with `make bench`."""

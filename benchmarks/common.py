@@ -1,0 +1,47 @@
+"""Shared helpers for benchmarks: a Figure row, a timer, and the table printer."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass
+class Figure:
+    name: str            # what was measured, e.g. "store put"
+    value: float
+    unit: str            # "ops/s", "s", "MiB", ...
+    target: str = ""     # the issue's target, e.g. ">= 100000"; empty when none is named
+
+    @property
+    def verdict(self) -> str:
+        if not self.target:
+            return ""
+        op, _, num = self.target.partition(" ")
+        bound = float(num)
+        ok = self.value >= bound if op == ">=" else self.value <= bound
+        return "ok" if ok else "MISSED"
+
+
+def rate(n: int, fn: Callable[[], object]) -> float:
+    """Operations per wall-clock second for fn(), which performs n operations."""
+    start = time.perf_counter()
+    fn()
+    elapsed = time.perf_counter() - start
+    return n / elapsed if elapsed > 0 else float("inf")
+
+
+def table(figures: list[Figure]) -> str:
+    rows = [("figure", "value", "unit", "target", "")]
+    for f in figures:
+        value = f"{f.value:,.0f}" if abs(f.value) >= 100 else f"{f.value:,.3f}"
+        rows.append((f.name, value, f.unit, f.target, f.verdict))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = []
+    for i, r in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) if j != 1 else c.rjust(w)
+                               for j, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)

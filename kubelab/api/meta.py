@@ -1,0 +1,114 @@
+"""Metadata helpers: keys, uids and timestamps taken from the cluster's seed and clock.
+
+Objects are plain JSON-compatible dicts with Kubernetes' field names. Nothing here reads the wall
+clock or the global random generator: uids come from the cluster's random.Random, timestamps
+from virtual seconds since EPOCH.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+__all__ = [
+    "EPOCH",
+    "Object",
+    "deep_copy",
+    "get_controller_of",
+    "micro_time",
+    "namespace_key",
+    "new_uid",
+    "object_ref",
+    "parse_time",
+    "random_suffix",
+    "rfc3339",
+    "split_key",
+]
+
+Object = dict[str, Any]
+
+# Virtual time 0.0 is this instant. Timestamps in objects are EPOCH + clock.now.
+EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+
+# utilrand.String's alphabet: no vowels and no digits that look like letters, so generated
+# names never spell words (k8s.io/apimachinery/pkg/util/rand/rand.go).
+_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def namespace_key(obj: Object) -> str:
+    """MetaNamespaceKeyFunc: `namespace/name`, or `name` for cluster-scoped objects."""
+    meta = obj.get("metadata") or {}
+    ns, name = meta.get("namespace") or "", meta.get("name") or ""
+    return f"{ns}/{name}" if ns else str(name)
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """SplitMetaNamespaceKey: `ns/name` -> (ns, name); `name` -> ("", name)."""
+    parts = key.split("/")
+    if len(parts) == 1:
+        return "", parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    raise ValueError(f'unexpected key format: "{key}"')
+
+
+def new_uid(rand: random.Random) -> str:
+    """A version-4 UUID drawn from the cluster's seeded generator."""
+    return str(uuid.UUID(int=rand.getrandbits(128), version=4))
+
+
+def random_suffix(rand: random.Random, n: int = 5) -> str:
+    """The suffix generateName and ReplicaSets give pod names: `web-7d4f8-x2k9q`."""
+    return "".join(rand.choice(_ALPHANUMS) for _ in range(n))
+
+
+def rfc3339(seconds: float) -> str:
+    """metav1.Time: whole seconds, e.g. `2025-01-01T00:00:30Z`."""
+    return (EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def micro_time(seconds: float) -> str:
+    """metav1.MicroTime (leases, events): `2025-01-01T00:00:30.250000Z`."""
+    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str) -> float:
+    """Virtual seconds for a timestamp written by rfc3339 or micro_time."""
+    for fmt in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
+        try:
+            when = datetime.strptime(text, fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+        return (when - EPOCH).total_seconds()
+    raise ValueError(f'parsing time "{text}" as RFC 3339 failed')
+
+
+def deep_copy(obj: Object) -> Object:
+    """DeepCopy: objects from an informer cache are shared and read-only; copy before changing."""
+    return copy.deepcopy(obj)
+
+
+def get_controller_of(obj: Object) -> dict[str, Any] | None:
+    """metav1.GetControllerOf: the ownerReference with controller: true, if any."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return dict(ref)
+    return None
+
+
+def object_ref(obj: Object) -> dict[str, Any]:
+    """A core/v1 ObjectReference (events use it as involvedObject)."""
+    meta = obj.get("metadata") or {}
+    ref = {
+        "kind": obj.get("kind", ""),
+        "apiVersion": obj.get("apiVersion", ""),
+        "name": meta.get("name", ""),
+        "uid": meta.get("uid", ""),
+        "resourceVersion": meta.get("resourceVersion", ""),
+    }
+    if meta.get("namespace"):
+        ref["namespace"] = meta["namespace"]
+    return ref

@@ -1,0 +1,89 @@
+"""The shape of a conversation with the API server.
+
+A Request is what an HTTP request to kube-apiserver carries (verb, group/version/resource,
+namespace, name, subresource, query parameters, bearer token, body), so an HTTP front end can be
+added later without redesign. Anything that speaks the API (the API server itself, or a test
+double) implements the API protocol; kubelab.client is handed one and never imports the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["API", "VERBS", "Request", "WatchEvent", "WatchHandle"]
+
+# The request verbs of the authorizer (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go).
+VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+
+# A watch event as it crosses the wire: {"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK"|"ERROR",
+# "object": <the object, or a Status for ERROR>}.
+WatchEvent = dict[str, Any]
+
+
+@dataclass
+class Request:
+    verb: str
+    resource: str
+    namespace: str = ""
+    name: str = ""
+    group: str = ""
+    version: str = "v1"
+    subresource: str = ""
+    body: Any = None
+    # Query parameters.
+    label_selector: str = ""
+    field_selector: str = ""
+    resource_version: str = ""
+    limit: int = 0
+    continue_token: str = ""
+    allow_watch_bookmarks: bool = False
+    dry_run: bool = False
+    # DeleteOptions (propagationPolicy, gracePeriodSeconds, preconditions) or, for patch,
+    # {"patchType": "merge" | "strategic" | "json"}.
+    options: dict[str, Any] = field(default_factory=dict)
+    # Authorization: Bearer <token>. Empty means anonymous.
+    token: str = ""
+
+    @property
+    def path(self) -> str:
+        """The URL path kube-apiserver would serve this request on."""
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        parts = [prefix]
+        if self.namespace and self.resource != "namespaces":
+            parts.append(f"namespaces/{self.namespace}")
+        parts.append(self.resource)
+        if self.name:
+            parts.append(self.name)
+        if self.subresource:
+            parts.append(self.subresource)
+        return "/".join(parts)
+
+
+class WatchHandle(Protocol):
+    """An open watch. stop() closes it; the server may close it too (on_close is then called)."""
+
+    def stop(self) -> None: ...
+
+
+class API(Protocol):
+    """Anything that serves Kubernetes API requests."""
+
+    def handle(self, request: Request) -> dict[str, Any]:
+        """Serve one request: returns the object (or a List object), raises ApiError."""
+        ...
+
+    def watch(
+        self,
+        request: Request,
+        on_event: Callable[[WatchEvent], None],
+        on_close: Callable[[], None] | None = None,
+    ) -> WatchHandle:
+        """Open a watch; events arrive later, as callbacks on the simulated clock.
+
+        Errors of the request itself (401, 403, 404, 400) are raised as ApiError. As upstream's
+        cacher does, a resourceVersion that is too old opens a watch whose only event is
+        ERROR with a 410 Expired Status; a watch the server ends later simply closes.
+        """
+        ...

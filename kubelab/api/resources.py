@@ -1,0 +1,104 @@
+"""The resource types the API serves: kind <-> resource, group, version, scope.
+
+This is what `kubectl api-resources` prints. The API server serves these; clients and kubectl
+use the table to turn a manifest's kind into a request path. Custom resources are added at run
+time by the API server (register_resource) and need no other code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = ["BUILTIN_RESOURCES", "ResourceInfo", "ResourceTable"]
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    resource: str                 # plural, lower case: "pods"
+    kind: str                     # "Pod"
+    group: str = ""               # "" is the core group
+    version: str = "v1"
+    namespaced: bool = True
+    short_names: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    # Name validation: most names are DNS-1123 subdomains; namespaces are labels.
+    name_rule: str = "subdomain"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def qualified(self) -> str:
+        """`pods`, `deployments.apps`: how error messages name the resource."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+
+BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
+    ResourceInfo("namespaces", "Namespace", namespaced=False, short_names=("ns",),
+                 subresources=("status",), name_rule="label"),
+    ResourceInfo("nodes", "Node", namespaced=False, short_names=("no",), subresources=("status",)),
+    ResourceInfo("pods", "Pod", short_names=("po",), subresources=("status", "binding")),
+    ResourceInfo("events", "Event", short_names=("ev",)),
+    ResourceInfo("configmaps", "ConfigMap", short_names=("cm",)),
+    ResourceInfo("secrets", "Secret"),
+    ResourceInfo("serviceaccounts", "ServiceAccount", short_names=("sa",)),
+    ResourceInfo("replicasets", "ReplicaSet", group="apps", short_names=("rs",),
+                 subresources=("status", "scale")),
+    ResourceInfo("deployments", "Deployment", group="apps", short_names=("deploy",),
+                 subresources=("status", "scale")),
+    ResourceInfo("leases", "Lease", group="coordination.k8s.io"),
+    ResourceInfo("roles", "Role", group="rbac.authorization.k8s.io"),
+    ResourceInfo("rolebindings", "RoleBinding", group="rbac.authorization.k8s.io"),
+    ResourceInfo("clusterroles", "ClusterRole", group="rbac.authorization.k8s.io",
+                 namespaced=False),
+    ResourceInfo("clusterrolebindings", "ClusterRoleBinding", group="rbac.authorization.k8s.io",
+                 namespaced=False),
+    ResourceInfo("customresourcedefinitions", "CustomResourceDefinition",
+                 group="apiextensions.k8s.io", namespaced=False, short_names=("crd", "crds")),
+)
+
+
+class ResourceTable:
+    """Look resources up the ways kubectl does: by plural, singular, short name or kind."""
+
+    def __init__(self, infos: tuple[ResourceInfo, ...] = BUILTIN_RESOURCES) -> None:
+        self._infos: list[ResourceInfo] = []
+        self._by_name: dict[str, ResourceInfo] = {}
+        self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
+        for info in infos:
+            self.register(info)
+
+    def register(self, info: ResourceInfo) -> None:
+        self._infos.append(info)
+        self._by_kind[(info.group, info.kind)] = info
+        for name in (info.resource, info.singular, *info.short_names, info.qualified,
+                     f"{info.singular}.{info.group}" if info.group else info.singular):
+            self._by_name.setdefault(name.lower(), info)
+
+    def lookup(self, name: str) -> ResourceInfo | None:
+        """`pods`, `pod`, `po`, `deployments.apps`, `Deployment` all find their resource."""
+        return self._by_name.get(name.lower()) or self.for_kind_name(name)
+
+    def for_kind_name(self, kind: str) -> ResourceInfo | None:
+        matches = [i for i in self._infos if i.kind == kind]
+        return matches[0] if matches else None
+
+    def for_kind(self, api_version: str, kind: str) -> ResourceInfo | None:
+        group = api_version.rpartition("/")[0] if "/" in api_version else ""
+        info = self._by_kind.get((group, kind))
+        if info is not None and api_version.rpartition("/")[2] != info.version:
+            return None
+        return info
+
+    def get(self, group: str, resource: str) -> ResourceInfo | None:
+        info = self._by_name.get(resource)
+        return info if info is not None and info.group == group and info.resource == resource else None
+
+    def __iter__(self) -> Iterator[ResourceInfo]:
+        return iter(list(self._infos))

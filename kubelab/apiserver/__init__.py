@@ -1,0 +1,1 @@
+"""apiserver: coming in a later issue (see README's course map)."""

@@ -1,0 +1,1 @@
+"""client: coming in a later issue (see README's course map)."""

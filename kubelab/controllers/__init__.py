@@ -1,0 +1,1 @@
+"""controllers: coming in a later issue (see README's course map)."""

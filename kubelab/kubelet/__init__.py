@@ -1,0 +1,1 @@
+"""kubelet: coming in a later issue (see README's course map)."""

@@ -1,0 +1,1 @@
+"""scheduler: coming in a later issue (see README's course map)."""

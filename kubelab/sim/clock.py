@@ -1,0 +1,182 @@
+"""The one clock that drives a simulated cluster.
+
+Go's goroutines and timers become callbacks on a heap of (time, priority, seq, callback), in the
+shape of simpy's Environment. Nothing in kubelab reads the wall clock: virtual time only moves
+when the clock steps, so the same seed and the same fault schedule always give the same story.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Clock", "LivelockError", "RealTimeClock", "Timer"]
+
+
+class LivelockError(RuntimeError):
+    """run_until_idle saw more steps than its guard allows: something keeps rescheduling itself."""
+
+
+@dataclass(order=True)
+class Timer:
+    """A scheduled callback. Order is (when, priority, seq): seq keeps insertion order stable."""
+
+    when: float
+    priority: int
+    seq: int
+    callback: Callable[..., Any] = field(compare=False)
+    args: tuple[Any, ...] = field(compare=False, default=())
+    cancelled: bool = field(compare=False, default=False)
+    # Periodic timers (background loops) do not count as pending work for run_until_idle.
+    background: bool = field(compare=False, default=False)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Clock:
+    """Virtual time in seconds, starting at 0.0."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
+        self._heap: list[Timer] = []
+        self._seq = 0
+
+    @property
+    def now(self) -> float:
+        return self._now
+
+    def call_at(
+        self,
+        when: float,
+        callback: Callable[..., Any],
+        *args: Any,
+        priority: int = 0,
+        background: bool = False,
+    ) -> Timer:
+        """Run callback(*args) at virtual time `when` (never in the past)."""
+        if when != when:  # NaN would corrupt the heap order
+            raise ValueError("call_at: time must be a number, got NaN")
+        self._seq += 1
+        timer = Timer(max(when, self._now), priority, self._seq, callback, args, False, background)
+        heapq.heappush(self._heap, timer)
+        return timer
+
+    def call_later(
+        self,
+        delay: float,
+        callback: Callable[..., Any],
+        *args: Any,
+        priority: int = 0,
+        background: bool = False,
+    ) -> Timer:
+        """Run callback(*args) `delay` virtual seconds from now."""
+        if delay < 0:
+            raise ValueError(f"call_later: delay must be >= 0, got {delay}")
+        return self.call_at(self._now + delay, callback, *args, priority=priority,
+                            background=background)
+
+    def cancel(self, timer: Timer) -> None:
+        timer.cancel()
+
+    def peek(self) -> float | None:
+        """Time of the next live timer, or None when nothing is scheduled."""
+        self._drop_cancelled()
+        return self._heap[0].when if self._heap else None
+
+    def pending(self, *, include_background: bool = True) -> int:
+        return sum(
+            1 for t in self._heap
+            if not t.cancelled and (include_background or not t.background)
+        )
+
+    def step(self) -> bool:
+        """Run the next callback. Returns False when there is nothing left to run."""
+        self._drop_cancelled()
+        if not self._heap:
+            return False
+        timer = heapq.heappop(self._heap)
+        self._advance_to(timer.when)
+        timer.callback(*timer.args)
+        return True
+
+    def run(self, until: float | None = None) -> None:
+        """Run callbacks up to and including virtual time `until`, then set now to `until`.
+
+        With until=None, run until the heap is empty (which never happens once periodic loops
+        such as heartbeats exist: use run_until_idle or give a time).
+        """
+        if until is not None and until < self._now:
+            raise ValueError(f"run(until={until}) is in the past (now={self._now})")
+        while True:
+            nxt = self.peek()
+            if nxt is None or (until is not None and nxt > until):
+                break
+            self.step()
+        if until is not None:
+            self._advance_to(until)
+
+    def run_until_idle(self, max_steps: int = 100_000) -> int:
+        """Run until only background timers remain. Returns the number of steps taken.
+
+        Raises LivelockError after max_steps: a callback that keeps scheduling foreground work
+        (a controller that requeues forever, say) would otherwise hang the notebook.
+        """
+        steps = 0
+        while self.pending(include_background=False):
+            if steps >= max_steps:
+                raise LivelockError(
+                    f"run_until_idle: still busy after {max_steps} steps at t={self._now:.3f}s; "
+                    "something keeps rescheduling itself (a hot loop or a requeue without backoff?)"
+                )
+            self.step()
+            steps += 1
+        return steps
+
+    def _advance_to(self, when: float) -> None:
+        self._now = max(self._now, when)
+
+    def _drop_cancelled(self) -> None:
+        while self._heap and self._heap[0].cancelled:
+            heapq.heappop(self._heap)
+
+
+class RealTimeClock(Clock):
+    """A clock for live widgets: stepping waits until the wall clock catches up.
+
+    `speed` is virtual seconds per real second. Only how step() waits changes: the order of
+    callbacks, and so the trace, is the same as on a plain Clock.
+    """
+
+    def __init__(
+        self,
+        start: float = 0.0,
+        speed: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(start)
+        if speed <= 0:
+            raise ValueError(f"speed must be > 0, got {speed}")
+        self.speed = speed
+        self._sleep = sleep
+        self._monotonic = monotonic
+        self._anchor: tuple[float, float] | None = None  # (real, virtual) when we started waiting
+
+    def _advance_to(self, when: float) -> None:
+        if when > self._now:
+            real_now = self._monotonic()
+            if self._anchor is None:
+                self._anchor = (real_now, self._now)
+            real0, virt0 = self._anchor
+            due = real0 + (when - virt0) / self.speed
+            if due > real_now:
+                self._sleep(due - real_now)
+        super()._advance_to(when)
+
+    def resync(self) -> None:
+        """Forget the anchor (after a pause), so the next step does not try to catch up."""
+        self._anchor = None

@@ -1,0 +1,1 @@
+"""viz: coming in a later issue (see README's course map)."""

@@ -1,0 +1,1 @@
+"""widgets: coming in a later issue (see README's course map)."""

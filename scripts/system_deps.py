@@ -1,0 +1,40 @@
+"""Install the system packages kubelab needs, or say exactly how to.
+
+Run by `make` before every target that needs them. Debian's packages are installed with apt-get
+when we are root; otherwise the exact command is printed and the target stops.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+# (command that must be on PATH, Debian package that provides it, why we need it)
+NEEDED = [
+    ("dot", "graphviz", "renders the object graphs and sequence diagrams"),
+]
+
+
+def main() -> int:
+    missing = [(cmd, pkg, why) for cmd, pkg, why in NEEDED if shutil.which(cmd) is None]
+    if not missing:
+        return 0
+    packages = sorted({pkg for _, pkg, _ in missing})
+    for cmd, pkg, why in missing:
+        print(f"kubelab: `{cmd}` not found (Debian package {pkg}; it {why}).")
+    command = ["apt-get", "install", "-y", "--no-install-recommends", *packages]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        print("kubelab: installing " + " ".join(packages) + " with apt-get")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
+        subprocess.run(command, check=True, env=env)
+        return 0
+    print("kubelab: please run:  sudo " + " ".join(command))
+    print("kubelab: (or, with conda:  conda env create -f environment.yml)")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
