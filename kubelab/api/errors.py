@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "ApiError",
@@ -188,7 +188,7 @@ class FieldError:
     bad_value: Any = None
     detail: str = ""
 
-    _REASONS = {
+    _REASONS: ClassVar[dict[str, str]] = {
         "Not found": "FieldValueNotFound",
         "Required value": "FieldValueRequired",
         "Duplicate value": "FieldValueDuplicate",
@@ -256,10 +256,8 @@ def field_too_long(path: str, max_length: int) -> FieldError:
 def invalid(kind: str, name: str, errors: list[FieldError], group: str = "") -> ApiError:
     """422 Invalid: `Pod "web" is invalid: [metadata.name: Required value, ...]`."""
     what = f"{kind}.{group}" if group else kind
-    if len(errors) == 1:
-        summary = str(errors[0])
-    else:
-        summary = "[" + ", ".join(str(e) for e in errors) + "]"
+    # utilerrors.Aggregate prints one error bare and several in brackets.
+    summary = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(str(e) for e in errors) + "]"
     causes = [{"reason": e.reason, "message": e.body(), "field": e.field} for e in errors]
     return ApiError(422, "Invalid", f'{what} "{name}" is invalid: {summary}',
                     {"name": name, "kind": kind, **({"group": group} if group else {}),

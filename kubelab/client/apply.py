@@ -1,0 +1,86 @@
+"""Client-side `kubectl apply`: create what is missing, patch what changed, say which.
+
+kubectl remembers what you applied last in the annotation
+kubectl.kubernetes.io/last-applied-configuration and sends a three-way patch: fields you removed
+from the file since last time are deleted, fields you set are set, fields others set (a
+controller's status, the scheduler's nodeName) are left alone. kubectl sends a strategic merge
+patch; kubelab sends a JSON merge patch (RFC 7386), so lists are replaced whole.
+(kubectl: staging/src/k8s.io/kubectl/pkg/cmd/apply/patcher.go)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kubelab.api.errors import ApiError
+from kubelab.client.client import Client
+
+__all__ = ["LAST_APPLIED", "apply_objects", "three_way_merge_patch"]
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+Object = dict[str, Any]
+
+
+def three_way_merge_patch(original: Any, modified: Any, current: Any) -> Any:
+    """The merge patch taking `current` to `modified`, deleting what `original` had and
+    `modified` dropped. Returns {} when nothing needs to change."""
+    if not (isinstance(modified, dict) and isinstance(current, dict)):
+        return modified
+    original = original if isinstance(original, dict) else {}
+    patch: Object = {}
+    for key in original:
+        if key not in modified and key in current:
+            patch[key] = None
+    for key, value in modified.items():
+        have = current.get(key)
+        if isinstance(value, dict) and isinstance(have, dict):
+            sub = three_way_merge_patch(original.get(key), value, have)
+            if sub != {}:
+                patch[key] = sub
+        elif have != value or key not in current:
+            patch[key] = value
+    return patch
+
+
+def _display(obj: Object, group: str) -> str:
+    kind = str(obj.get("kind", "")).lower()
+    return f"{kind}.{group}/{obj['metadata'].get('name', '')}" if group else \
+        f"{kind}/{obj['metadata'].get('name', '')}"
+
+
+def apply_objects(client: Client, objects: list[Object]) -> list[str]:
+    """Apply each object in order; returns kubectl's lines (`deployment.apps/web created`)."""
+    lines = []
+    for obj in objects:
+        info = client.resource_for(obj)
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise ApiError(400, "BadRequest", "metadata must be an object")
+        namespace = (meta.get("namespace") or "default") if info.namespaced else ""
+        applied = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+        try:
+            current = client.get(info.resource, str(meta.get("name", "")), namespace) \
+                if meta.get("name") else None
+        except ApiError as err:
+            if err.code != 404:
+                raise
+            current = None
+        if current is None:
+            new = json.loads(applied)
+            new["metadata"].setdefault("annotations", {})[LAST_APPLIED] = applied
+            created = client.create(new, namespace)
+            lines.append(f"{_display(created, info.group)} created")
+            continue
+        previous = (current["metadata"].get("annotations") or {}).get(LAST_APPLIED)
+        original = json.loads(previous) if previous else {}
+        patch = three_way_merge_patch(original, json.loads(applied), current)
+        if previous != applied:
+            patch.setdefault("metadata", {}).setdefault("annotations", {})[LAST_APPLIED] = applied
+        if not patch:
+            lines.append(f"{_display(current, info.group)} unchanged")
+            continue
+        patched = client.patch(info.resource, current["metadata"]["name"], patch, namespace)
+        lines.append(f"{_display(patched, info.group)} configured")
+    return lines

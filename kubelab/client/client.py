@@ -1,0 +1,164 @@
+"""The client every component holds: typed-ish verbs over anything that speaks the API.
+
+This is client-go's dynamic client: it turns `create(pod)` into a Request for
+POST /api/v1/namespaces/default/pods and hands it to the API it was given. It never imports the
+API server (DESIGN.md section 1); a Cluster passes it the server, a test can pass a fake.
+Each component gets its own Client with its own bearer token, so RBAC and the audit log see who
+did what.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubelab.api.errors import ApiError, bad_request
+from kubelab.api.request import API, Request, WatchEvent, WatchHandle
+from kubelab.api.resources import ResourceInfo, ResourceTable
+
+__all__ = ["Client"]
+
+Object = dict[str, Any]
+
+
+class Client:
+    def __init__(
+        self, api: API, token: str = "", *, user_agent: str = "", resources: ResourceTable | None = None
+    ) -> None:
+        self.api = api
+        self.token = token
+        self.user_agent = user_agent or "kubelab"
+        self.resources = resources or ResourceTable()
+        self.requests = 0  # how many requests this client sent: the notebooks count API calls
+
+    # ------------------------------------------------------------------ resolving resources
+
+    def resource(self, name: str) -> ResourceInfo:
+        """`pods`, `po`, `pod`, `deployments.apps`, or a custom resource's plural or kind."""
+        info = self.resources.lookup(name)
+        if info is None:
+            self._discover()
+            info = self.resources.lookup(name)
+        if info is None:
+            raise ApiError(404, "NotFound", f'the server doesn\'t have a resource type "{name}"')
+        return info
+
+    def resource_for(self, obj: Object) -> ResourceInfo:
+        if not isinstance(obj, dict):
+            raise bad_request(f"expected an object, got {type(obj).__name__}")
+        api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+        info = self.resources.for_kind(api_version, kind)
+        if info is None:
+            self._discover()
+            info = self.resources.for_kind(api_version, kind)
+        if info is None:
+            # kubectl's words when the server has no such kind.
+            raise ApiError(404, "NotFound", f'no matches for kind "{kind}" in version "{api_version}"')
+        return info
+
+    def _discover(self) -> None:
+        """Learn custom resources the way kubectl's discovery does: ask the server."""
+        try:
+            listing = self._send(Request("list", "customresourcedefinitions",
+                                         group="apiextensions.k8s.io", version="v1"))
+        except ApiError:
+            return
+        for crd in listing.get("items", []):
+            spec = crd.get("spec") or {}
+            names = spec.get("names") or {}
+            versions = [v.get("name") for v in spec.get("versions") or [] if v.get("served", True)]
+            if not (names.get("plural") and names.get("kind") and versions):
+                continue
+            if self.resources.get(spec.get("group", ""), names["plural"]) is None:
+                self.resources.register(ResourceInfo(
+                    names["plural"], names["kind"], group=spec.get("group", ""), version=versions[0],
+                    namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                    short_names=tuple(names.get("shortNames") or ()), subresources=("status",)))
+
+    # ------------------------------------------------------------------ verbs
+
+    def _send(self, request: Request) -> Object:
+        request.token = self.token
+        self.requests += 1
+        return self.api.handle(request)
+
+    def _request(self, verb: str, info: ResourceInfo, namespace: str = "", name: str = "",
+                 **kwargs: Any) -> Request:
+        return Request(verb, info.resource, namespace=namespace if info.namespaced else "",
+                       name=name, group=info.group, version=info.version, **kwargs)
+
+    def create(self, obj: Object, namespace: str = "") -> Object:
+        info = self.resource_for(obj)
+        ns = namespace or (obj.get("metadata") or {}).get("namespace") or "default"
+        return self._send(self._request("create", info, ns, body=obj))
+
+    def get(self, resource: str, name: str, namespace: str = "default") -> Object:
+        return self._send(self._request("get", self.resource(resource), namespace, name))
+
+    def list(self, resource: str, namespace: str = "", *, label_selector: str = "",
+             field_selector: str = "", limit: int = 0, continue_token: str = "",
+             resource_version: str = "") -> Object:
+        """A List object; namespace "" lists across all namespaces (kubectl -A)."""
+        return self._send(self._request(
+            "list", self.resource(resource), namespace, label_selector=label_selector,
+            field_selector=field_selector, limit=limit, continue_token=continue_token,
+            resource_version=resource_version))
+
+    def update(self, obj: Object, subresource: str = "") -> Object:
+        info = self.resource_for(obj)
+        meta = obj.get("metadata") or {}
+        return self._send(self._request("update", info, meta.get("namespace") or "default",
+                                        meta.get("name", ""), body=obj, subresource=subresource))
+
+    def update_status(self, obj: Object) -> Object:
+        return self.update(obj, subresource="status")
+
+    def patch(self, resource: str, name: str, patch: Object, namespace: str = "default", *,
+              patch_type: str = "merge", subresource: str = "") -> Object:
+        return self._send(self._request("patch", self.resource(resource), namespace, name, body=patch,
+                                        subresource=subresource, options={"patchType": patch_type}))
+
+    def delete(self, resource: str, name: str, namespace: str = "default", *,
+               propagation_policy: str | None = None, grace_period_seconds: int | None = None,
+               preconditions: dict[str, str] | None = None) -> Object:
+        options: dict[str, Any] = {}
+        if propagation_policy is not None:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if preconditions:
+            options["preconditions"] = preconditions
+        return self._send(self._request("delete", self.resource(resource), namespace, name,
+                                        options=options))
+
+    def bind(self, pod: Object, node_name: str) -> Object:
+        """POST pods/<name>/binding: what the scheduler writes, and all it writes."""
+        meta = pod["metadata"]
+        binding = {"apiVersion": "v1", "kind": "Binding",
+                   "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "default"),
+                                "uid": meta.get("uid", "")},
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        return self._send(Request("create", "pods", namespace=meta.get("namespace", "default"),
+                                  name=meta["name"], subresource="binding", body=binding))
+
+    def get_scale(self, resource: str, name: str, namespace: str = "default") -> Object:
+        return self._send(self._request("get", self.resource(resource), namespace, name,
+                                        subresource="scale"))
+
+    def scale(self, resource: str, name: str, replicas: int, namespace: str = "default") -> Object:
+        scale = self.get_scale(resource, name, namespace)
+        scale.setdefault("spec", {})["replicas"] = replicas
+        return self._send(self._request("update", self.resource(resource), namespace, name,
+                                        subresource="scale", body=scale))
+
+    def watch(self, resource: str, on_event: Callable[[WatchEvent], None], namespace: str = "", *,
+              resource_version: str = "", label_selector: str = "", field_selector: str = "",
+              on_close: Callable[[], None] | None = None, allow_watch_bookmarks: bool = False
+              ) -> WatchHandle:
+        request = self._request("watch", self.resource(resource), namespace,
+                                resource_version=resource_version, label_selector=label_selector,
+                                field_selector=field_selector,
+                                allow_watch_bookmarks=allow_watch_bookmarks)
+        request.token = self.token
+        self.requests += 1
+        return self.api.watch(request, on_event, on_close)

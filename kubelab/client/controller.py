@@ -1,0 +1,118 @@
+"""The controller loop every kubelab controller runs, as kubernetes/sample-controller does.
+
+    informer event -> enqueue(key) -> worker: process_next_work_item()
+        -> sync_handler(key)  (reads from the lister, never from the event)
+        -> done(key); forget(key) on success, add_rate_limited(key) on error
+
+It is level-triggered: an event only says "look at this key again"; sync_handler compares the
+desired state with the actual state as the cache shows it now. So a burst of updates to one
+key becomes one reconcile (the queue holds a key once), and a lost event is repaired by the
+next event, resync or relist for that key.
+
+Workers are callbacks on the simulated clock. `cost` is the virtual seconds one sync takes, so
+a slow controller (or a slow API) makes queueing delay visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubelab.api.errors import ApiError
+from kubelab.client.indexer import meta_namespace_key_func
+from kubelab.client.shared_informer import ResourceEventHandler
+from kubelab.client.workqueue import RateLimitingQueue, default_controller_rate_limiter
+from kubelab.sim.clock import Clock
+from kubelab.sim.trace import Trace
+
+__all__ = ["Controller", "SyncHandler", "enqueue_handler"]
+
+SyncHandler = Callable[[str], None]
+
+
+class Controller:
+    def __init__(
+        self,
+        name: str,
+        sync_handler: SyncHandler,
+        clock: Clock,
+        *,
+        workers: int = 1,
+        cost: float = 0.0,
+        trace: Trace | None = None,
+        queue: RateLimitingQueue[str] | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.name = name
+        self.sync_handler = sync_handler
+        self.clock = clock
+        self.cost = cost
+        self.trace = trace
+        self.queue: RateLimitingQueue[str] = queue or RateLimitingQueue(
+            clock, default_controller_rate_limiter(clock), name=name)
+        self._idle = workers
+        self.syncs = 0          # sync_handler calls
+        self.errors = 0         # ... that failed and were requeued with backoff
+        self._running = False
+
+    # ------------------------------------------------------------------ wiring
+
+    def enqueue(self, obj: Any) -> None:
+        """Put obj's `namespace/name` key on the queue (deletion tombstones included)."""
+        key = obj.key if hasattr(obj, "key") and not isinstance(obj, dict) else \
+            meta_namespace_key_func(obj)
+        self.queue.add(key)
+
+    def handler(self) -> ResourceEventHandler:
+        """An event handler that enqueues every add, update and delete."""
+        return enqueue_handler(self.enqueue)
+
+    def run(self) -> None:
+        self._running = True
+        self.queue.on_ready(self._wake)
+
+    def stop(self) -> None:
+        """A crash: the queue and everything in it are lost."""
+        self._running = False
+        self.queue.shut_down()
+
+    # ------------------------------------------------------------------ workers
+
+    def _wake(self) -> None:
+        while self._running and self._idle > 0 and len(self.queue) > 0:
+            self._idle -= 1
+            if not self.process_next_work_item():
+                self._idle += 1
+                return
+
+    def process_next_work_item(self) -> bool:
+        """Take one key, sync it, and keep this worker busy for `cost` virtual seconds."""
+        key, shutdown = self.queue.get()
+        if shutdown or key is None:
+            return False
+        self.syncs += 1
+        try:
+            self.sync_handler(key)
+        except Exception as err:  # a failed sync is retried later, never fatal to the loop
+            self.errors += 1
+            self.queue.add_rate_limited(key)
+            if self.trace is not None:
+                reason = err.reason if isinstance(err, ApiError) else type(err).__name__
+                self.trace.record(self.name, "sync-error", key, error=reason,
+                                  requeues=self.queue.num_requeues(key))
+        else:
+            self.queue.forget(key)
+        finally:
+            self.queue.done(key)
+        self.clock.call_later(self.cost, self._worker_free)
+        return True
+
+    def _worker_free(self) -> None:
+        self._idle += 1
+        self._wake()
+
+
+def enqueue_handler(enqueue: Callable[[Any], None]) -> ResourceEventHandler:
+    return ResourceEventHandler(on_add=enqueue, on_update=lambda _old, new: enqueue(new),
+                                on_delete=enqueue)

@@ -1,0 +1,190 @@
+"""Wiring only, like a main.go: build every part on one clock and hand each its client.
+
+A Cluster owns the clock, the seeded random generator, the trace, the store and the API server,
+then starts whichever components it is asked for. Components never see each other: each gets a
+Client with its own identity and talks to the API server like any other caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from kubelab.api.errors import ApiError
+from kubelab.api.request import API
+from kubelab.api.yamlio import load_objects
+from kubelab.apiserver import APIServer
+from kubelab.client.apply import apply_objects
+from kubelab.client.client import Client
+from kubelab.faults import Faults
+from kubelab.kubectl import Output, kubectl
+from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
+from kubelab.store import Store
+
+__all__ = ["Cluster"]
+
+Object = dict[str, Any]
+
+ADMIN_TOKEN = "admin-token"
+
+
+def _node_manifest(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110") -> Object:
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                              "kubernetes.io/os": "linux"}},
+        "spec": {},
+        "status": {"capacity": {"cpu": cpu, "memory": memory, "pods": pods},
+                   "allocatable": {"cpu": cpu, "memory": memory, "pods": pods}},
+    }
+
+
+class Cluster:
+    """A simulated Kubernetes control plane. See README.md for the tour.
+
+    nodes: how many nodes (named node-1, node-2, ...) or a list of Node manifests.
+    components: which control-plane components to run; None means all that exist.
+    """
+
+    def __init__(
+        self,
+        nodes: int | Iterable[Object] = 3,
+        seed: int = 0,
+        components: Iterable[str] | None = None,
+        *,
+        realtime: bool = False,
+        speed: float = 1.0,
+        max_request_bytes: int = 1572864,
+    ) -> None:
+        self.seed = seed
+        self.clock: Clock = RealTimeClock(speed=speed) if realtime else Clock()
+        self.rand = new_rand(seed)
+        self.trace = Trace(lambda: self.clock.now)
+        self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
+        self.apiserver = APIServer(self.store, self.clock, self.rand, trace=self.trace)
+        self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
+        self.client = Client(self.apiserver, ADMIN_TOKEN, user_agent="kubectl")
+        self.components: dict[str, Any] = {}
+        self.faults = Faults(self)
+        self._register_nodes(nodes)
+        self._start_components(components)
+
+    # ------------------------------------------------------------------ wiring
+
+    @property
+    def api(self) -> API:
+        return self.apiserver
+
+    def client_for(self, user: str, groups: Iterable[str] = ()) -> Client:
+        """A client acting as `user` (the token is made up here, as a kubeconfig would carry it)."""
+        token = f"token-{user}"
+        self.apiserver.add_token(token, user, list(groups))
+        return Client(self.apiserver, token, user_agent=user)
+
+    def _register_nodes(self, nodes: int | Iterable[Object]) -> None:
+        manifests = ([_node_manifest(f"node-{i + 1}") for i in range(nodes)]
+                     if isinstance(nodes, int) else list(nodes))
+        self.node_names = [str(m["metadata"]["name"]) for m in manifests]
+        # Until a kubelet registers its own Node (notebook 06), nodes are created as "hollow
+        # nodes" by the administrator, as kubemark does.
+        for manifest in manifests:
+            created = self.client.create(manifest)
+            created["status"] = manifest.get("status", {})
+            created["status"].setdefault("conditions", [
+                {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                 "message": "kubelet is posting ready status"}])
+            self.client.update_status(created)
+
+    def _component_factories(self) -> dict[str, Callable[[], Any]]:
+        """How to start each component. Later notebooks add the scheduler, controllers, kubelets."""
+        return {}
+
+    def _start_components(self, components: Iterable[str] | None) -> None:
+        self._factories = self._component_factories()
+        wanted = None if components is None else list(components)
+        for name in wanted or []:
+            if name not in self._factories:
+                raise ValueError(f"unknown component {name!r}; known: "
+                                 f"{', '.join(sorted(self._factories)) or 'none yet'}")
+        for name, start in self._factories.items():
+            if wanted is None or name in wanted:
+                self.components[name] = start()
+
+    def crash_component(self, name: str) -> None:
+        if name == "apiserver":
+            self.apiserver.stop()
+            return
+        component = self.components.pop(name, None)
+        if component is None:
+            raise ValueError(f"component {name!r} is not running; running: "
+                             f"{', '.join(['apiserver', *sorted(self.components)])}")
+        component.stop()
+
+    def restart_component(self, name: str) -> None:
+        if name == "apiserver":
+            self.apiserver.start()
+            return
+        if name in self.components:
+            raise ValueError(f"component {name!r} is already running")
+        if name not in self._factories:
+            raise ValueError(f"unknown component {name!r}")
+        self.components[name] = self._factories[name]()
+
+    # ------------------------------------------------------------------ the public surface
+
+    def apply(self, source: str | Path | Object | Iterable[Object]) -> list[str]:
+        """`kubectl apply -f`: a path, YAML text, a dict or a list. Returns kubectl's lines."""
+        return apply_objects(self.client, load_objects(source))
+
+    def get(self, resource: str, name: str | None = None, *, namespace: str | None = "default",
+            label_selector: str = "", field_selector: str = "") -> Any:
+        """One object by name, or a list of objects (namespace=None: all namespaces)."""
+        if name is not None:
+            return self.client.get(resource, name, namespace or "default")
+        listing = self.client.list(resource, namespace or "", label_selector=label_selector,
+                                   field_selector=field_selector)
+        return listing["items"]
+
+    def kubectl(self, command: str, stdin: str = "") -> Output:
+        """kubectl's output for a command line, e.g. c.kubectl("get pods -o wide")."""
+        return kubectl(self.client, command, now=self.clock.now, stdin=stdin)
+
+    def events(self, namespace: str | None = None) -> list[Object]:
+        """core/v1 Events in the order they happened."""
+        items = self.client.list("events", namespace or "")["items"]
+        return sorted(items, key=lambda e: (e.get("lastTimestamp") or e.get("eventTime") or "",
+                                            int(e["metadata"]["resourceVersion"])))
+
+    def run(self, seconds: float) -> None:
+        """Advance virtual time by `seconds`, running everything that falls due."""
+        self.clock.run(until=self.clock.now + seconds)
+
+    def run_until(self, predicate: Callable[[], bool], timeout: float = 300.0,
+                  max_steps: int = 1_000_000) -> float:
+        """Step the clock until predicate() holds; returns the virtual time it took."""
+        start, deadline = self.clock.now, self.clock.now + timeout
+        for _ in range(max_steps):
+            if predicate():
+                return self.clock.now - start
+            nxt = self.clock.peek()
+            if nxt is None or nxt > deadline:
+                self.clock.run(until=deadline)
+                if predicate():
+                    return self.clock.now - start
+                raise TimeoutError(f"condition not met within {timeout} virtual seconds")
+            self.clock.step()
+        raise LivelockError(f"run_until: condition not met after {max_steps} steps")
+
+    def exists(self, resource: str, name: str, namespace: str = "default") -> bool:
+        try:
+            self.client.get(resource, name, namespace)
+        except ApiError as err:
+            if err.code == 404:
+                return False
+            raise
+        return True
+
+    def __repr__(self) -> str:
+        return (f"<Cluster seed={self.seed} t={self.clock.now:.1f}s nodes={len(self.node_names)} "
+                f"components={sorted(self.components)}>")

@@ -1,0 +1,92 @@
+"""StorePanel: break the etcd stand-in by hand (notebook 01).
+
+Buttons write a key, compact the history now and let virtual time pass; a slider sets the disk
+latency. The panel shows the revision, the compaction point, the keys and what each watcher
+has heard. It works on any object with the Store's methods (widgets never import the store:
+only the API server does, see DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as W
+
+from kubelab.sim import Clock
+
+__all__ = ["StorePanel"]
+
+
+class StorePanel:
+    def __init__(self, store: Any, clock: Clock, *, prefix: str = "/registry/",
+                 heard: dict[str, list[str]] | None = None) -> None:
+        self.store, self.clock, self.prefix = store, clock, prefix
+        # What each watcher heard, by name: the notebook's watchers append lines here.
+        self.heard = heard if heard is not None else {}
+        self._counter = 0
+        self.write_button = W.Button(description="write a key", icon="pencil")
+        self.compact_button = W.Button(description="compact now", icon="compress",
+                                       button_style="warning")
+        self.run_button = W.Button(description="run 1 s", icon="play")
+        self.latency = W.FloatSlider(value=float(store.latency), min=0.0, max=2.0, step=0.1,
+                                     description="disk latency (s)", continuous_update=False,
+                                     style={"description_width": "initial"})
+        self.status = W.HTML()
+        self.log = W.HTML()
+        self.write_button.on_click(lambda _b: self.write())
+        self.compact_button.on_click(lambda _b: self.compact())
+        self.run_button.on_click(lambda _b: self.run(1.0))
+        self.latency.observe(lambda change: self.set_latency(change["new"]), names="value")
+        self.widget = W.VBox([
+            W.HBox([self.write_button, self.compact_button, self.run_button]),
+            self.latency, self.status, self.log,
+        ])
+        self.refresh()
+
+    # Each control calls one of these, so tests (and learners) can drive the panel directly.
+
+    def write(self) -> int:
+        self._counter += 1
+        key = f"{self.prefix}configmaps/default/panel-{self._counter % 3}"
+        response = self.store.put(key, f'{{"n": {self._counter}}}'.encode())
+        self.refresh(f"put {key} -> revision {response.revision}"
+                     + (f" (waited {response.latency:.1f}s for the disk)" if response.latency else ""))
+        return int(response.revision)
+
+    def compact(self) -> int:
+        revision = int(self.store.revision)
+        try:
+            self.store.compact(revision)
+        except Exception as err:  # compacting twice at the same revision is refused by etcd
+            self.refresh(f"compact refused: {err}")
+            return revision
+        self.refresh(f"compacted history below revision {revision}")
+        return revision
+
+    def run(self, seconds: float) -> None:
+        self.clock.run(until=self.clock.now + seconds)
+        self.refresh(f"ran {seconds:g} virtual second(s)")
+
+    def set_latency(self, seconds: float) -> None:
+        self.store.latency = seconds
+        self.refresh(f"disk latency is now {seconds:g}s per write")
+
+    def refresh(self, message: str = "") -> None:
+        rows = "".join(
+            f"<tr><td><code>{html.escape(kv.key)}</code></td><td>{kv.create_revision}</td>"
+            f"<td>{kv.mod_revision}</td><td>{kv.version}</td></tr>"
+            for kv in self.store.range(self.prefix, prefix=True).kvs)
+        self.status.value = (
+            f"<b>t={self.clock.now:.1f}s</b> · revision <b>{self.store.revision}</b> · "
+            f"compacted below <b>{self.store.compact_revision}</b>"
+            f"<table><tr><th>key</th><th>create</th><th>mod</th><th>version</th></tr>{rows}</table>")
+        heard = "".join(f"<li><b>{html.escape(name)}</b>: {html.escape(', '.join(lines[-6:]))}</li>"
+                        for name, lines in self.heard.items())
+        note = f"<i>{html.escape(message)}</i>" if message else ""
+        self.log.value = f"{note}<ul>{heard}</ul>"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
