@@ -5,7 +5,7 @@ Start with `kubelab.Cluster` (see README.md) or the notebooks in notebooks/.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from kubelab.api import ApiError, ParseError, load_objects
+from kubelab.api import ApiError, ParseError, Quantity, load_objects, parse_quantity, parse_selector
 from kubelab.sim import Clock, LivelockError, Trace
 
 try:

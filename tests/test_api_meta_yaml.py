@@ -83,7 +83,10 @@ def test_resource_table_lookups() -> None:
 
 
 def test_load_multi_document_text_and_lists(tmp_path: Path) -> None:
-    text = POD + "---\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"
+    text = POD + (
+        "---\n---\napiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"
+    )
     objs = load_objects(text)
     assert [o["kind"] for o in objs] == ["Pod", "ConfigMap"]
     assert objs[0]["metadata"]["annotations"]["created"] == "2025-01-01"  # stays a string

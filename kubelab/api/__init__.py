@@ -4,8 +4,17 @@ The bottom layer of kubelab: imports nothing else from kubelab (DESIGN.md sectio
 """
 
 from kubelab.api.errors import ApiError, FieldError, ParseError
-# TEMP until quantity/labels/fields land
+from kubelab.api.fields import FieldSelector, parse_field_selector
+from kubelab.api.labels import (
+    Selector,
+    everything,
+    nothing,
+    parse_selector,
+    selector_from_label_selector,
+    selector_from_set,
+)
 from kubelab.api.meta import Object, deep_copy, namespace_key, split_key
+from kubelab.api.quantity import Quantity, parse_quantity
 from kubelab.api.request import API, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import BUILTIN_RESOURCES, ResourceInfo, ResourceTable
 from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain

@@ -16,6 +16,8 @@ __all__ = [
     "DNS1123_SUBDOMAIN_MAX_LENGTH",
     "is_dns1123_label",
     "is_dns1123_subdomain",
+    "is_qualified_name",
+    "is_valid_label_value",
     "validate_object_meta",
 ]
 
@@ -29,8 +31,8 @@ DNS1123_SUBDOMAIN_ERR = ("a lowercase RFC 1123 subdomain must consist of lower c
                          "character")
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
 
-_LABEL_RE = re.compile(f"^{DNS1123_LABEL_FMT}$")
-_SUBDOMAIN_RE = re.compile(f"^{DNS1123_SUBDOMAIN_FMT}$")
+_LABEL_RE = re.compile(DNS1123_LABEL_FMT)
+_SUBDOMAIN_RE = re.compile(DNS1123_SUBDOMAIN_FMT)
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -52,8 +54,8 @@ def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > DNS1123_LABEL_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
-    if not _LABEL_RE.match(value):
-        if _SUBDOMAIN_RE.match(value):
+    if not _LABEL_RE.fullmatch(value):
+        if _SUBDOMAIN_RE.fullmatch(value):
             errs.append("must not contain dots")
         else:
             errs.append(regex_error(DNS1123_LABEL_ERR, DNS1123_LABEL_FMT, "my-name", "123-abc"))
@@ -65,9 +67,48 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _SUBDOMAIN_RE.match(value):
+    if not _SUBDOMAIN_RE.fullmatch(value):
         errs.append(regex_error(DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errs
+
+
+# Label keys and values (IsQualifiedName, IsValidLabelValue).
+_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"  # content/kube.go
+_KEY_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
+            "and must start and end with an alphanumeric character")
+_VALUE_FMT = f"({_KEY_FMT})?"
+_VALUE_MSG = "a valid label must be an empty string or " + _KEY_MSG.replace("must ", "", 1)
+
+
+def is_qualified_name(key: str) -> list[str]:
+    """IsLabelKey (IsQualifiedName): an optional DNS subdomain prefix and '/', then a name."""
+    errs: list[str] = []
+    parts = key.split("/")
+    if len(parts) > 2:
+        return ["a valid label key " + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name",
+                                                   "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    if len(parts) == 2:
+        prefix = parts[0]
+        problems = is_dns1123_subdomain(prefix) if prefix else ["must be non-empty"]
+        errs += ["prefix part " + p for p in problems]
+    name = parts[-1]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name.encode()) > 63:
+        errs.append("name part " + max_len_error(63))
+    if not re.fullmatch(_KEY_FMT, name):
+        errs.append("name part " + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def is_valid_label_value(value: str) -> list[str]:
+    """IsValidLabelValue: empty, or at most 63 of [-A-Za-z0-9_.], alphanumeric at the ends."""
+    errs = [max_len_error(63)] if len(value.encode()) > 63 else []
+    if not re.fullmatch(_VALUE_FMT, value):
+        errs.append(regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
 
 
 def validate_object_meta(

@@ -51,7 +51,7 @@ def load_objects(source: str | Path | dict[str, Any] | Iterable[dict[str, Any]])
     elif isinstance(source, (str, Path)):
         text, name = _read(source)
         try:
-            docs = list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 (safe loader subclass)
+            docs = list(yaml.load_all(text, Loader=_Loader))
         except yaml.YAMLError as err:
             raise ParseError(f"error parsing {name}: error converting YAML to JSON: yaml: "
                              f"{_yaml_problem(err)}") from None
