@@ -49,8 +49,9 @@ class Controller:
         self.clock = clock
         self.cost = cost
         self.trace = trace
-        self.queue: RateLimitingQueue[str] = queue or RateLimitingQueue(
-            clock, default_controller_rate_limiter(clock), name=name)
+        if queue is None:
+            queue = RateLimitingQueue(clock, default_controller_rate_limiter(clock), name=name)
+        self.queue: RateLimitingQueue[str] = queue
         self._idle = workers
         self.syncs = 0          # sync_handler calls
         self.errors = 0         # ... that failed and were requeued with backoff

@@ -23,7 +23,7 @@ from kubelab.client.delta_fifo import (
     Deltas,
     DeltaType,
 )
-from kubelab.client.indexer import IndexFunc, Indexer, meta_namespace_index_func
+from kubelab.client.indexer import Indexer, IndexFunc, meta_namespace_index_func
 from kubelab.client.listers import GenericLister
 from kubelab.client.reflector import Reflector
 from kubelab.sim.clock import Clock
