@@ -7,6 +7,8 @@ Client with its own identity and talks to the API server like any other caller.
 
 from __future__ import annotations
 
+import copy
+import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from kubelab.api.yamlio import load_objects
 from kubelab.apiserver import APIServer
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
+from kubelab.client.component import ComponentContext
 from kubelab.faults import Faults
 from kubelab.kubectl import Output, kubectl
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
@@ -27,6 +30,15 @@ __all__ = ["Cluster"]
 Object = dict[str, Any]
 
 ADMIN_TOKEN = "admin-token"
+
+# The control-plane components a Cluster can run: name -> ("module:Class", identity).
+# Each class takes a ComponentContext and has start() and stop(). Later notebooks add theirs.
+COMPONENTS: dict[str, tuple[str, str]] = {}
+
+
+def _load(path: str) -> Callable[[ComponentContext], Any]:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
 
 
 def _node_manifest(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110") -> Object:
@@ -45,6 +57,8 @@ class Cluster:
 
     nodes: how many nodes (named node-1, node-2, ...) or a list of Node manifests.
     components: which control-plane components to run; None means all that exist.
+    replace: your own implementation of a component, e.g. {"scheduler": MyScheduler}: a class
+        (or function) taking a ComponentContext, with start() and stop().
     """
 
     def __init__(
@@ -56,6 +70,7 @@ class Cluster:
         realtime: bool = False,
         speed: float = 1.0,
         max_request_bytes: int = 1572864,
+        replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
     ) -> None:
         self.seed = seed
         self.clock: Clock = RealTimeClock(speed=speed) if realtime else Clock()
@@ -66,8 +81,14 @@ class Cluster:
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
         self.client = Client(self.apiserver, ADMIN_TOKEN, user_agent="kubectl")
         self.components: dict[str, Any] = {}
+        self._replace = dict(replace or {})
+        unknown = set(self._replace) - set(COMPONENTS)
+        if unknown:
+            raise ValueError(f"cannot replace unknown component(s) {sorted(unknown)}; "
+                             f"replaceable: {', '.join(sorted(COMPONENTS)) or 'none yet'}")
         self.faults = Faults(self)
-        self._register_nodes(nodes)
+        components = None if components is None else list(components)
+        self._register_nodes(nodes, components)
         self._start_components(components)
 
     # ------------------------------------------------------------------ wiring
@@ -82,12 +103,16 @@ class Cluster:
         self.apiserver.add_token(token, user, list(groups))
         return Client(self.apiserver, token, user_agent=user)
 
-    def _register_nodes(self, nodes: int | Iterable[Object]) -> None:
+    def _register_nodes(self, nodes: int | Iterable[Object], components: Iterable[str] | None
+                        ) -> None:
         manifests = ([_node_manifest(f"node-{i + 1}") for i in range(nodes)]
                      if isinstance(nodes, int) else list(nodes))
+        self._node_manifests = manifests
         self.node_names = [str(m["metadata"]["name"]) for m in manifests]
-        # Until a kubelet registers its own Node (notebook 06), nodes are created as "hollow
-        # nodes" by the administrator, as kubemark does.
+        if "kubelet" in COMPONENTS and (components is None or "kubelet" in components):
+            return  # each kubelet registers its own Node
+        # Without kubelets, nodes are created as "hollow nodes" by the administrator, as
+        # kubemark does: Ready, and nothing ever runs on them.
         for manifest in manifests:
             created = self.client.create(manifest)
             created["status"] = manifest.get("status", {})
@@ -97,18 +122,42 @@ class Cluster:
             self.client.update_status(created)
 
     def _component_factories(self) -> dict[str, Callable[[], Any]]:
-        """How to start each component. Later notebooks add the scheduler, controllers, kubelets."""
-        return {}
+        """How to start each component: name -> a function that builds and starts it.
+
+        The kubelet is one component per node: kubelet/node-1, kubelet/node-2, ...
+        """
+        factories: dict[str, Callable[[], Any]] = {}
+        for name, (path, user) in COMPONENTS.items():
+            cls = self._replace.get(name) or _load(path)
+            if name == "kubelet":
+                for manifest in self._node_manifests:
+                    node = str(manifest["metadata"]["name"])
+                    factories[f"kubelet/{node}"] = self._factory(
+                        f"kubelet/{node}", cls, user.format(node=node), manifest)
+            else:
+                factories[name] = self._factory(name, cls, user)
+        return factories
+
+    def _factory(self, name: str, cls: Callable[[ComponentContext], Any], user: str,
+                 node: Object | None = None) -> Callable[[], Any]:
+        def start() -> Any:
+            client = Client(self.apiserver, self.apiserver.token_for(user), user_agent=name)
+            context = ComponentContext(name, client, self.clock, self.rand, self.trace,
+                                       copy.deepcopy(node) if node else None)
+            component = cls(context)
+            component.start()
+            return component
+        return start
 
     def _start_components(self, components: Iterable[str] | None) -> None:
         self._factories = self._component_factories()
         wanted = None if components is None else list(components)
         for name in wanted or []:
-            if name not in self._factories:
+            if name not in self._factories and name not in COMPONENTS:
                 raise ValueError(f"unknown component {name!r}; known: "
-                                 f"{', '.join(sorted(self._factories)) or 'none yet'}")
+                                 f"{', '.join(sorted(COMPONENTS)) or 'none yet'}")
         for name, start in self._factories.items():
-            if wanted is None or name in wanted:
+            if wanted is None or name in wanted or name.split("/")[0] in wanted:
                 self.components[name] = start()
 
     def crash_component(self, name: str) -> None:

@@ -4,7 +4,9 @@ kubectl remembers what you applied last in the annotation
 kubectl.kubernetes.io/last-applied-configuration and sends a three-way patch: fields you removed
 from the file since last time are deleted, fields you set are set, fields others set (a
 controller's status, the scheduler's nodeName) are left alone. kubectl sends a strategic merge
-patch; kubelab sends a JSON merge patch (RFC 7386), so lists are replaced whole.
+patch, and so does kubelab for built-in kinds (lists of containers merge by name), a JSON
+merge patch for custom resources. Unlike kubectl, kubelab does not compute `$patch: delete`
+directives, so a list item removed from the file stays in the live object.
 (kubectl: staging/src/k8s.io/kubectl/pkg/cmd/apply/patcher.go)
 """
 
@@ -14,6 +16,7 @@ import json
 from typing import Any
 
 from kubelab.api.errors import ApiError
+from kubelab.api.resources import BUILTIN_RESOURCES
 from kubelab.client.client import Client
 
 __all__ = ["LAST_APPLIED", "apply_objects", "three_way_merge_patch"]
@@ -81,6 +84,8 @@ def apply_objects(client: Client, objects: list[Object]) -> list[str]:
         if not patch:
             lines.append(f"{_display(current, info.group)} unchanged")
             continue
-        patched = client.patch(info.resource, current["metadata"]["name"], patch, namespace)
+        patch_type = "strategic" if info in BUILTIN_RESOURCES else "merge"
+        patched = client.patch(info.resource, current["metadata"]["name"], patch, namespace,
+                               patch_type=patch_type)
         lines.append(f"{_display(patched, info.group)} configured")
     return lines

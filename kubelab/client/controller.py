@@ -88,7 +88,9 @@ class Controller:
                 return
 
     def process_next_work_item(self) -> bool:
-        """Take one key, sync it, and keep this worker busy for `cost` virtual seconds."""
+        """Take one key and sync it. The key stays "being processed" for `cost` virtual
+        seconds: adding it again meanwhile queues it for after done(), never for a second
+        worker at the same time."""
         key, shutdown = self.queue.get()
         if shutdown or key is None:
             return False
@@ -97,19 +99,22 @@ class Controller:
             self.sync_handler(key)
         except Exception as err:  # a failed sync is retried later, never fatal to the loop
             self.errors += 1
-            self.queue.add_rate_limited(key)
             if self.trace is not None:
                 reason = err.reason if isinstance(err, ApiError) else type(err).__name__
                 self.trace.record(self.name, "sync-error", key, error=reason,
-                                  requeues=self.queue.num_requeues(key))
+                                  requeues=self.queue.num_requeues(key) + 1)
+            failed = True
         else:
-            self.queue.forget(key)
-        finally:
-            self.queue.done(key)
-        self.clock.call_later(self.cost, self._worker_free)
+            failed = False
+        self.clock.call_later(self.cost, self._finish, key, failed)
         return True
 
-    def _worker_free(self) -> None:
+    def _finish(self, key: str, failed: bool) -> None:
+        if failed:
+            self.queue.add_rate_limited(key)
+        else:
+            self.queue.forget(key)
+        self.queue.done(key)
         self._idle += 1
         self._wake()
 

@@ -1,0 +1,44 @@
+"""What every component is handed, and what it must offer the Cluster.
+
+A component (the scheduler, the controller manager, a kubelet) gets a ComponentContext: a
+Client with its own identity, the shared clock, a random generator and the trace. It never gets
+the API server or another component. The Cluster starts it with start() and crashes it with
+stop(): everything in its memory is then gone, and a restart builds a new one that relists.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kubelab.client.client import Client
+from kubelab.client.events import EventRecorder
+from kubelab.sim.clock import Clock
+from kubelab.sim.trace import Trace
+
+__all__ = ["Component", "ComponentContext"]
+
+
+@dataclass
+class ComponentContext:
+    name: str              # "scheduler", "controller-manager", "kubelet/node-1"
+    client: Client         # authenticated as this component (system:kube-scheduler, ...)
+    clock: Clock
+    rand: random.Random
+    trace: Trace
+    # For a kubelet: the Node it runs (capacity, labels, taints) as given to the Cluster.
+    node: dict[str, Any] | None = None
+
+    def recorder(self, component: str | None = None, host: str = "") -> EventRecorder:
+        """An EventRecorder whose events name this component as their source."""
+        return EventRecorder(self.client, component or self.name, self.clock, host=host,
+                             trace=self.trace)
+
+
+class Component(Protocol):
+    name: str
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...

@@ -1,0 +1,68 @@
+"""EventRecorder: how components tell people what they did, as core/v1 Events.
+
+`kubectl describe pod` ends with these: Scheduled, Pulling, Pulled, Created, Started, BackOff...
+Follows client-go tools/record (event.go, events_cache.go): an event names the object it is
+about (involvedObject), its reason, message, type (Normal or Warning) and source component. A
+repeat of the same event (same object, type, reason, message and source) within ten minutes is
+not a new object: the first one's count and lastTimestamp are bumped, which is why
+`kubectl get events` shows "x15 over 3m".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubelab.api.errors import ApiError
+from kubelab.api.meta import EPOCH, micro_time, object_ref, rfc3339
+from kubelab.client.client import Client
+from kubelab.sim.clock import Clock
+from kubelab.sim.trace import Trace
+
+__all__ = ["NORMAL", "WARNING", "EventRecorder"]
+
+NORMAL, WARNING = "Normal", "Warning"
+AGGREGATE_WINDOW = 600.0  # seconds: events_cache.go's defaultAggregateIntervalInSeconds
+
+
+class EventRecorder:
+    def __init__(self, client: Client, component: str, clock: Clock, *, host: str = "",
+                 trace: Trace | None = None) -> None:
+        self.client, self.component, self.clock, self.host = client, component, clock, host
+        self.trace = trace
+        self._seen: dict[tuple[str, ...], tuple[str, str, int, float]] = {}
+
+    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        """Record an event about obj. Failures are logged, never raised: like client-go,
+        a component does not stop its work because an event could not be written."""
+        if type_ not in (NORMAL, WARNING):
+            raise ValueError(f"unsupported event type: {type_!r}")
+        ref = object_ref(obj)
+        namespace = ref.get("namespace") or "default"
+        key = (ref["kind"], namespace, ref["name"], ref["uid"], type_, reason, message)
+        now = self.clock.now
+        if self.trace is not None:
+            self.trace.record(self.component, "event", f"{ref['kind']}/{ref['name']}",
+                              type=type_, reason=reason)
+        try:
+            seen = self._seen.get(key)
+            if seen is not None and now - seen[3] < AGGREGATE_WINDOW:
+                name, ns, count, first = seen
+                self.client.patch("events", name, {"count": count + 1, "lastTimestamp": rfc3339(now)},
+                                  ns)
+                self._seen[key] = (name, ns, count + 1, first)
+                return
+            name = f"{ref['name']}.{int((now + EPOCH.timestamp()) * 1e9):x}"
+            self.client.create({
+                "apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": name, "namespace": namespace},
+                "involvedObject": ref, "reason": reason, "message": message, "type": type_,
+                "source": {"component": self.component, **({"host": self.host} if self.host else {})},
+                "firstTimestamp": rfc3339(now), "lastTimestamp": rfc3339(now), "count": 1,
+                "eventTime": micro_time(now), "reportingComponent": self.component,
+                "reportingInstance": self.host or self.component,
+            }, namespace)
+            self._seen[key] = (name, namespace, 1, now)
+        except ApiError as err:
+            if self.trace is not None:
+                self.trace.record(self.component, "event-failed", f"{ref['kind']}/{ref['name']}",
+                                  reason=reason, error=err.reason)

@@ -1,0 +1,296 @@
+"""Reflector, shared informer and the controller loop against a real simulated API server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubelab.api import deep_copy, errors
+from kubelab.client.controller import Controller
+from kubelab.client.reflector import Reflector
+from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
+from kubelab.cluster import Cluster
+
+
+def cm(name: str, value: str = "1", namespace: str = "default") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace}, "data": {"v": value}}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, ...]] = []
+
+    def replace(self, objects: list[Any], resource_version: str = "") -> None:
+        self.calls.append(("replace", resource_version, *sorted(o["metadata"]["name"] for o in objects)))
+
+    def add(self, obj: Any) -> None:
+        self.calls.append(("add", obj["metadata"]["name"]))
+
+    def update(self, obj: Any) -> None:
+        self.calls.append(("update", obj["metadata"]["name"]))
+
+    def delete(self, obj: Any) -> None:
+        self.calls.append(("delete", obj["metadata"]["name"]))
+
+    def resync(self) -> None:
+        self.calls.append(("resync",))
+
+
+def test_reflector_lists_then_watches_from_the_list_resource_version() -> None:
+    c = Cluster(nodes=0)
+    c.client.create(cm("a"))
+    rec = Recorder()
+    reflector = Reflector(c.client, "configmaps", rec, c.clock, trace=c.trace)
+    reflector.run()
+    list_rv = reflector.last_sync_resource_version
+    assert rec.calls == [("replace", list_rv, "a")]
+    c.client.create(cm("b"))
+    c.client.delete("configmaps", "a")
+    c.run(1)
+    assert rec.calls[1:] == [("add", "b"), ("delete", "a")]
+    verbs = [r.verb for r in c.trace.filter(component="reflector")]
+    assert verbs == ["list", "watch"]
+    watch = [r for r in c.apiserver.audit if r.verb == "watch"][-1]
+    assert watch.resource == "configmaps"
+    assert reflector.last_sync_resource_version == str(c.store.revision)
+
+
+def test_reflector_rewatches_from_last_rv_when_the_watch_breaks() -> None:
+    c = Cluster(nodes=0)
+    rec = Recorder()
+    reflector = Reflector(c.client, "configmaps", rec, c.clock)
+    reflector.run()
+    c.client.create(cm("a"))
+    c.run(1)
+    c.faults.break_watches()
+    c.client.create(cm("b"))  # happens while nobody watches
+    c.run(5)
+    assert ("add", "b") in rec.calls
+    assert reflector.lists == 1 and reflector.watches == 2  # no relist needed
+
+
+def test_reflector_relists_after_410_when_history_was_compacted() -> None:
+    c = Cluster(nodes=0)
+    rec = Recorder()
+    reflector = Reflector(c.client, "configmaps", rec, c.clock, trace=c.trace)
+    reflector.run()
+    c.faults.crash("apiserver")          # the watch connection drops...
+    c.faults.restart("apiserver")
+    c.client.create(cm("gone-1"))
+    c.client.delete("configmaps", "gone-1")
+    c.client.create(cm("kept"))
+    c.faults.compact()                    # ...and the history it would resume from is gone
+    c.run(60)
+    assert reflector.lists >= 2, c.trace.text(c.trace.filter(component="reflector"))
+    assert rec.calls[-1][0] in ("replace", "add", "update")
+    replaces = [call for call in rec.calls if call[0] == "replace"]
+    assert replaces[-1][2:] == ("kept",)
+
+
+def test_reflector_backs_off_while_the_api_server_is_down() -> None:
+    c = Cluster(nodes=0)
+    rec = Recorder()
+    c.faults.crash("apiserver")
+    reflector = Reflector(c.client, "configmaps", rec, c.clock, trace=c.trace)
+    reflector.run()
+    c.run(20)
+    failures = [r.time for r in c.trace.filter(verb="list-failed")]
+    gaps = [b - a for a, b in zip(failures, failures[1:], strict=False)]
+    assert len(failures) >= 3 and gaps == sorted(gaps)  # exponential backoff
+    c.faults.restart("apiserver")
+    c.client.create(cm("a"))
+    c.run(60)
+    assert rec.calls[-1][0] in ("replace", "add") and reflector.lists == 1
+
+
+def test_informer_cache_serves_reads_with_zero_api_calls() -> None:
+    c = Cluster(nodes=0)
+    for i in range(5):
+        c.client.create(cm(f"c{i}"))
+    client = c.client_for("reader", ["system:masters"])
+    factory = SharedInformerFactory(client, c.clock)
+    informer = factory.informer_for("configmaps")
+    events: list[str] = []
+    informer.add_event_handler(ResourceEventHandler(
+        on_add=lambda o: events.append("add " + o["metadata"]["name"]),
+        on_update=lambda old, new: events.append(f"update {new['metadata']['name']}"),
+        on_delete=lambda o: events.append("delete " + o["metadata"]["name"])))
+    factory.start()
+    assert not informer.has_synced()
+    c.run(1)
+    assert informer.has_synced()
+    before = client.requests
+    for _ in range(100):
+        assert informer.lister.by_namespace("default").get("c3")["data"] == {"v": "1"}
+    assert len(informer.lister.list()) == 5
+    assert client.requests == before  # the cache answered
+    with pytest.raises(errors.ApiError, match='configmaps "nope" not found'):
+        informer.lister.by_namespace("default").get("nope")
+    c.client.patch("configmaps", "c3", {"data": {"v": "2"}})
+    c.client.delete("configmaps", "c4")
+    c.run(1)
+    assert events[-2:] == ["update c3", "delete c4"]
+    assert informer.lister.by_namespace("default").get("c3")["data"] == {"v": "2"}
+    # Sharing: a second informer_for returns the same informer, so one LIST+WATCH.
+    assert factory.informer_for("cm") is informer
+    late: list[str] = []
+    informer.add_event_handler(ResourceEventHandler(on_add=lambda o: late.append(o["metadata"]["name"])))
+    assert sorted(late) == ["c0", "c1", "c2", "c3"]
+
+
+def test_controller_dedupes_a_burst_into_one_reconcile() -> None:
+    c = Cluster(nodes=0)
+    c.client.create(cm("hot"))
+    synced: list[str] = []
+    controller = Controller("demo", synced.append, c.clock, cost=0.5)
+    factory = SharedInformerFactory(c.client, c.clock)
+    factory.informer_for("configmaps").add_event_handler(controller.handler())
+    factory.start()
+    controller.run()
+    c.run(1)
+    assert synced == ["default/hot"]
+    for i in range(100):
+        c.client.patch("configmaps", "hot", {"data": {"v": str(i)}})
+    c.run(5)
+    # 100 updates, delivered as 100 events, became one more reconcile.
+    assert synced == ["default/hot", "default/hot"]
+
+
+def test_controller_retries_failures_with_backoff_then_forgets() -> None:
+    c = Cluster(nodes=0)
+    attempts: list[float] = []
+
+    def sync(key: str) -> None:
+        attempts.append(c.clock.now)
+        if len(attempts) < 4:
+            raise errors.conflict("configmaps", key)
+
+    controller = Controller("flaky", sync, c.clock, trace=c.trace)
+    controller.run()
+    controller.queue.add("default/x")
+    c.run(5)
+    assert len(attempts) == 4
+    gaps = [round(b - a, 3) for a, b in zip(attempts, attempts[1:], strict=False)]
+    assert gaps == [0.005, 0.01, 0.02]  # the per-item exponential limiter
+    assert controller.queue.num_requeues("default/x") == 0  # forgotten after success
+    assert len(c.trace.filter(verb="sync-error")) == 3
+
+
+def test_a_key_is_never_processed_by_two_workers_at_once() -> None:
+    c = Cluster(nodes=0)
+    active: list[str] = []
+    overlaps: list[str] = []
+
+    def sync(key: str) -> None:
+        if key in active:
+            overlaps.append(key)
+        active.append(key)
+        c.clock.call_later(1.0, active.remove, key)  # the work "takes" a second
+
+    controller = Controller("busy", sync, c.clock, workers=4, cost=1.0)
+    controller.run()
+    for _ in range(10):
+        controller.queue.add("default/k")
+        c.run(0.3)
+    c.run(5)
+    assert overlaps == []
+    assert controller.syncs >= 3
+
+
+def copier(c: Cluster) -> tuple[Controller, SharedInformerFactory]:
+    """A level-triggered toy controller: every ConfigMap `x` gets a copy `x-copy`."""
+    factory = SharedInformerFactory(c.client, c.clock, resync_period=30, rand=c.rand)
+    informer = factory.informer_for("configmaps")
+
+    def sync(key: str) -> None:
+        ns, name = key.split("/")
+        if name.endswith("-copy"):
+            name = name.removesuffix("-copy")
+        lister = informer.lister.by_namespace(ns)
+        try:
+            source = lister.get(name)
+        except errors.ApiError:
+            source = None
+        try:
+            copy = lister.get(name + "-copy")
+        except errors.ApiError:
+            copy = None
+        if source is None:
+            if copy is not None:
+                c.client.delete("configmaps", name + "-copy", ns)
+            return
+        if copy is None:
+            c.client.create(cm(name + "-copy", source["data"]["v"], ns))
+        elif copy["data"] != source["data"]:
+            updated = deep_copy(copy)
+            updated["data"] = dict(source["data"])
+            c.client.update(updated)  # may 409 on a stale cache: the queue retries
+
+    controller = Controller("copier", sync, c.clock, cost=0.01, trace=c.trace)
+    informer.add_event_handler(controller.handler())
+    return controller, factory
+
+
+def desired_equals_actual(c: Cluster) -> bool:
+    items = {o["metadata"]["name"]: o["data"] for o in c.get("configmaps")}
+    sources = {n: d for n, d in items.items() if not n.endswith("-copy")}
+    copies = {n.removesuffix("-copy"): d for n, d in items.items() if n.endswith("-copy")}
+    return sources == copies
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_level_triggered_controller_converges_under_random_faults(seed: int) -> None:
+    c = Cluster(nodes=0, seed=seed)
+    rand = c.rand
+    controller, factory = copier(c)
+    factory.start()
+    controller.run()
+    state = {"controller": True}
+    faults = ["drop", "delay", "duplicate", "reorder", "break", "compact", "crash", "none"]
+    for step in range(30):
+        action = rand.choice(["create", "update", "delete", "update"])
+        name = f"cm-{rand.randrange(6)}"
+        exists = c.exists("configmaps", name)
+        if action == "create" and not exists:
+            c.client.create(cm(name, str(step)))
+        elif action == "update" and exists:
+            c.client.patch("configmaps", name, {"data": {"v": str(step)}})
+        elif action == "delete" and exists:
+            c.client.delete("configmaps", name)
+        fault = rand.choice(faults)
+        if fault == "drop":
+            c.faults.drop_watch_events(0.5)
+        elif fault == "delay":
+            c.faults.delay_watch_events(rand.uniform(0, 3))
+        elif fault == "duplicate":
+            c.faults.duplicate_watch_events(0.5)
+        elif fault == "reorder":
+            c.faults.reorder_watch_events(2.0)
+        elif fault == "break":
+            c.faults.break_watches()
+        elif fault == "compact":
+            c.faults.compact()
+        elif fault == "crash" and state["controller"]:
+            controller.stop()
+            factory.stop()
+            state["controller"] = False
+        if not state["controller"] and rand.random() < 0.5:
+            controller, factory = copier(c)  # a restart: new memory, relist
+            factory.start()
+            controller.run()
+            state["controller"] = True
+        c.run(rand.uniform(0, 2))
+    # Faults heal and the controller runs. A dropped event leaves a cache stale until that
+    # object changes again or the informer relists (resync only replays the cache), so the
+    # healing includes a relist: compact, then cut the watches (410 -> relist).
+    c.faults.heal_watch_events()
+    c.faults.compact()
+    c.faults.break_watches()
+    if not state["controller"]:
+        controller, factory = copier(c)
+        factory.start()
+        controller.run()
+    c.run(120)
+    assert desired_equals_actual(c), c.get("configmaps")
