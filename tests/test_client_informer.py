@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -97,7 +98,7 @@ def test_reflector_backs_off_while_the_api_server_is_down() -> None:
     reflector.run()
     c.run(20)
     failures = [r.time for r in c.trace.filter(verb="list-failed")]
-    gaps = [b - a for a, b in zip(failures, failures[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(failures)]
     assert len(failures) >= 3 and gaps == sorted(gaps)  # exponential backoff
     c.faults.restart("apiserver")
     c.client.create(cm("a"))
@@ -172,7 +173,7 @@ def test_controller_retries_failures_with_backoff_then_forgets() -> None:
     controller.queue.add("default/x")
     c.run(5)
     assert len(attempts) == 4
-    gaps = [round(b - a, 3) for a, b in zip(attempts, attempts[1:], strict=False)]
+    gaps = [round(b - a, 3) for a, b in itertools.pairwise(attempts)]
     assert gaps == [0.005, 0.01, 0.02]  # the per-item exponential limiter
     assert controller.queue.num_requeues("default/x") == 0  # forgotten after success
     assert len(c.trace.filter(verb="sync-error")) == 3
