@@ -12,10 +12,78 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kubelab.api.errors import ApiError
+from kubelab.api.request import API, Request, WatchEvent, WatchHandle
+
 if TYPE_CHECKING:
     from kubelab.cluster import Cluster
 
-__all__ = ["Faults", "WatchFaults"]
+__all__ = ["Faults", "NodeLink", "WatchFaults"]
+
+
+class NodeLink:
+    """The network between one node and the control plane; its kubelet's client talks through it.
+
+    partition() cuts it: every request then fails the way a dead connection does (kubelab
+    reports it as 503, having no "no response" to give), and open watches end, so the kubelet's
+    informers retry with back-off. heal() restores it; the watches resume from the last version
+    they saw, or relist. The node itself, its kubelet and its containers, carry on meanwhile.
+    """
+
+    def __init__(self, api: API, node: str) -> None:
+        self.api, self.node, self.up = api, node, True
+        self._watches: list[_LinkWatch] = []
+
+    def _refuse(self, request: Request) -> ApiError:
+        return ApiError(503, "ServiceUnavailable", f'{request.verb} "https://kube-apiserver:6443'
+                        f'{request.path}": dial tcp 172.18.0.1:6443: i/o timeout')
+
+    def handle(self, request: Request) -> dict[str, Any]:
+        if not self.up:
+            raise self._refuse(request)
+        return self.api.handle(request)
+
+    def watch(self, request: Request, on_event: Callable[[WatchEvent], None],
+              on_close: Callable[[], None] | None = None) -> WatchHandle:
+        if not self.up:
+            raise self._refuse(request)
+        link = _LinkWatch(on_event, on_close)
+        link.inner = self.api.watch(request, link.deliver, link.closed)
+        self._watches = [w for w in self._watches if w.active] + [link]
+        return link
+
+    def cut(self) -> None:
+        self.up = False
+        watches, self._watches = self._watches, []
+        for w in watches:
+            w.cut()
+
+
+class _LinkWatch:
+    def __init__(self, on_event: Callable[[WatchEvent], None], on_close: Callable[[], None] | None) -> None:
+        self.on_event, self.on_close = on_event, on_close
+        self.inner: WatchHandle | None = None
+        self.active = True
+
+    def deliver(self, event: WatchEvent) -> None:
+        if self.active:
+            self.on_event(event)
+
+    def closed(self) -> None:
+        if self.active:
+            self.active = False
+            if self.on_close is not None:
+                self.on_close()
+
+    def stop(self) -> None:
+        self.active = False
+        if self.inner is not None:
+            self.inner.stop()
+
+    def cut(self) -> None:
+        self.stop()
+        if self.on_close is not None:
+            self.on_close()  # the client notices its connection is gone
 
 
 class WatchFaults:
@@ -24,6 +92,12 @@ class WatchFaults:
     For each event on its way to a watcher it returns the (delay, event) pairs to deliver:
     none (dropped), one (maybe late) or two (duplicated). Randomness comes from the cluster's
     seeded generator, so the same seed loses the same events.
+
+    A real watch never loses an event silently: a lost message breaks the connection, and a
+    client that resumes from a version the server can no longer replay gets 410 Gone and
+    relists. kubelab's lost (and reordered) events are silent while the fault lasts, so you can
+    see a stale cache; once it heals, every client that lost something gets 410 Expired, on
+    its open watch or on its next watch request, and relists.
     """
 
     def __init__(self, rand: random.Random) -> None:
@@ -31,6 +105,9 @@ class WatchFaults:
         self.drop = self.duplicate = self.delay = self.reorder = 0.0
         self.user: str | None = None
         self.dropped = 0
+        self.healing = False
+        # Clients (user, resource, namespace, selectors) whose cache may now be stale.
+        self.stale: set[tuple[str, ...]] = set()
 
     def set(self, *, user: str | None, **settings: float) -> None:
         for name, value in settings.items():
@@ -38,26 +115,45 @@ class WatchFaults:
                 raise ValueError(f"{name} must be in [0, 1] for probabilities, >= 0 for seconds")
             setattr(self, name, float(value))
         self.user = user
+        self.healing = False
+
+    @staticmethod
+    def client_of(watch: Any) -> tuple[str, ...]:
+        return tuple(str(getattr(watch, f, "")) for f in
+                     ("user", "resource", "namespace", "label_selector", "field_selector"))
 
     def __call__(self, watch: Any, event: dict[str, Any]) -> list[tuple[float, dict[str, Any]]]:
+        if self.healing or event.get("type") == "ERROR":
+            return [(0.0, event)]  # the server's own errors always get through
         if self.user is not None and getattr(watch, "user", None) != self.user:
             return [(0.0, event)]
-        if event.get("type") == "ERROR":
-            return [(0.0, event)]  # the server's own errors always get through
         if self.drop and self.rand.random() < self.drop:
             self.dropped += 1
+            self.stale.add(self.client_of(watch))
             return []
-        delay = self.delay + (self.rand.random() * self.reorder if self.reorder else 0.0)
+        delay = self.delay
+        if self.reorder:
+            delay += self.rand.random() * self.reorder
+            self.stale.add(self.client_of(watch))
         out = [(delay, event)]
         if self.duplicate and self.rand.random() < self.duplicate:
             out.append((delay, event))
         return out
+
+    def on_open(self, watch: Any) -> bool:
+        """Called by the API server when a watch opens: True means answer it with 410."""
+        client = self.client_of(watch)
+        if self.healing and client in self.stale:
+            self.stale.discard(client)
+            return True
+        return False
 
 
 class Faults:
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self.history: list[tuple[float, str, dict[str, Any]]] = []
+        self._links: dict[str, NodeLink] = {}
 
     def _record(self, name: str, obj: str = "", **detail: Any) -> None:
         self.history.append((self._cluster.clock.now, name, detail))
@@ -72,7 +168,8 @@ class Faults:
 
     @classmethod
     def names(cls) -> list[str]:
-        return sorted(n for n in vars(cls) if not n.startswith("_") and n not in ("at", "names"))
+        return sorted(n for n in vars(cls)
+                      if not n.startswith("_") and n not in ("at", "names", "node_link"))
 
     # ------------------------------------------------------------------ the store
 
@@ -120,9 +217,27 @@ class Faults:
         self._record("reorder_watch_events", "watch", spread=spread, user=user or "*")
 
     def heal_watch_events(self) -> None:
-        """Stop dropping, delaying, duplicating and reordering watch events."""
-        self._cluster.apiserver.watch_interceptor = None
-        self._record("heal_watch_events", "watch")
+        """Stop dropping, delaying, duplicating and reordering watch events. Clients that
+        lost events get 410 Expired and relist (see WatchFaults)."""
+        current = self._cluster.apiserver.watch_interceptor
+        expired = 0
+        if isinstance(current, WatchFaults) and current.stale:
+            current.healing = True  # pass everything through; answer stale clients with 410
+            stale = set(current.stale)
+            expired_clients: set[tuple[str, ...]] = set()
+
+            def is_stale(info: Any) -> bool:
+                client = WatchFaults.client_of(info)
+                if client in stale:
+                    expired_clients.add(client)
+                    return True
+                return False
+
+            expired = self._cluster.apiserver.expire_watches(is_stale)
+            current.stale -= expired_clients  # the rest get 410 on their next watch request
+        else:
+            self._cluster.apiserver.watch_interceptor = None
+        self._record("heal_watch_events", "watch", expired=expired)
 
     def break_watches(self) -> None:
         """Cut every open watch connection; clients must watch again."""
@@ -147,3 +262,68 @@ class Faults:
         """Start a crashed component afresh: it relists everything it needs."""
         self._cluster.restart_component(component)
         self._record("restart", component)
+
+    # ------------------------------------------------------------------ nodes and the registry
+
+    def node_link(self, node: str) -> NodeLink:
+        """The network link of a node's kubelet (the Cluster builds kubelet clients on it)."""
+        if node not in self._links:
+            self._links[node] = NodeLink(self._cluster.apiserver, node)
+        return self._links[node]
+
+    def _node(self, node: str) -> str:
+        if node not in self._cluster.node_names:
+            raise ValueError(f'nodes "{node}" not found; nodes: {", ".join(self._cluster.node_names)}')
+        return node
+
+    def kill_node(self, node: str) -> None:
+        """The machine dies: its kubelet stops (no more heartbeats) and its containers are gone."""
+        self._node(node)
+        if f"kubelet/{node}" in self._cluster.components:
+            self._cluster.crash_component(f"kubelet/{node}")
+        self._cluster.runtimes[node].power_off()
+        self._record("kill_node", node)
+
+    def revive_node(self, node: str) -> None:
+        """The machine boots again: an empty runtime and a fresh kubelet, which reports in."""
+        self._node(node)
+        self._cluster.runtimes[node].power_on()
+        if f"kubelet/{node}" not in self._cluster.components and \
+                f"kubelet/{node}" in getattr(self._cluster, "_factories", {}):
+            self._cluster.restart_component(f"kubelet/{node}")
+        self._record("revive_node", node)
+
+    def partition(self, node: str) -> None:
+        """Cut node off the control plane: its kubelet and containers run on, unheard."""
+        self.node_link(self._node(node)).cut()
+        self._record("partition", node)
+
+    def heal(self, node: str | None = None) -> None:
+        """Reconnect a partitioned node (None: every node)."""
+        for name in [self._node(node)] if node else list(self._links):
+            self.node_link(name).up = True
+        self._record("heal", node or "*")
+
+    def break_registry(self, image: str | None = None, mode: str = "unauthorized") -> None:
+        """Make pulls of image (a tag, a repository, or None for all) fail or crawl: mode is
+        unauthorized, notfound, slow or flaky."""
+        self._cluster.registry.set_mode(image, mode)
+        self._record("break_registry", image or "*", mode=mode)
+
+    def fix_registry(self, image: str | None = None) -> None:
+        """The registry works again (for image, or for everything)."""
+        self._cluster.registry.clear(image)
+        self._record("fix_registry", image or "*")
+
+    def crash_container(self, pod: str, container: str | None = None, namespace: str = "default",
+                        exit_code: int = 1) -> None:
+        """The process of a running container dies now; the kubelet restarts it (with back-off)."""
+        obj = self._cluster.client.get("pods", pod, namespace)
+        node = (obj.get("spec") or {}).get("nodeName")
+        if not node:
+            raise ValueError(f'pod "{pod}" is not running on any node yet')
+        name = container or obj["spec"]["containers"][0]["name"]
+        meta = obj["metadata"]  # a mirror pod stands for a static pod with another uid
+        uid = (meta.get("annotations") or {}).get("kubernetes.io/config.mirror") or meta["uid"]
+        self._cluster.runtimes[node].crash_container(uid, name, exit_code)
+        self._record("crash_container", f"pods/{namespace}/{pod}", container=name, code=exit_code)

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from kubelab.api import deep_copy, errors
+from kubelab.api import errors
 from kubelab.client.controller import Controller
 from kubelab.client.reflector import Reflector
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 from kubelab.cluster import Cluster
+from kubelab.controllers.sample import ConfigMapCopier, EdgeTriggeredCopier, copies_match
 
 
 def cm(name: str, value: str = "1", namespace: str = "default") -> dict[str, Any]:
@@ -200,54 +201,15 @@ def test_a_key_is_never_processed_by_two_workers_at_once() -> None:
     assert controller.syncs >= 3
 
 
-def copier(c: Cluster) -> tuple[Controller, SharedInformerFactory]:
-    """A level-triggered toy controller: every ConfigMap `x` gets a copy `x-copy`."""
-    factory = SharedInformerFactory(c.client, c.clock, resync_period=30, rand=c.rand)
-    informer = factory.informer_for("configmaps")
-
-    def sync(key: str) -> None:
-        ns, name = key.split("/")
-        if name.endswith("-copy"):
-            name = name.removesuffix("-copy")
-        lister = informer.lister.by_namespace(ns)
-        try:
-            source = lister.get(name)
-        except errors.ApiError:
-            source = None
-        try:
-            copy = lister.get(name + "-copy")
-        except errors.ApiError:
-            copy = None
-        if source is None:
-            if copy is not None:
-                c.client.delete("configmaps", name + "-copy", ns)
-            return
-        if copy is None:
-            c.client.create(cm(name + "-copy", source["data"]["v"], ns))
-        elif copy["data"] != source["data"]:
-            updated = deep_copy(copy)
-            updated["data"] = dict(source["data"])
-            c.client.update(updated)  # may 409 on a stale cache: the queue retries
-
-    controller = Controller("copier", sync, c.clock, cost=0.01, trace=c.trace)
-    informer.add_event_handler(controller.handler())
-    return controller, factory
-
-
-def desired_equals_actual(c: Cluster) -> bool:
-    items = {o["metadata"]["name"]: o["data"] for o in c.get("configmaps")}
-    sources = {n: d for n, d in items.items() if not n.endswith("-copy")}
-    copies = {n.removesuffix("-copy"): d for n, d in items.items() if n.endswith("-copy")}
-    return sources == copies
+def start_copier(c: Cluster) -> None:
+    c.add_component("copier", ConfigMapCopier)
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_level_triggered_controller_converges_under_random_faults(seed: int) -> None:
     c = Cluster(nodes=0, seed=seed)
     rand = c.rand
-    controller, factory = copier(c)
-    factory.start()
-    controller.run()
+    start_copier(c)
     state = {"controller": True}
     faults = ["drop", "delay", "duplicate", "reorder", "break", "compact", "crash", "none"]
     for step in range(30):
@@ -274,24 +236,41 @@ def test_level_triggered_controller_converges_under_random_faults(seed: int) -> 
         elif fault == "compact":
             c.faults.compact()
         elif fault == "crash" and state["controller"]:
-            controller.stop()
-            factory.stop()
+            c.faults.crash("copier")
             state["controller"] = False
         if not state["controller"] and rand.random() < 0.5:
-            controller, factory = copier(c)  # a restart: new memory, relist
-            factory.start()
-            controller.run()
+            c.faults.restart("copier")  # new memory: it relists
             state["controller"] = True
         c.run(rand.uniform(0, 2))
-    # Faults heal and the controller runs. A dropped event leaves a cache stale until that
-    # object changes again or the informer relists (resync only replays the cache), so the
-    # healing includes a relist: compact, then cut the watches (410 -> relist).
+    # Faults heal (watches that lost events end with 410, so their informers relist) and the
+    # controller runs again.
     c.faults.heal_watch_events()
-    c.faults.compact()
-    c.faults.break_watches()
     if not state["controller"]:
-        controller, factory = copier(c)
-        factory.start()
-        controller.run()
+        c.faults.restart("copier")
     c.run(120)
-    assert desired_equals_actual(c), c.get("configmaps")
+    assert copies_match(c.get("configmaps")), c.get("configmaps")
+
+
+def test_edge_triggered_controller_stays_wrong_after_a_lost_event() -> None:
+    c = Cluster(nodes=0, seed=1)
+    c.client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "edge"}})
+    c.add_component("edge", lambda ctx: EdgeTriggeredCopier(ctx, namespace="edge"))
+    c.add_component("level", lambda ctx: ConfigMapCopier(ctx, namespace="default"))
+    for ns in ("edge", "default"):
+        c.client.create(cm("a", "1", ns))
+    c.run(2)
+    assert all(copies_match(c.get("configmaps", namespace=ns)) for ns in ("edge", "default"))
+    # Both controllers are down while the source changes: they never see that update event.
+    c.faults.crash("edge")
+    c.faults.crash("level")
+    for ns in ("edge", "default"):
+        c.client.patch("configmaps", "a", {"data": {"v": "2"}}, ns)
+    c.faults.restart("edge")
+    c.faults.restart("level")
+    c.run(120)
+    # The level-triggered copier compares desired with actual and fixes the copy. The
+    # edge-triggered one sees "a" added (its new informer's first list), tries to create the
+    # copy, gets AlreadyExists, and that was its only chance.
+    assert c.get("configmaps", "a-copy", namespace="default")["data"] == {"v": "2"}
+    assert c.get("configmaps", "a-copy", namespace="edge")["data"] == {"v": "1"}
+    assert c.components["edge"].errors == 1
