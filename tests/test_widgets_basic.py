@@ -54,3 +54,27 @@ def test_watch_panel_faults_are_recorded_and_the_copier_heals() -> None:
     panel.buttons["crash controller"].click()
     panel.buttons["crash controller"].click()  # crashing twice is an error shown in the panel
     assert "is not running" in panel.status.value
+
+
+def test_apiserver_panel_grant_revoke_and_slow_disk() -> None:
+    from kubelab.widgets.apiserver_panel import ApiServerPanel
+
+    c = Cluster(nodes=1, seed=2, components=[])
+    panel = ApiServerPanel(c, user="bob")
+    panel.buttons["bob: list pods"].click()
+    assert 'User "bob" cannot list resource "pods"' in panel.last
+    assert "authorization" in panel.status.value  # the audit table names the stage
+    panel.buttons["grant bob pod reader"].click()
+    panel.buttons["admin: create a pod"].click()
+    panel.buttons["bob: list pods"].click()
+    assert panel.last == "bob sees 1 pod(s)"
+    panel.buttons["revoke bob's role"].click()
+    panel.buttons["bob: list pods"].click()
+    assert panel.last.startswith("Error from server (Forbidden)")
+    panel.latency.value = 0.5
+    assert c.store.latency == 0.5
+    panel.buttons["admin: create a pod"].click()
+    assert "the store made it wait 0.5s" in panel.last
+    panel.buttons["compact the store"].click()
+    assert c.store.compact_revision == c.store.revision
+    assert [r.verb for r in c.trace.filter(component="faults")] == ["slow_store", "compact"]

@@ -1,0 +1,272 @@
+# %% [markdown]
+# # 02 · The API server: the only door to the store
+#
+# Nothing in Kubernetes talks to etcd except the API server. `kubectl`, the scheduler, the
+# controllers and every kubelet send it requests; it decides **who** is asking
+# (authentication), **whether they may** (authorization, RBAC), **whether the request is
+# acceptable and what to add to it** (admission), **whether the object is well-formed**
+# (validation), and only then **stores** it and tells every watcher what changed. It makes no
+# decision of its own about pods or nodes: it writes things down, answers questions, and
+# announces changes.
+#
+# **Learning goals.** By the end you can
+# - follow one request through authentication → authorization → admission → validation → storage;
+# - read a `403 Forbidden` and fix it with a Role and a RoleBinding;
+# - write an admission plugin and see it refuse a request;
+# - get a `409 Conflict`, understand it, and fix it with the retry loop every controller uses;
+# - watch from a `resourceVersion`, and explain the `410 Gone` after compaction;
+# - connect a slow store to slow API requests.
+#
+# **Prerequisites.** Notebook 01 (the store: revisions, compare-and-swap, watch, compaction).
+#
+# **Time.** About 40 minutes.
+
+# %%
+from kubelab.api import errors
+from kubelab.apiserver import STAGES, AdmissionPlugin, admission_forbidden
+from kubelab.client.retry import retry_on_conflict
+from kubelab.cluster import Cluster
+
+c = Cluster(nodes=2, seed=2, components=[])   # the store and the API server, nothing else yet
+admin = c.client                                # what `kubectl` holds: a cluster administrator
+print("the pipeline:", " -> ".join(STAGES))
+
+
+def show(record):
+    verdict = "OK" if record.code < 400 else f"rejected at {record.stage!r}"
+    print(f"{record.user:<18} {record.verb:<7} {record.object:<32} {record.code}  {verdict}")
+    if record.message:
+        print("    ", record.message)
+
+
+def pod(name, **spec):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}], **spec}}
+
+
+# %% [markdown]
+# ## 1. One request, every stage
+#
+# Create a pod as the administrator and look at the audit record the API server keeps for every
+# request: who, what, the answer, and the stages it went through.
+
+# %%
+created = admin.create(pod("web"))
+record = c.apiserver.audit[-1]
+show(record)
+print("stages passed:", record.stages)
+print()
+print("What the API server added on the way (admission defaults and server-set metadata):")
+print("  uid               ", created["metadata"]["uid"])
+print("  resourceVersion   ", created["metadata"]["resourceVersion"], "(the store's mod_revision)")
+print("  creationTimestamp ", created["metadata"]["creationTimestamp"])
+print("  restartPolicy     ", created["spec"]["restartPolicy"])
+print("  schedulerName     ", created["spec"]["schedulerName"])
+print("  tolerations       ", [t["key"] for t in created["spec"]["tolerations"]])
+print("  status.phase      ", created["status"]["phase"])
+
+# %% [markdown]
+# The two `NoExecute` tolerations for `not-ready` and `unreachable` nodes were added by the
+# `DefaultTolerationSeconds` admission plugin: they are why a pod on a dead node is evicted
+# after 300 seconds (notebook 06).
+#
+# ## 2. Each stage can say no
+#
+# Each request below is refused by a different stage. Read the messages: they are the ones a
+# real cluster prints.
+
+# %%
+from kubelab.api.request import Request
+
+stranger = c.client_for("bob")                  # authenticated, but no role at all
+attempts = [
+    ("resolve", lambda: admin.api.handle(Request("list", "widgets", token=admin.token))),
+    ("authentication", lambda: admin.api.handle(Request("list", "pods", namespace="default",
+                                                          token="a-token-nobody-issued"))),
+    ("authorization", lambda: stranger.list("pods", "default")),
+    ("decode", lambda: admin.create(pod("odd", colour="blue"))),
+    ("mutating-admission", lambda: admin.create({**pod("lost"), "metadata": {"name": "lost",
+                                                                            "namespace": "nowhere"}})),
+    ("validation", lambda: admin.create(pod("Web_1"))),
+    ("storage", lambda: admin.create(pod("web"))),
+]
+for expected, attempt in attempts:
+    try:
+        attempt()
+    except errors.ApiError as err:
+        print(f"[{expected}]  {err.kubectl_message()}")
+    show(c.apiserver.audit[-1])
+    print()
+
+# %% [markdown]
+# ## 3. A forbidden request, and the role that fixes it
+#
+# Bob is authenticated but may do nothing. RBAC grants permissions with a **Role** (what may
+# be done, in one namespace) and a **RoleBinding** (to whom). Nothing else changes: the next
+# request simply passes authorization.
+
+# %%
+reader_role = {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+    "metadata": {"name": "pod-reader", "namespace": "default"},
+    "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}],
+}
+binding = {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+    "metadata": {"name": "bob-reads-pods", "namespace": "default"},
+    "subjects": [{"kind": "User", "name": "bob", "apiGroup": "rbac.authorization.k8s.io"}],
+    "roleRef": {"kind": "Role", "name": "pod-reader", "apiGroup": "rbac.authorization.k8s.io"},
+}
+print(c.apply([reader_role, binding]))
+print("bob lists", len(stranger.list("pods", "default")["items"]), "pod(s)")
+try:
+    stranger.delete("pods", "web")
+except errors.ApiError as err:
+    print(err.kubectl_message())
+
+# %% [markdown]
+# The built-in components are users too: `system:kube-scheduler` may bind pods but not create
+# them, and each kubelet (`system:node:<name>`) may only touch its own node and the pods bound
+# to it. A compromised component can do only its own job.
+
+# %%
+scheduler = c.client_for("system:kube-scheduler")
+try:
+    scheduler.create(pod("sneaky"))
+except errors.ApiError as err:
+    print(err.kubectl_message())
+
+# %% [markdown]
+# ## 4. Write an admission plugin
+#
+# Admission plugins see every write after authorization and may change it (mutating) or refuse
+# it (validating). Here is a policy many teams have: every pod must say which team owns it.
+
+# %%
+class RequireTeamLabel(AdmissionPlugin):
+    name = "RequireTeamLabel"
+
+    def validate(self, attrs):
+        if attrs.resource != "pods" or attrs.operation != "CREATE" or attrs.subresource:
+            return
+        labels = (attrs.object.get("metadata") or {}).get("labels") or {}
+        if "team" not in labels:
+            raise admission_forbidden(attrs, 'every pod needs a "team" label')
+
+
+c.apiserver.admission.register(RequireTeamLabel())
+try:
+    admin.create(pod("anonymous"))
+except errors.ApiError as err:
+    print(err.kubectl_message())
+show(c.apiserver.audit[-1])
+labelled = pod("owned")
+labelled["metadata"]["labels"] = {"team": "payments"}
+print("created:", admin.create(labelled)["metadata"]["name"])
+c.apiserver.admission.unregister("RequireTeamLabel")
+
+# %% [markdown]
+# ## 5. `409 Conflict`, and the loop that fixes it
+#
+# Every object carries its `resourceVersion` (the store's `mod_revision`). An update that sends
+# an old one is refused: somebody else wrote in between. This is notebook 01's compare-and-swap,
+# seen from the API.
+
+# %%
+admin.create({"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": "counter", "namespace": "default"}, "data": {"n": "0"}})
+alice = admin.get("configmaps", "counter")      # two writers read the same version...
+carol = admin.get("configmaps", "counter")
+alice["data"]["n"] = "1"
+admin.update(alice)                             # ...alice writes first
+carol["data"]["n"] = "1"
+try:
+    admin.update(carol)                         # carol's copy is stale
+except errors.ApiError as err:
+    print(err.code, err.reason, "-", err.message)
+
+# %% [markdown]
+# The fix is not a lock; it is a loop: read the latest, apply the change again, try again.
+# client-go calls it `retry_on_conflict`, and every controller uses it.
+
+# %%
+def increment():
+    latest = admin.get("configmaps", "counter")
+    latest["data"]["n"] = str(int(latest["data"]["n"]) + 1)
+    return admin.update(latest)
+
+print("after the retry loop:", retry_on_conflict(increment)["data"])
+
+# %% [markdown]
+# ## 6. Watch from a resourceVersion, and `410 Gone`
+#
+# A client that LISTed at some `resourceVersion` can WATCH from exactly there and miss nothing.
+# If the store has compacted that history away, the API server answers the watch with an
+# `ERROR` event carrying `410 Expired: too old resource version`, and the client must LIST
+# again (notebook 03 shows a reflector doing that).
+
+# %%
+listing = admin.list("pods", "default")
+rv = listing["metadata"]["resourceVersion"]
+seen = []
+admin.watch("pods", seen.append, "default", resource_version=rv)
+admin.create(pod("late-1"))
+admin.delete("pods", "late-1")
+c.run(1)
+print("events after", rv, ":", [(e["type"], e["object"]["metadata"]["name"]) for e in seen])
+
+c.faults.compact()
+stale = []
+admin.watch("pods", stale.append, "default", resource_version=rv)
+c.run(1)
+print("watch from", rv, "after compaction:", stale[0]["type"], stale[0]["object"]["code"],
+      stale[0]["object"]["reason"], "-", stale[0]["object"]["message"])
+
+# %% [markdown]
+# ## 7. A slow store makes a slow API
+#
+# Every write waits for the store's disk. Slow the disk down and look at the latency the audit
+# log records for each create.
+
+# %%
+for latency in (0.0, 0.2, 1.0):
+    c.run(5)                      # let the disk finish earlier writes
+    c.faults.slow_store(latency)
+    admin.create({"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": f"slow-{int(latency * 10)}", "namespace": "default"}})
+    print(f"disk latency {latency:>3}s -> create took {c.apiserver.audit[-1].latency:g}s")
+burst = []
+for i in range(5):               # back-to-back writes queue behind each other on the disk
+    admin.patch("configmaps", "counter", {"data": {"n": str(i)}})
+    burst.append(c.apiserver.audit[-1].latency)
+print("a burst of 5 writes at 1s each waited:", burst)
+c.faults.slow_store(0.0)
+
+# %% [markdown]
+# ## 8. Try it yourself
+#
+# List pods as bob, grant and revoke his role, compact the store, slow its disk, and read the
+# audit log: which stage answered, and why.
+
+# %%
+from kubelab.widgets.apiserver_panel import ApiServerPanel
+
+ApiServerPanel(c, user="bob")
+
+# %% [markdown]
+# ## Summary
+#
+# - The API server is the only door to the store, and it is stateless: all state is in etcd.
+# - Every request passes **authentication → authorization (RBAC) → mutating admission →
+#   validation → validating admission → storage**, and any stage can refuse it in Kubernetes' words.
+# - RBAC: Roles say what, RoleBindings say who. Components are users with exactly their job's rights.
+# - Admission plugins can add defaults (tolerations, restartPolicy...) or enforce policy.
+# - `resourceVersion` is the store's revision: stale updates get **409 Conflict**, and the fix is
+#   `retry_on_conflict`; watches resume from a `resourceVersion`, or get **410 Gone** and relist.
+# - A slow store slows every write through the API.
+#
+# **Exercises** (graded with `kubelab grade 2.x`): admission plugins that require a team label
+# and default resource requests.
+#
+# **Next:** [03 · Watch](03_watch.ipynb): how every component turns these watches into a cache
+# and a work queue.
