@@ -6,6 +6,7 @@ Start with `kubelab.Cluster` (see README.md) or the notebooks in notebooks/.
 from importlib.metadata import PackageNotFoundError, version
 
 from kubelab.api import ApiError, ParseError, Quantity, load_objects, parse_quantity, parse_selector
+from kubelab.cluster import Cluster
 from kubelab.sim import Clock, LivelockError, Trace
 
 try:
@@ -16,6 +17,7 @@ except PackageNotFoundError:  # running from a source tree that was not installe
 __all__ = [
     "ApiError",
     "Clock",
+    "Cluster",
     "LivelockError",
     "ParseError",
     "Quantity",

@@ -1,0 +1,143 @@
+"""What a new API server writes into an empty store: system namespaces and the default RBAC policy.
+
+Upstream's bootstrap policy (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go and
+controller_policy.go) is reconciled into real ClusterRole/ClusterRoleBinding objects at start-up,
+labelled kubernetes.io/bootstrapping=rbac-defaults; so are the namespaces default, kube-system,
+kube-public and kube-node-lease. kubelab keeps the same shape with the rules its own components
+need. Two simplifications: kube-controller-manager is one identity holding the union of its
+controllers' roles (upstream gives each controller a service account), and system:node is bound
+to the group system:nodes (upstream's Node authorizer does that job; NodeRestriction admission
+still keeps each kubelet to its own objects).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubelab.api.request import Request
+from kubelab.apiserver.audit import AuditRecord
+from kubelab.apiserver.authn import CONTROLLER_MANAGER, MASTERS, NODES, SCHEDULER, UserInfo
+from kubelab.apiserver.context import RequestContext
+from kubelab.apiserver.decode import decode_body
+
+if TYPE_CHECKING:
+    from kubelab.apiserver.server import APIServer
+
+__all__ = ["LOOPBACK", "SYSTEM_NAMESPACES", "bootstrap", "bootstrap_objects"]
+
+# The server itself, writing its bootstrap objects (upstream uses a loopback client).
+LOOPBACK = UserInfo("system:apiserver", (MASTERS,))
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+READ = ["get", "list", "watch"]
+WRITE = ["create", "update", "patch", "delete", "deletecollection"]
+RBAC = "rbac.authorization.k8s.io"
+AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
+
+
+def rule(verbs: list[str], groups: list[str], resources: list[str]) -> dict[str, Any]:
+    return {"verbs": verbs, "apiGroups": groups, "resources": resources}
+
+
+def _meta(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults",
+                                     **(labels or {})},
+            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
+
+
+def cluster_role(name: str, rules: list[dict[str, Any]], labels: dict[str, str] | None = None,
+                 aggregate: str = "") -> dict[str, Any]:
+    role: dict[str, Any] = {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRole",
+                            "metadata": _meta(name, labels), "rules": rules}
+    if aggregate:
+        role["aggregationRule"] = {"clusterRoleSelectors": [
+            {"matchLabels": {AGGREGATE + aggregate: "true"}}]}
+    return role
+
+
+def binding(name: str, kind: str, subject: str) -> dict[str, Any]:
+    return {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
+            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": name},
+            "subjects": [{"apiGroup": RBAC, "kind": kind, "name": subject}]}
+
+
+WORKLOADS = ["pods", "configmaps", "secrets", "serviceaccounts", "events"]
+APPS = ["deployments", "deployments/scale", "replicasets", "replicasets/scale"]
+
+CLUSTER_ROLES = [
+    cluster_role("cluster-admin", [rule(["*"], ["*"], ["*"])]),
+    # The user-facing roles are aggregated: their rules are those of every ClusterRole
+    # labelled aggregate-to-<role>, so a CRD author can extend them with one labelled role.
+    cluster_role("admin", [], aggregate="admin"),
+    cluster_role("edit", [], {AGGREGATE + "admin": "true"}, aggregate="edit"),
+    cluster_role("view", [], {AGGREGATE + "edit": "true"}, aggregate="view"),
+    cluster_role("system:aggregate-to-admin", [
+        rule(READ + WRITE, [RBAC], ["roles", "rolebindings"])], {AGGREGATE + "admin": "true"}),
+    cluster_role("system:aggregate-to-edit", [
+        rule(READ + WRITE, [""], ["pods", "configmaps", "secrets", "serviceaccounts"]),
+        rule(READ + WRITE, ["apps"], APPS)], {AGGREGATE + "edit": "true"}),
+    cluster_role("system:aggregate-to-view", [
+        rule(READ, [""], ["pods", "pods/status", "configmaps", "serviceaccounts", "events",
+                          "namespaces", "namespaces/status"]),
+        rule(READ, ["apps"], [*APPS, "deployments/status", "replicasets/status"])],
+        {AGGREGATE + "view": "true"}),
+    cluster_role("system:kube-scheduler", [
+        rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+        rule([*READ, "create", "update"], ["coordination.k8s.io"], ["leases"]),
+        rule([*READ, "delete"], [""], ["pods"]),
+        rule(["create"], [""], ["pods/binding", "bindings"]),
+        rule(["patch", "update"], [""], ["pods/status"]),
+        rule(READ, [""], ["nodes", "namespaces", "configmaps"]),
+        rule(READ, ["apps"], ["replicasets"]),
+    ]),
+    cluster_role("system:kube-controller-manager", [
+        # The garbage collector and namespace controller must reach every resource.
+        rule([*READ, "patch", "update", "delete", "deletecollection"], ["*"], ["*"]),
+        rule(["create"], ["", "events.k8s.io"], WORKLOADS),
+        rule(["create"], ["apps"], ["replicasets", "deployments"]),
+        rule(["create"], ["coordination.k8s.io"], ["leases"]),
+    ]),
+    cluster_role("system:node", [
+        rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),
+        rule(["update", "patch"], [""], ["nodes/status", "pods/status"]),
+        rule([*READ, "create", "delete"], [""], ["pods"]),
+        rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"]),
+        rule(READ, [""], ["configmaps", "secrets", "services"]),
+        rule([*READ, "create", "update", "patch", "delete"], ["coordination.k8s.io"],
+             ["leases"]),
+    ]),
+]
+
+CLUSTER_ROLE_BINDINGS = [
+    binding("cluster-admin", "Group", MASTERS),
+    binding("system:kube-scheduler", "User", SCHEDULER),
+    binding("system:kube-controller-manager", "User", CONTROLLER_MANAGER),
+    binding("system:node", "Group", NODES),
+]
+
+
+def bootstrap_objects() -> list[tuple[str, dict[str, Any]]]:
+    """(resource, object) pairs to create if absent, in order."""
+    objects: list[tuple[str, dict[str, Any]]] = [
+        ("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        for name in SYSTEM_NAMESPACES]
+    objects += [("clusterroles", role) for role in CLUSTER_ROLES]
+    objects += [("clusterrolebindings", b) for b in CLUSTER_ROLE_BINDINGS]
+    return objects
+
+
+def bootstrap(server: APIServer) -> None:
+    """Create each bootstrap object that does not exist yet, through the registry."""
+    for resource, obj in bootstrap_objects():
+        group = "" if resource == "namespaces" else RBAC
+        served = server.served.lookup(group, resource)
+        name = obj["metadata"]["name"]
+        if served is None or server.store.range(served.key("", name)).kvs:
+            continue
+        record = AuditRecord(server.clock.now, LOOPBACK.name, "create", resource, "", name)
+        ctx = RequestContext(Request("create", resource, group=group, body=obj), served,
+                             LOOPBACK, record, server)
+        ctx.enter("decode")
+        server.registry.create(ctx, decode_body(obj, served.info, served.schema))
+        record.code = 201
+        server.log(record)

@@ -1,0 +1,81 @@
+"""What the pipeline knows about one request as it goes: the resource it resolved to, the user
+it authenticated as, and the audit record that collects the stages it passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubelab.api.errors import FieldError
+from kubelab.api.request import Request
+from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.admission import Attributes
+from kubelab.apiserver.audit import AuditRecord
+from kubelab.apiserver.authn import UserInfo
+from kubelab.apiserver.schema import Struct
+from kubelab.apiserver.strategy import Strategy
+
+if TYPE_CHECKING:
+    from kubelab.apiserver.server import APIServer
+
+__all__ = ["RequestContext", "Served"]
+
+# Verbs per subresource ("" is the object itself), as the REST handlers upstream register them.
+OBJECT_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete",
+                          "deletecollection"})
+SUBRESOURCE_VERBS = {
+    "status": frozenset({"get", "update", "patch"}),
+    "scale": frozenset({"get", "update", "patch"}),
+    "binding": frozenset({"create"}),
+    "finalize": frozenset({"update"}),
+}
+
+
+@dataclass
+class Served:
+    """One resource the server serves, with everything the generic registry needs."""
+
+    info: ResourceInfo
+    strategy: Strategy
+    prefix: str                      # "/registry/pods/": the store keys of its objects
+    builtin: bool                    # False for custom resources
+    schema: Struct | None            # strict decoding schema; None: metadata only
+    subresources: frozenset[str]
+    extra_validation: Callable[[dict[str, Any]], list[FieldError]] | None = None
+    # Writes to it change the server itself (RBAC objects, namespaces, CRDs): see serving.py.
+    affects_server: bool = False
+
+    def verbs(self, subresource: str) -> frozenset[str]:
+        if not subresource:
+            return OBJECT_VERBS
+        return SUBRESOURCE_VERBS.get(subresource, frozenset()) \
+            if subresource in self.subresources else frozenset()
+
+    def key(self, namespace: str, name: str) -> str:
+        return f"{self.prefix}{namespace}/{name}" if self.info.namespaced else self.prefix + name
+
+
+@dataclass(slots=True)
+class RequestContext:
+    request: Request
+    served: Served
+    user: UserInfo
+    record: AuditRecord
+    server: APIServer
+
+    # enter(stage): the request reaches `stage`; if it fails from now on, `stage` rejected it.
+    # (It appends to the audit record's list of stages passed.)
+    enter: Callable[[str], None] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.enter = self.record.stages.append
+
+    def attributes(self, operation: str, obj: dict[str, Any] | None,
+                   old: dict[str, Any] | None) -> Attributes:
+        r, info = self.request, self.served.info
+        name = r.name or (((obj or {}).get("metadata") or {}).get("name") or "")
+        return Attributes(operation, info.resource, info.group, info.version, info.kind,
+                          r.subresource, r.namespace, name, obj, old, self.user, self.server.served,
+                          r.dry_run)

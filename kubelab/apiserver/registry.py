@@ -1,0 +1,340 @@
+"""The generic registry: create, get, list, update and delete on top of the store.
+
+One class serves every resource, as upstream's generic Store does
+(k8s.io/apiserver/pkg/registry/generic/registry/store.go, rest/create.go, rest/update.go);
+what differs between kinds is in strategy.py. Objects are stored as compact JSON under
+/registry/<resource>/<namespace>/<name>; metadata.resourceVersion is not stored but taken from
+the key's mod_revision on every read, as the etcd3 storage layer does. Writes are etcd txns
+that compare revisions, so "create if absent" and "update if unchanged" are each one atomic
+step (storage/etcd3/store.go Create and GuaranteedUpdate).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import TYPE_CHECKING, Any
+
+from kubelab.api.errors import (
+    ApiError,
+    already_exists,
+    bad_request,
+    conflict,
+    invalid,
+    not_found,
+    request_entity_too_large,
+    resource_expired,
+)
+from kubelab.api.meta import random_suffix
+from kubelab.apiserver.admission import CREATE, UPDATE
+from kubelab.apiserver.context import RequestContext, Served
+from kubelab.apiserver.decode import MAX_REQUEST_BODY_BYTES, encode
+from kubelab.apiserver.deletion import delete_object
+from kubelab.apiserver.selection import (
+    CONTINUE_EXPIRED,
+    Predicate,
+    decode_continue,
+    encode_continue,
+    make_predicate,
+    parse_resource_version,
+)
+from kubelab.apiserver.strategy import prepare_for_create, prepare_for_update
+from kubelab.apiserver.validation import validate_create, validate_update
+from kubelab.apiserver.watch_cache import decode
+from kubelab.store import (
+    CompactedError,
+    Compare,
+    DeleteRequest,
+    KeyValue,
+    PutRequest,
+    RequestTooLargeError,
+    prefix_end,
+)
+
+if TYPE_CHECKING:
+    from kubelab.apiserver.server import APIServer
+
+__all__ = ["Registry", "new_uid"]
+
+Object = dict[str, Any]
+MAX_GENERATE_NAME_ATTEMPTS = 8   # store.go maxNameGenerationCreateAttempts
+MAX_GENERATED_PREFIX = 58        # names.SimpleNameGenerator: 63 - 5 random characters
+
+
+class Registry:
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
+
+    # ------------------------------------------------------------------ reads
+
+    def read(self, ctx: RequestContext, namespace: str, name: str) -> KeyValue:
+        """The live key-value of an object, or 404 (rejected at the storage stage)."""
+        served = ctx.served
+        kvs = self.server.store.range(served.key(namespace, name)).kvs
+        if not kvs:
+            ctx.enter("storage")
+            raise not_found(served.info.resource, name, served.info.group)
+        return kvs[0]
+
+    def get(self, ctx: RequestContext) -> Object:
+        r = ctx.request
+        kv = self.read(ctx, r.namespace, r.name)
+        ctx.enter("storage")
+        return decode(kv.value, kv.mod_revision)
+
+    def list_objects(self, ctx: RequestContext) -> Object:
+        r, served = ctx.request, ctx.served
+        ctx.enter("storage")
+        info = served.info
+        predicate = make_predicate(info.resource, r.namespace, r.label_selector, r.field_selector)
+        prefix = served.prefix + (f"{r.namespace}/" if info.namespaced and r.namespace else "")
+        start, rev = prefix, 0
+        if r.continue_token:
+            start, rev = decode_continue(r.continue_token, prefix)
+            if r.resource_version not in ("", "0"):
+                raise bad_request("specifying resource version is not allowed when using continue")
+        else:
+            parse_resource_version(r.resource_version)
+        needle = _node_needle(predicate)
+        items: list[Object] = []
+        meta: dict[str, Any] = {}
+        limit = max(r.limit, 0)
+        while True:
+            try:
+                resp = self.server.store.range(start, prefix_end(prefix), revision=rev,
+                                               limit=limit)
+            except CompactedError:
+                raise resource_expired(CONTINUE_EXPIRED if r.continue_token else
+                                       "The resourceVersion for the provided list is too old.") \
+                    from None
+            rev = rev or resp.revision
+            full = False
+            for i, kv in enumerate(resp.kvs):
+                if needle and needle not in kv.value:
+                    continue
+                obj = decode(kv.value, kv.mod_revision)
+                if predicate.matches(obj):
+                    items.append(obj)
+                if limit and len(items) >= limit:
+                    full = True
+                    if i < len(resp.kvs) - 1 or resp.more:
+                        meta["continue"] = encode_continue(kv.key, prefix, rev)
+                        if predicate.everything:
+                            meta["remainingItemCount"] = resp.count - i - 1
+                    break
+            if full or not resp.more:
+                break
+            start = resp.kvs[-1].key + "\x00"
+        return {"apiVersion": info.api_version, "kind": f"{info.kind}List",
+                "metadata": {"resourceVersion": str(rev), **meta}, "items": items}
+
+    def scan(self, served: Served, predicate: Predicate, namespace: str) -> tuple[list[Object], int]:
+        """Every matching object now, and the revision they are current at (for a watch)."""
+        prefix = served.prefix + (f"{namespace}/" if served.info.namespaced and namespace else "")
+        resp = self.server.store.range(prefix, prefix=True)
+        needle = _node_needle(predicate)
+        items = []
+        for kv in resp.kvs:
+            if needle and needle not in kv.value:
+                continue
+            obj = decode(kv.value, kv.mod_revision)
+            if predicate.matches(obj):
+                items.append(obj)
+        return items, resp.revision
+
+    # ------------------------------------------------------------------ create
+
+    def create(self, ctx: RequestContext, obj: Object) -> Object:
+        served, info, server = ctx.served, ctx.served.info, self.server
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            meta = obj["metadata"] = {}
+        namespace = ctx.request.namespace if info.namespaced else ""
+        if meta.get("namespace", "") != namespace:
+            _ensure_namespace(meta, namespace)
+        attrs = ctx.attributes(CREATE, obj, None)
+        ctx.enter("mutating-admission")
+        server.admission.mutate(attrs)
+        ctx.enter("validation")
+        if meta.get("resourceVersion"):
+            raise bad_request("resourceVersion should not be set on objects to be created")
+        for field in ("uid", "creationTimestamp", "deletionTimestamp",
+                      "deletionGracePeriodSeconds", "selfLink"):
+            meta.pop(field, None)
+        generate = meta.get("generateName") if not meta.get("name") else None
+        if isinstance(generate, str) and generate:
+            meta["name"] = generate[:MAX_GENERATED_PREFIX] + random_suffix(server.rand)
+        if isinstance(meta.get("name"), str):
+            ctx.record.name = meta["name"]
+        meta["uid"] = new_uid(server.rand)
+        meta["creationTimestamp"] = server.timestamp()
+        prepare_for_create(info.resource, served.strategy, obj)
+        errs = validate_create(obj, info, served.builtin, served.extra_validation)
+        if errs:
+            raise invalid(info.kind, str(meta.get("name") or ""), errs, info.group)
+        ctx.enter("validating-admission")
+        server.admission.validate(attrs)
+        ctx.enter("storage")
+        for _ in range(MAX_GENERATE_NAME_ATTEMPTS):
+            key = served.key(meta.get("namespace", ""), meta["name"])
+            created = self._write(ctx, key, obj, Compare.create_revision(key, "=", 0))
+            if created or not generate:
+                break
+            meta["name"] = ctx.record.name = generate[:MAX_GENERATED_PREFIX] + \
+                random_suffix(server.rand)
+        if not created:
+            raise self._exists_error(served, meta["name"], key)
+        return obj
+
+    def _exists_error(self, served: Served, name: str, key: str) -> ApiError:
+        err = already_exists(served.info.resource, name, served.info.group)
+        kvs = self.server.store.range(key).kvs
+        if kvs and (json.loads(kvs[0].value).get("metadata") or {}).get("deletionTimestamp"):
+            err.message = f"object is being deleted: {err.message}"
+        return err
+
+    # ------------------------------------------------------------------ update
+
+    def update(self, ctx: RequestContext, obj: Object, existing: KeyValue | None = None) -> Object:
+        """PUT of the object or of its status (or a namespace's finalize) subresource."""
+        r, served, server = ctx.request, ctx.served, self.server
+        info = served.info
+        kv = existing or self.read(ctx, r.namespace, r.name)
+        old = decode(kv.value, kv.mod_revision)
+        meta = obj.setdefault("metadata", {})
+        _ensure_namespace(meta, r.namespace if info.namespaced else "")
+        rv = parse_resource_version(str(meta.get("resourceVersion") or ""))
+        attrs = ctx.attributes(UPDATE, obj, old)
+        ctx.enter("mutating-admission")
+        server.admission.mutate(attrs)
+        ctx.enter("validation")
+        old_meta = old["metadata"]
+        for field in ("uid", "creationTimestamp", "deletionTimestamp", "generation"):
+            if field in old_meta and (field != "uid" or not meta.get("uid")):
+                meta[field] = old_meta[field]
+            elif field != "uid":
+                meta.pop(field, None)
+        if "deletionGracePeriodSeconds" in old_meta:
+            meta.setdefault("deletionGracePeriodSeconds", old_meta["deletionGracePeriodSeconds"])
+        new = prepare_for_update(info.resource, served.strategy, obj, old, r.subresource)
+        attrs.object = new
+        errs = validate_update(new, old, info, served.builtin, served.extra_validation)
+        if errs:
+            raise invalid(info.kind, r.name, errs, info.group)
+        ctx.enter("validating-admission")
+        server.admission.validate(attrs)
+        ctx.enter("storage")
+        if rv and rv != kv.mod_revision:
+            raise conflict(info.resource, r.name, group=info.group)
+        new_meta = new["metadata"]
+        if old_meta.get("deletionTimestamp") and not new_meta.get("finalizers") and \
+                not _pending_namespace_finalizers(info.resource, new) and \
+                not old_meta.get("deletionGracePeriodSeconds"):
+            # The last finalizer is gone: the object goes (store.go ShouldDeleteDuringUpdate).
+            self.delete_key(ctx, served.key(r.namespace, r.name), kv.mod_revision)
+            new_meta["resourceVersion"] = str(server.store.revision)
+            return new
+        new_meta.pop("resourceVersion", None)
+        if encode(new).encode() == kv.value:  # nothing changed: no write, no new revision
+            new_meta["resourceVersion"] = str(kv.mod_revision)
+            return new
+        if not self._write(ctx, kv.key, new, Compare.mod_revision(kv.key, "=", kv.mod_revision)):
+            raise conflict(info.resource, r.name, group=info.group)
+        return new
+
+    # ------------------------------------------------------------------ delete
+
+    def delete(self, ctx: RequestContext) -> Object:
+        r = ctx.request
+        return delete_object(self, ctx, self.read(ctx, r.namespace, r.name))
+
+    def delete_collection(self, ctx: RequestContext) -> Object:
+        listing = self.list_objects(ctx)
+        deleted = []
+        for item in listing["items"]:
+            meta = item["metadata"]
+            kvs = self.server.store.range(ctx.served.key(meta.get("namespace", ""),
+                                                         meta["name"])).kvs
+            if kvs:
+                deleted.append(delete_object(self, ctx, kvs[0]))
+        listing["items"] = deleted
+        return listing
+
+    # ------------------------------------------------------------------ the store
+
+    def _write(self, ctx: RequestContext, key: str, obj: Object, compare: Compare) -> bool:
+        """Put obj at key if compare holds; sets metadata.resourceVersion. False if it failed."""
+        meta = obj["metadata"]
+        meta.pop("resourceVersion", None)
+        data = encode(obj).encode()
+        if len(data) > MAX_REQUEST_BODY_BYTES:
+            raise request_entity_too_large(f"limit is {MAX_REQUEST_BODY_BYTES}")
+        if ctx.request.dry_run:
+            meta["resourceVersion"] = str(self.server.store.revision)
+            return True
+        try:
+            resp = self.server.store.txn([compare], [PutRequest(key, data)], [])
+        except RequestTooLargeError as err:
+            # etcd refuses entries over --max-request-bytes; upstream passes etcd's own words on.
+            raise request_entity_too_large(str(err)) from None
+        ctx.record.latency += resp.latency
+        if resp.succeeded:
+            meta["resourceVersion"] = str(resp.revision)
+            if ctx.served.affects_server:
+                self.server.after_write(ctx.served, key, obj)
+        return resp.succeeded
+
+    def put(self, ctx: RequestContext, kv: KeyValue, obj: Object) -> Object:
+        """Write obj over the live kv (unchanged since it was read), or 409."""
+        if not self._write(ctx, kv.key, obj, Compare.mod_revision(kv.key, "=", kv.mod_revision)):
+            name = obj["metadata"]["name"]
+            raise conflict(ctx.served.info.resource, name, group=ctx.served.info.group)
+        return obj
+
+    def delete_key(self, ctx: RequestContext, key: str, mod_revision: int) -> None:
+        if ctx.request.dry_run:
+            return
+        resp = self.server.store.txn([Compare.mod_revision(key, "=", mod_revision)],
+                                     [DeleteRequest(key)], [])
+        ctx.record.latency += resp.latency
+        if not resp.succeeded:
+            raise conflict(ctx.served.info.resource, key.rsplit("/", 1)[-1],
+                           group=ctx.served.info.group)
+        if ctx.served.affects_server:
+            self.server.after_write(ctx.served, key, None)
+
+
+def new_uid(rand: random.Random) -> str:
+    """The same version-4 UUID as kubelab.api.meta.new_uid draws, without uuid.UUID's cost
+    (it is on the path of every create)."""
+    value = rand.getrandbits(128)
+    value = (value & ~(0xF000 << 64) & ~(0xC000 << 48)) | (4 << 76) | (0x8000 << 48)
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _node_needle(predicate: Predicate) -> bytes:
+    """A pod list of one node (a kubelet's) skips other nodes' pods before decoding them:
+    our stand-in for the watch cache's spec.nodeName index. b"" when there is no node."""
+    if not predicate.node_name:
+        return b""
+    return f'"nodeName":{json.dumps(predicate.node_name, ensure_ascii=False)}'.encode()
+
+
+def _ensure_namespace(meta: Object, namespace: str) -> None:
+    """EnsureObjectNamespaceMatchesRequestNamespace (registry/rest/meta.go)."""
+    current = meta.get("namespace") or ""
+    if current == namespace:
+        return
+    if not current or not namespace:
+        if namespace:
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        return
+    raise bad_request("the namespace of the provided object does not match the namespace sent "
+                      "on the request")
+
+
+def _pending_namespace_finalizers(resource: str, obj: Object) -> bool:
+    return resource == "namespaces" and bool((obj.get("spec") or {}).get("finalizers"))

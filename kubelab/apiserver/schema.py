@@ -1,0 +1,225 @@
+"""A light schema of the known fields of the main kinds, for strict decoding (decode.py).
+
+kube-apiserver decodes a request body into Go structs, so a misspelt field or a value of the
+wrong JSON type is refused before any validation runs. We keep the part of those structs that
+the course uses (k8s.io/api core/v1, apps/v1, coordination/v1, rbac/v1, apiextensions/v1), with
+Go's type names so that the error messages read like upstream's. Fields whose insides we do not
+check (probes, affinity, volume sources, ...) are ANY: any JSON value is accepted there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["ANY", "OBJECT_META", "SCHEMAS", "STRING", "ListOf", "MapOf", "Scalar", "Struct", "Type"]
+
+
+@dataclass(frozen=True)
+class Scalar:
+    go: str  # "string", "int32", "int64", "bool", "float64", "resource.Quantity", ...
+
+
+@dataclass(frozen=True)
+class ListOf:
+    item: Type
+
+    @property
+    def go(self) -> str:
+        return "[]" + self.item.go
+
+
+@dataclass(frozen=True)
+class MapOf:
+    value: Type
+
+    @property
+    def go(self) -> str:
+        return "map[string]" + self.value.go
+
+
+@dataclass(frozen=True)
+class Struct:
+    name: str                      # Go struct name, e.g. "PodSpec"
+    fields: dict[str, Type] = field(hash=False, compare=False)
+    package: str = "v1"
+
+    @property
+    def go(self) -> str:
+        return f"{self.package}.{self.name}"
+
+
+Type = Scalar | ListOf | MapOf | Struct
+
+STRING = Scalar("string")
+INT32 = Scalar("int32")
+INT64 = Scalar("int64")
+BOOL = Scalar("bool")
+QUANTITY = Scalar("resource.Quantity")
+INT_OR_STRING = Scalar("intstr.IntOrString")
+BYTES = Scalar("[]uint8")     # base64 text in JSON (Secret.data)
+ANY = Scalar("any")           # not checked
+STRINGS = ListOf(STRING)
+STRING_MAP = MapOf(STRING)
+RESOURCES = MapOf(QUANTITY)
+
+
+def struct(name: str, package: str = "v1", /, **fields: Type) -> Struct:
+    return Struct(name, fields, package)
+
+
+def _strings(*names: str) -> dict[str, Type]:
+    return dict.fromkeys(names, STRING)
+
+
+def kind(name: str, package: str = "v1", /, **fields: Type) -> Struct:
+    """A top-level kind: apiVersion, kind and metadata, plus its own fields."""
+    return struct(name, package, apiVersion=STRING, kind=STRING, metadata=OBJECT_META, **fields)
+
+
+OWNER_REFERENCE = struct("OwnerReference", **_strings("apiVersion", "kind", "name", "uid"),
+                         controller=BOOL, blockOwnerDeletion=BOOL)
+OBJECT_META = struct(
+    "ObjectMeta",
+    **_strings("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
+               "creationTimestamp", "deletionTimestamp"),
+    generation=INT64, deletionGracePeriodSeconds=INT64, labels=STRING_MAP,
+    annotations=STRING_MAP, ownerReferences=ListOf(OWNER_REFERENCE), finalizers=STRINGS,
+    managedFields=ANY)
+LABEL_SELECTOR = struct(
+    "LabelSelector", matchLabels=STRING_MAP,
+    matchExpressions=ListOf(struct("LabelSelectorRequirement", key=STRING, operator=STRING,
+                                   values=STRINGS)))
+CONDITION_FIELDS = _strings("type", "status", "lastProbeTime", "lastHeartbeatTime",
+                            "lastUpdateTime", "lastTransitionTime", "reason", "message")
+
+# ------------------------------------------------------------------------------ core/v1 Pod
+
+CONTAINER = struct(
+    "Container",
+    **_strings("name", "image", "workingDir", "terminationMessagePath",
+               "terminationMessagePolicy", "imagePullPolicy", "restartPolicy"),
+    command=STRINGS, args=STRINGS,
+    ports=ListOf(struct("ContainerPort", name=STRING, hostPort=INT32, containerPort=INT32,
+                        protocol=STRING, hostIP=STRING)),
+    env=ListOf(struct("EnvVar", name=STRING, value=STRING, valueFrom=ANY)),
+    envFrom=ANY,
+    resources=struct("ResourceRequirements", limits=RESOURCES, requests=RESOURCES, claims=ANY),
+    volumeMounts=ListOf(struct("VolumeMount", **_strings(
+        "name", "mountPath", "subPath", "mountPropagation", "subPathExpr", "recursiveReadOnly"),
+        readOnly=BOOL)),
+    **dict.fromkeys(("livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
+                     "securityContext", "resizePolicy", "volumeDevices"), ANY),
+    stdin=BOOL, stdinOnce=BOOL, tty=BOOL)
+TOLERATION = struct("Toleration", key=STRING, operator=STRING, value=STRING, effect=STRING,
+                    tolerationSeconds=INT64)
+VOLUME = struct("Volume", name=STRING, **dict.fromkeys((
+    "emptyDir", "hostPath", "configMap", "secret", "persistentVolumeClaim", "projected",
+    "downwardAPI", "nfs", "csi", "ephemeral", "image"), ANY))
+POD_SPEC = struct(
+    "PodSpec",
+    **_strings("restartPolicy", "dnsPolicy", "serviceAccountName", "serviceAccount", "nodeName",
+               "hostname", "subdomain", "schedulerName", "priorityClassName",
+               "runtimeClassName", "preemptionPolicy"),
+    volumes=ListOf(VOLUME), containers=ListOf(CONTAINER), initContainers=ListOf(CONTAINER),
+    terminationGracePeriodSeconds=INT64, activeDeadlineSeconds=INT64, nodeSelector=STRING_MAP,
+    **dict.fromkeys(("automountServiceAccountToken", "hostNetwork", "hostPID", "hostIPC",
+                     "shareProcessNamespace", "enableServiceLinks", "setHostnameAsFQDN",
+                     "hostUsers"), BOOL),
+    imagePullSecrets=ListOf(struct("LocalObjectReference", name=STRING)),
+    tolerations=ListOf(TOLERATION), priority=INT32, overhead=RESOURCES,
+    **dict.fromkeys(("ephemeralContainers", "securityContext", "affinity", "hostAliases",
+                     "dnsConfig", "readinessGates", "topologySpreadConstraints", "os",
+                     "schedulingGates", "resourceClaims", "resources"), ANY))
+POD_STATUS = struct(
+    "PodStatus",
+    **_strings("phase", "message", "reason", "nominatedNodeName", "hostIP", "podIP", "startTime",
+               "qosClass", "resize"),
+    observedGeneration=INT64,
+    conditions=ListOf(struct("PodCondition", **CONDITION_FIELDS, observedGeneration=INT64)),
+    **dict.fromkeys(("hostIPs", "podIPs", "initContainerStatuses", "containerStatuses",
+                     "ephemeralContainerStatuses", "resourceClaimStatuses"), ANY))
+POD_TEMPLATE = struct("PodTemplateSpec", metadata=OBJECT_META, spec=POD_SPEC)
+
+# ------------------------------------------------------------------------------ apps/v1
+
+INT32_FIELDS = ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+                "unavailableReplicas", "terminatingReplicas", "fullyLabeledReplicas",
+                "collisionCount")
+APPS_CONDITION = struct("DeploymentCondition", **CONDITION_FIELDS)
+DEPLOYMENT = kind(
+    "Deployment",
+    spec=struct("DeploymentSpec", replicas=INT32, selector=LABEL_SELECTOR, template=POD_TEMPLATE,
+                strategy=struct("DeploymentStrategy", type=STRING, rollingUpdate=struct(
+                    "RollingUpdateDeployment", maxUnavailable=INT_OR_STRING,
+                    maxSurge=INT_OR_STRING)),
+                minReadySeconds=INT32, revisionHistoryLimit=INT32, paused=BOOL,
+                progressDeadlineSeconds=INT32),
+    status=struct("DeploymentStatus", observedGeneration=INT64,
+                  **dict.fromkeys(INT32_FIELDS, INT32), conditions=ListOf(APPS_CONDITION)))
+REPLICA_SET = kind(
+    "ReplicaSet",
+    spec=struct("ReplicaSetSpec", replicas=INT32, minReadySeconds=INT32,
+                selector=LABEL_SELECTOR, template=POD_TEMPLATE),
+    status=struct("ReplicaSetStatus", observedGeneration=INT64,
+                  **dict.fromkeys(INT32_FIELDS, INT32), conditions=ListOf(APPS_CONDITION)))
+
+# ------------------------------------------------------------------------------ the rest
+
+TAINT = struct("Taint", key=STRING, value=STRING, effect=STRING, timeAdded=STRING)
+NODE = kind(
+    "Node",
+    spec=struct("NodeSpec", podCIDR=STRING, podCIDRs=STRINGS, providerID=STRING,
+                unschedulable=BOOL, taints=ListOf(TAINT), configSource=ANY, externalID=STRING),
+    status=struct("NodeStatus", capacity=RESOURCES, allocatable=RESOURCES, phase=STRING,
+                  conditions=ListOf(struct("NodeCondition", **CONDITION_FIELDS)),
+                  addresses=ListOf(struct("NodeAddress", type=STRING, address=STRING)),
+                  **dict.fromkeys(("daemonEndpoints", "nodeInfo", "images", "volumesInUse",
+                                   "volumesAttached", "config", "runtimeHandlers", "features"),
+                                  ANY)))
+POLICY_RULE = struct("PolicyRule", **dict.fromkeys(
+    ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"), STRINGS))
+BINDING_FIELDS: dict[str, Type] = {
+    "subjects": ListOf(struct("Subject", kind=STRING, apiGroup=STRING, name=STRING,
+                              namespace=STRING)),
+    "roleRef": struct("RoleRef", apiGroup=STRING, kind=STRING, name=STRING),
+}
+OBJECT_REFERENCE = struct("ObjectReference", **_strings(
+    "kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"))
+
+SCHEMAS: dict[str, Struct] = {s.name: s for s in (
+    kind("Pod", spec=POD_SPEC, status=POD_STATUS),
+    DEPLOYMENT,
+    REPLICA_SET,
+    NODE,
+    kind("Namespace", spec=struct("NamespaceSpec", finalizers=STRINGS),
+         status=struct("NamespaceStatus", phase=STRING, conditions=ANY)),
+    kind("ConfigMap", immutable=BOOL, data=STRING_MAP, binaryData=MapOf(BYTES)),
+    kind("Secret", immutable=BOOL, data=MapOf(BYTES), stringData=STRING_MAP, type=STRING),
+    kind("ServiceAccount", secrets=ANY, imagePullSecrets=ANY, automountServiceAccountToken=BOOL),
+    kind("Event", involvedObject=OBJECT_REFERENCE, related=ANY, series=ANY,
+         **_strings("reason", "message", "firstTimestamp", "lastTimestamp", "type", "eventTime",
+                    "action", "reportingComponent", "reportingInstance"),
+         source=struct("EventSource", component=STRING, host=STRING), count=INT32),
+    kind("Lease", spec=struct("LeaseSpec", **_strings(
+        "holderIdentity", "acquireTime", "renewTime", "strategy", "preferredHolder"),
+        leaseDurationSeconds=INT32, leaseTransitions=INT32)),
+    kind("Role", rules=ListOf(POLICY_RULE)),
+    kind("ClusterRole", rules=ListOf(POLICY_RULE), aggregationRule=struct(
+        "AggregationRule", clusterRoleSelectors=ListOf(LABEL_SELECTOR))),
+    kind("RoleBinding", **BINDING_FIELDS),
+    kind("ClusterRoleBinding", **BINDING_FIELDS),
+    kind("CustomResourceDefinition", spec=struct(
+        "CustomResourceDefinitionSpec", group=STRING, scope=STRING, preserveUnknownFields=BOOL,
+        conversion=ANY,
+        names=struct("CustomResourceDefinitionNames", plural=STRING, singular=STRING,
+                     kind=STRING, listKind=STRING, shortNames=STRINGS, categories=STRINGS),
+        versions=ListOf(struct("CustomResourceDefinitionVersion", name=STRING, served=BOOL,
+                               storage=BOOL, deprecated=BOOL, deprecationWarning=STRING,
+                               **dict.fromkeys(("schema", "subresources",
+                                                "additionalPrinterColumns",
+                                                "selectableFields"), ANY)))),
+        status=ANY),
+    kind("Binding", target=OBJECT_REFERENCE),
+    kind("Scale", spec=struct("ScaleSpec", replicas=INT32),
+         status=struct("ScaleStatus", replicas=INT32, selector=STRING)),
+)}

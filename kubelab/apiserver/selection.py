@@ -1,0 +1,103 @@
+"""Which objects a list or watch asks for: namespace, label selector, field selector, and
+where the next page of a list starts (the continue token).
+
+storage.SelectionPredicate and storage.EncodeContinue/DecodeContinue upstream
+(k8s.io/apiserver/pkg/storage/selection_predicate.go, continue.go). A bad selector or token
+is the client's fault: 400 BadRequest in the parser's words.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kubelab.api.errors import ParseError, bad_request
+from kubelab.api.fields import FieldSelector, parse_field_selector
+from kubelab.api.labels import Selector, parse_selector
+
+__all__ = ["CONTINUE_EXPIRED", "Predicate", "decode_continue", "encode_continue", "make_predicate",
+           "parse_resource_version"]
+
+_UINT = re.compile(r"[0-9]+")
+CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter.")
+
+
+@dataclass(frozen=True, slots=True)
+class Predicate:
+    namespace: str                 # "" for all namespaces
+    label: Selector | None         # None: everything
+    field: FieldSelector | None
+    node_name: str | None = None   # spec.nodeName=<node> of a pod field selector, if any
+
+    def matches(self, obj: dict[str, Any]) -> bool:
+        if self.label is not None:
+            labels = (obj.get("metadata") or {}).get("labels") or {}
+            if not self.label.matches(labels):
+                return False
+        return self.field is None or self.field.matches(obj)
+
+    @property
+    def everything(self) -> bool:
+        return self.label is None and self.field is None
+
+
+def make_predicate(resource: str, namespace: str, label_selector: str,
+                   field_selector: str) -> Predicate:
+    try:
+        label = parse_selector(label_selector) if label_selector.strip() else None
+        field = parse_field_selector(field_selector) if field_selector.strip() else None
+        if field is not None:
+            field.validate_for(resource)
+    except ParseError as err:
+        raise bad_request(str(err)) from None
+    if label is not None and label.empty():
+        label = None
+    if field is not None and field.empty():
+        field = None
+    node = field.exact_value("spec.nodeName") if field is not None and resource == "pods" else None
+    return Predicate(namespace, label, field, node)
+
+
+def parse_resource_version(text: str) -> int:
+    """Versioner.ParseResourceVersion: "" is 0; anything but an unsigned integer is 400."""
+    if not text:
+        return 0
+    if not _UINT.fullmatch(text):
+        raise bad_request(f'invalid resource version: strconv.ParseUint: parsing "{text}": '
+                          "invalid syntax")
+    return int(text)
+
+
+def encode_continue(key: str, prefix: str, rev: int) -> str:
+    """storage.EncodeContinue: base64url JSON naming where the next page starts."""
+    token = {"v": "meta.k8s.io/v1", "rv": rev, "start": key[len(prefix):] + "\x00"}
+    return base64.urlsafe_b64encode(json.dumps(token, separators=(",", ":")).encode()) \
+        .decode().rstrip("=")
+
+
+def decode_continue(token: str, prefix: str) -> tuple[str, int]:
+    """storage.DecodeContinue: (start key, revision), or 400 in upstream's words."""
+    invalid_key = "continue key is not valid"
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        version, rev, start = data.get("v"), data.get("rv"), data.get("start")
+    except (ValueError, TypeError, AttributeError) as err:
+        raise bad_request(f"invalid continue token: {invalid_key}: {err}") from None
+    if version != "meta.k8s.io/v1":
+        raise bad_request(f"invalid continue token: {invalid_key}: server does not recognize "
+                          f"this encoded version {version}")
+    if not isinstance(rev, int) or rev == 0:
+        raise bad_request(f"invalid continue token: {invalid_key}: incorrect encoded start "
+                          "resourceVersion (version meta.k8s.io/v1)")
+    if not isinstance(start, str) or not start:
+        raise bad_request(f"invalid continue token: {invalid_key}: encoded start key empty "
+                          "(version meta.k8s.io/v1)")
+    key = start if start.startswith("/") else "/" + start
+    if posixpath.normpath(key) != key:
+        raise bad_request(f"invalid continue token: {invalid_key}: {start}")
+    return prefix + key[1:], max(rev, 0)

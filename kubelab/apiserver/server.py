@@ -1,0 +1,340 @@
+"""The API server: the only door to the store.
+
+Every request walks the same pipeline, and the audit record says how far it got:
+
+    resolve -> authentication -> authorization -> decode -> mutating admission
+            -> validation -> validating admission -> storage
+
+(k8s.io/apiserver/pkg/server/config.go DefaultBuildHandlerChain, then the REST handlers of
+pkg/endpoints/handlers). Watches go through the same first three stages, then to the watch
+cache of their resource (watch_cache.py). Nothing but an ApiError ever leaves handle(): a bug
+becomes 500 InternalError, recorded in the trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kubelab.api.errors import (
+    ApiError,
+    bad_request,
+    internal_error,
+    method_not_supported,
+    resource_expired,
+    server_not_found,
+    service_unavailable,
+)
+from kubelab.api.meta import rfc3339
+from kubelab.api.request import Request, WatchEvent, WatchHandle
+from kubelab.api.resources import ResourceTable
+from kubelab.apiserver import subresources
+from kubelab.apiserver.admission import AdmissionChain
+from kubelab.apiserver.admission_plugins import default_plugins
+from kubelab.apiserver.audit import AuditRecord
+from kubelab.apiserver.authn import (
+    ADMIN,
+    CONTROLLER_MANAGER,
+    MASTERS,
+    NODE_PREFIX,
+    NODES,
+    SCHEDULER,
+    TokenAuthenticator,
+)
+from kubelab.apiserver.bootstrap import bootstrap
+from kubelab.apiserver.context import RequestContext, Served
+from kubelab.apiserver.decode import decode_body
+from kubelab.apiserver.patch import apply_patch
+from kubelab.apiserver.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
+from kubelab.apiserver.registry import Registry
+from kubelab.apiserver.selection import make_predicate, parse_resource_version
+from kubelab.apiserver.serving import ServedResources
+from kubelab.apiserver.watch_cache import WatchInfo, decode
+from kubelab.sim import Clock, Trace
+from kubelab.store import Store
+
+__all__ = ["APIServer", "WatchInterceptor"]
+
+Object = dict[str, Any]
+WatchInterceptor = Callable[[WatchInfo, WatchEvent], list[tuple[float, WatchEvent]]]
+
+
+class APIServer:
+    def __init__(self, store: Store, clock: Clock, rand: random.Random,
+                 trace: Trace | None = None, resources: ResourceTable | None = None) -> None:
+        self.store, self.clock, self.rand, self.trace = store, clock, rand, trace
+        self.resources = resources or ResourceTable()
+        self.authn = TokenAuthenticator()
+        for user in (ADMIN, SCHEDULER, CONTROLLER_MANAGER):
+            self.authn.add_token(f"token-{user}", user, (MASTERS,) if user == ADMIN else ())
+        self.authorizer = RBACAuthorizer(self._load_all)
+        self.admission = AdmissionChain()
+        for plugin in default_plugins():
+            self.admission.register(plugin)
+        self.registry = Registry(self)
+        self.audit: list[AuditRecord] = []
+        # The fault layer's hook: every event for every watcher goes through it, and the
+        # (delay, event) pairs it returns are delivered that many virtual seconds later.
+        self.watch_interceptor: WatchInterceptor | None = None
+        self.running = True
+        self._watch_ids = 0
+        self._second, self._stamp = -1, ""
+        self.served = ServedResources(self, self.resources)
+        for crd in self._load_all("customresourcedefinitions"):
+            self.served.serve_crd(crd)
+        self.served.start_cachers()
+        bootstrap(self)
+
+    # ------------------------------------------------------------------ identities
+
+    def add_token(self, token: str, user: str, groups: list[str] | tuple[str, ...] = ()) -> None:
+        """A bearer token for user (--token-auth-file). The empty token is anonymous."""
+        self.authn.add_token(token, user, tuple(groups))
+
+    def token_for(self, user: str) -> str:
+        """The token of a built-in identity: admin, system:kube-scheduler,
+        system:kube-controller-manager, or system:node:<name> (made on first use)."""
+        token = self.authn.token_for(user)
+        if token is None and user.startswith(NODE_PREFIX) and len(user) > len(NODE_PREFIX):
+            token = f"token-{user}"
+            self.authn.add_token(token, user, (NODES,))
+        if token is None:
+            raise ValueError(f"no built-in identity {user!r}; use add_token for other users")
+        return token
+
+    # ------------------------------------------------------------------ availability
+
+    def stop(self) -> None:
+        """The server goes down: requests get 503, every open watch closes (on_close)."""
+        if not self.running:
+            return
+        self.running = False
+        self.served.stop_cachers()
+        self._record("stop", "")
+
+    def close_watches(self) -> int:
+        """Cut every open watch (each client's on_close runs); returns how many there were."""
+        watchers = [w for c in self.served.cachers.values() for w in c.open_watchers()]
+        for watcher in watchers:
+            watcher.close()
+        self._record("close-watches", "", closed=len(watchers))
+        return len(watchers)
+
+    def expire_watches(self, match: Callable[[WatchInfo], bool] | None = None) -> int:
+        """End the matching open watches (None: all) with 410 Expired, as for clients whose
+        resume point the cache can no longer serve: their reflectors relist."""
+        expired = 0
+        for cacher in list(self.served.cachers.values()):
+            for watcher in cacher.open_watchers():
+                if match is None or match(watcher.info):
+                    status = resource_expired("too old resource version: the watch lost events")
+                    watcher.emit({"type": "ERROR", "object": status.status})
+                    expired += 1
+        self._record("expire-watches", "", expired=expired)
+        return expired
+
+    def start(self) -> None:
+        """Back up with empty watch caches: a watch from before the restart gets 410."""
+        if self.running:
+            return
+        self.running = True
+        self.served.forget_namespaces()
+        self.authorizer.invalidate()
+        self.served.start_cachers()
+        self._record("start", "")
+
+    # ------------------------------------------------------------------ requests
+
+    def handle(self, request: Request) -> Object:
+        record = AuditRecord(self.clock.now, "", request.verb, request.resource,
+                             request.namespace, request.name, request.subresource)
+        try:  # (spelled out rather than `with self._audited(record)`: this is the hot path)
+            result = self._dispatch(self._admit_request(request, record))
+            record.code = 201 if request.verb == "create" else 200
+            return result
+        except ApiError as err:
+            self._fail(record, err)
+            raise
+        except Exception as err:
+            raise self._bug(record, err) from err
+        finally:
+            self.log(record)
+
+    @contextlib.contextmanager
+    def _audited(self, record: AuditRecord) -> Iterator[None]:
+        """Log the request however it ends; nothing but an ApiError gets out."""
+        try:
+            yield
+        except ApiError as err:
+            self._fail(record, err)
+            raise
+        except Exception as err:
+            raise self._bug(record, err) from err
+        finally:
+            self.log(record)
+
+    def _bug(self, record: AuditRecord, err: Exception) -> ApiError:
+        """An unexpected exception leaves as 500 InternalError; the trace says what it was."""
+        api_err = internal_error(f"{type(err).__name__}: {err}")
+        self._fail(record, api_err)
+        self._record("internal-error", record.object, error=repr(err))
+        return api_err
+
+    def _admit_request(self, request: Request, record: AuditRecord) -> RequestContext:
+        """availability, resolve, authentication, authorization: the same for every verb."""
+        record.stages.append("availability")
+        if not self.running:
+            raise service_unavailable()
+        record.stages.append("resolve")
+        served = self._resolve(request)
+        if not served.info.namespaced and request.namespace:
+            request = dataclasses.replace(request, namespace="")
+            record.namespace = ""
+        record.stages.append("authentication")
+        user = self.authn.authenticate(request.token)
+        record.user = user.name
+        record.stages.append("authorization")
+        if MASTERS not in user.groups:  # the privileged group skips RBAC, as upstream
+            info = served.info
+            namespace = request.name if info.resource == "namespaces" and not info.group \
+                else request.namespace
+            attrs = AuthzAttributes(user, request.verb, info.group, info.resource,
+                                    request.subresource, namespace, request.name)
+            if not self.authorizer.authorize(attrs):
+                raise forbidden_error(attrs)
+        return RequestContext(request, served, user, record, self)
+
+    def _resolve(self, r: Request) -> Served:
+        served = self.served.lookup(r.group, r.resource)
+        if served is None or r.version != served.info.version:
+            raise server_not_found()
+        verbs = served.verbs(r.subresource)
+        if not verbs:
+            raise server_not_found()
+        if r.verb not in verbs:
+            what = f"{r.resource}/{r.subresource}" if r.subresource else r.resource
+            raise method_not_supported(what, r.verb, r.group)
+        named = r.subresource or r.verb in ("get", "update", "patch", "delete")
+        if named and not r.name:
+            raise bad_request("resource name may not be empty")
+        if served.info.namespaced and not r.namespace and \
+                r.verb not in ("list", "watch", "deletecollection"):
+            raise server_not_found()
+        return served
+
+    def _dispatch(self, ctx: RequestContext) -> Object:
+        r, reg, served = ctx.request, self.registry, ctx.served
+        verb, sub = r.verb, r.subresource
+        if verb == "get":
+            return subresources.get_scale(reg, ctx) if sub == "scale" else reg.get(ctx)
+        if verb == "list":
+            return reg.list_objects(ctx)
+        if verb == "delete":
+            return reg.delete(ctx)
+        if verb == "deletecollection":
+            return reg.delete_collection(ctx)
+        if verb == "watch":
+            raise bad_request("watch requests are served by APIServer.watch")
+        if sub == "binding":
+            return subresources.bind(reg, ctx, r.body)
+        if verb == "patch":
+            kv = reg.read(ctx, r.namespace, r.name)
+            live = decode(kv.value, kv.mod_revision)
+            ctx.enter("decode")
+            target = subresources.scale_of(live) if sub == "scale" else live
+            patched = apply_patch(target, r.body, str(r.options.get("patchType", "merge")),
+                                  served.builtin)
+            if sub == "scale":
+                return subresources.update_scale(reg, ctx, patched)
+            obj = decode_body(patched, served.info, served.schema)
+            subresources.check_name(obj, r.name)
+            return reg.update(ctx, obj, kv)
+        if sub == "scale":
+            return subresources.update_scale(reg, ctx, r.body)
+        ctx.enter("decode")
+        obj = decode_body(r.body, served.info, served.schema)
+        if verb == "create":
+            if r.name:
+                subresources.check_name(obj, r.name)
+            return reg.create(ctx, obj)
+        subresources.check_name(obj, r.name)
+        return reg.update(ctx, obj)
+
+    def _fail(self, record: AuditRecord, err: ApiError) -> None:
+        record.code, record.message = err.code, err.message
+        record.stage = record.stages[-1] if record.stages else ""
+        if record.stage.endswith("admission"):
+            record.plugin = self.admission.failed_plugin
+
+    def log(self, record: AuditRecord) -> None:
+        self.audit.append(record)
+        if self.trace is not None and self.trace.enabled:
+            detail: dict[str, Any] = {"user": record.user, "code": record.code}
+            if record.stage:
+                detail["stage"] = record.stage
+            self.trace.record("apiserver", record.verb, record.object, **detail)
+
+    def _record(self, verb: str, obj: str, **detail: Any) -> None:
+        if self.trace is not None:
+            self.trace.record("apiserver", verb, obj, **detail)
+
+    # ------------------------------------------------------------------ watch
+
+    def watch(self, request: Request, on_event: Callable[[WatchEvent], None],
+              on_close: Callable[[], None] | None = None) -> WatchHandle:
+        """Open a watch (see kubelab.api.request.API.watch)."""
+        request = dataclasses.replace(request, verb="watch")
+        record = AuditRecord(self.clock.now, "", "watch", request.resource, request.namespace,
+                             request.name, request.subresource)
+        with self._audited(record):
+            ctx = self._admit_request(request, record)
+            r, served = ctx.request, ctx.served
+            predicate = make_predicate(served.info.resource, r.namespace, r.label_selector,
+                                       r.field_selector)
+            initial: list[WatchEvent] = []
+            if r.resource_version in ("", "0"):  # "get state and start at most recent"
+                items, rv = self.registry.scan(served, predicate, r.namespace)
+                initial = [{"type": "ADDED", "object": item} for item in items]
+            else:
+                rv = parse_resource_version(r.resource_version)
+            self._watch_ids += 1
+            info = WatchInfo(self._watch_ids, ctx.user.name, served.info.resource, r.namespace,
+                             r.label_selector, r.field_selector)
+            on_open = getattr(self.watch_interceptor, "on_open", None)
+            if on_open is not None and on_open(info):  # the fault layer: this client lost events
+                rv = -1  # older than anything the cache can replay: 410, and the client relists
+            watcher = self.served.cachers[(served.info.group, served.info.resource)].add(
+                info, predicate, rv, initial, on_event, on_close)
+            record.code = 200
+        return watcher
+
+    def record_callback_error(self, info: WatchInfo, callback: str, err: Exception) -> None:
+        self._record("watch-callback-error", info.resource, to=info.user, callback=callback,
+                     error=repr(err))
+
+    def after_write(self, served: Served, key: str, obj: Object | None) -> None:
+        self.served.after_write(served, key, obj)
+
+    def restart_cacher(self, resource: str) -> None:
+        self.served.restart_cacher(resource)
+
+    def timestamp(self, offset: float = 0.0) -> str:
+        """metav1.Time of now + offset, from the simulated clock."""
+        if offset:
+            return rfc3339(self.clock.now + offset)
+        second = int(self.clock.now)
+        if second != self._second:
+            self._second, self._stamp = second, rfc3339(second)
+        return self._stamp
+
+    def _load_all(self, resource: str) -> list[Object]:
+        prefix = f"/registry/{resource}/"
+        return [json.loads(kv.value) for kv in self.store.range(prefix, prefix=True).kvs]
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<APIServer {state} resources={len(self.served)} requests={len(self.audit)}>"

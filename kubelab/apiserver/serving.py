@@ -1,0 +1,149 @@
+"""What the server serves: built-in resources, custom resources from CRDs, and the watch cache
+of each. Writes to some resources change the server itself: RBAC objects drop the cached
+authorization decisions, namespaces the NamespaceLifecycle cache, CRDs add or remove a resource.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from kubelab.api.resources import ResourceInfo, ResourceTable
+from kubelab.apiserver.context import Served
+from kubelab.apiserver.crd import crd_resource_info, validate_crd
+from kubelab.apiserver.rbac import RBAC_RESOURCES
+from kubelab.apiserver.schema import SCHEMAS
+from kubelab.apiserver.strategy import strategy_for
+from kubelab.apiserver.watch_cache import CacheEvent, Cacher, decode
+
+if TYPE_CHECKING:
+    from kubelab.apiserver.server import APIServer
+
+__all__ = ["ServedResources"]
+
+Object = dict[str, Any]
+GroupResource = tuple[str, str]
+
+
+class ServedResources:
+    def __init__(self, server: APIServer, table: ResourceTable) -> None:
+        self.server, self.table = server, table
+        self._served: dict[GroupResource, Served] = {}
+        self.cachers: dict[GroupResource, Cacher] = {}
+        self._namespace_phases: dict[str, str | None] = {}
+        for info in table:
+            self._serve_builtin(info)
+
+    def lookup(self, group: str, resource: str) -> Served | None:
+        return self._served.get((group, resource))
+
+    def __iter__(self) -> Iterator[Served]:
+        return iter(list(self._served.values()))
+
+    def __len__(self) -> int:
+        return len(self._served)
+
+    def _serve_builtin(self, info: ResourceInfo) -> None:
+        subs = set(info.subresources) | ({"finalize"} if info.resource == "namespaces" else set())
+        extra = validate_crd if info.resource == "customresourcedefinitions" else None
+        affects = info.resource in RBAC_RESOURCES or info.resource in (
+            "namespaces", "customresourcedefinitions")
+        self._served[(info.group, info.resource)] = Served(
+            info, strategy_for(info.resource), f"/registry/{info.resource}/", True,
+            SCHEMAS.get(info.kind), frozenset(subs), extra, affects)
+
+    def serve_crd(self, crd: Object) -> None:
+        """Serve the resource a CRD defines (stored under /registry/<group>/<plural>/)."""
+        info = crd_resource_info(crd)
+        if info is None:
+            return
+        gr = (info.group, info.resource)
+        if gr in self._served and self._served[gr].builtin:
+            return  # a CRD may not shadow a built-in resource
+        has_status = "status" in info.subresources
+        self._served[gr] = Served(
+            info, strategy_for(info.resource, custom=True, has_status=has_status),
+            f"/registry/{info.group}/{info.resource}/", False, None, frozenset(info.subresources))
+        if self.table.get(info.group, info.resource) is None:
+            self.table.register(info)
+        if self.server.running and gr not in self.cachers:
+            self.cachers[gr] = self._cacher(self._served[gr])
+
+    def unserve_crd(self, crd_name: str) -> None:
+        """The CRD named <plural>.<group> is gone: so are its resource and its objects."""
+        for gr, served in list(self._served.items()):
+            if not served.builtin and f"{served.info.resource}.{served.info.group}" == crd_name:
+                del self._served[gr]
+                self.server.store.delete_range(served.prefix, prefix=True)
+                cacher = self.cachers.pop(gr, None)
+                if cacher is not None:
+                    cacher.stop()
+
+    # ------------------------------------------------------------------ what plugins read
+
+    def get(self, resource: str, namespace: str, name: str, group: str = "") -> Object | None:
+        """admission.Lister.get: the live object, or None."""
+        served = self._served.get((group, resource))
+        if served is None:
+            return None
+        kvs = self.server.store.range(served.key(namespace, name)).kvs
+        return decode(kvs[0].value, kvs[0].mod_revision) if kvs else None
+
+    def namespace_phase(self, name: str) -> str | None:
+        """admission.Lister.namespace_phase, cached until a namespace changes."""
+        if name not in self._namespace_phases:
+            kvs = self.server.store.range(f"/registry/namespaces/{name}").kvs
+            self._namespace_phases[name] = (json.loads(kvs[0].value).get("status") or {}).get(
+                "phase", "Active") if kvs else None
+        return self._namespace_phases[name]
+
+    def forget_namespaces(self, name: str | None = None) -> None:
+        if name is None:
+            self._namespace_phases.clear()
+        else:
+            self._namespace_phases.pop(name, None)
+
+    # ------------------------------------------------------------------ watch caches
+
+    def _cacher(self, served: Served) -> Cacher:
+        return Cacher(self.server, served.info.resource, served.prefix, self._on_change(served))
+
+    def start_cachers(self) -> None:
+        for gr, served in self._served.items():
+            self.cachers[gr] = self._cacher(served)
+
+    def stop_cachers(self) -> None:
+        cachers, self.cachers = list(self.cachers.values()), {}
+        for cacher in cachers:
+            cacher.stop()
+
+    def restart_cacher(self, resource: str) -> None:
+        for gr, cacher in list(self.cachers.items()):
+            if cacher.resource == resource:
+                cacher.stop()
+                self.cachers[gr] = self._cacher(self._served[gr])
+
+    def _on_change(self, served: Served) -> Callable[[list[CacheEvent]], None] | None:
+        """Caches derived from stored objects are dropped when their objects change (this
+        also covers changes that did not come through this server's registry)."""
+        if served.builtin and served.info.resource in RBAC_RESOURCES:
+            return lambda _events: self.server.authorizer.invalidate()
+        if served.builtin and served.info.resource == "namespaces":
+            return lambda _events: self.forget_namespaces()
+        return None
+
+    def after_write(self, served: Served, key: str, obj: Object | None) -> None:
+        """The registry wrote key (obj None: deleted it); keep the derived state current."""
+        if not served.builtin:
+            return
+        resource = served.info.resource
+        if resource in RBAC_RESOURCES:
+            self.server.authorizer.invalidate()
+        elif resource == "namespaces":
+            self.forget_namespaces(key.rsplit("/", 1)[-1])
+        elif resource == "customresourcedefinitions":
+            if obj is None:
+                self.unserve_crd(key.rsplit("/", 1)[-1])
+            else:
+                self.serve_crd(obj)

@@ -1,0 +1,165 @@
+"""ObjectMeta rules shared by every kind: names, labels, annotations, finalizers, owners.
+
+apimachinery pkg/api/validation/objectmeta.go (ValidateObjectMeta, ValidateObjectMetaUpdate,
+ValidateOwnerReferences, ValidateFinalizers) and pkg/apis/meta/v1/validation (ValidateLabels).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any
+
+from kubelab.api.errors import (
+    FieldError,
+    field_forbidden,
+    field_invalid,
+    field_too_long,
+)
+from kubelab.api.resources import ResourceInfo
+from kubelab.api.validation import (
+    is_dns1123_subdomain,
+    max_len_error,
+    regex_error,
+    validate_object_meta,
+)
+
+__all__ = [
+    "TOTAL_ANNOTATION_SIZE_LIMIT",
+    "label_value_errors",
+    "qualified_name_errors",
+    "validate_labels",
+    "validate_meta",
+    "validate_meta_update",
+]
+
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+
+# apimachinery pkg/util/validation/validation.go: IsQualifiedName, IsValidLabelValue.
+_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+             "with an alphanumeric character")
+_NAME_RE = re.compile(_NAME_FMT)
+_VALUE_FMT = f"({_NAME_FMT})?"
+_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
+              "'-', '_' or '.', and must start and end with an alphanumeric character")
+
+
+@functools.lru_cache(maxsize=4096)  # label keys repeat: "app", "tier", ...
+def qualified_name_errors(value: str) -> tuple[str, ...]:
+    """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return ("a qualified name " + regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name",
+                                                  "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",)
+    errs: list[str] = []
+    if len(parts) == 2:
+        errs += ["prefix part " + m for m in is_dns1123_subdomain(parts[0])] if parts[0] \
+            else ["prefix part must be non-empty"]
+    name = parts[-1]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part " + max_len_error(63))
+    if name and not _NAME_RE.fullmatch(name):
+        errs.append("name part " + regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name",
+                                               "123-abc"))
+    return tuple(errs)
+
+
+@functools.lru_cache(maxsize=4096)
+def label_value_errors(value: str) -> tuple[str, ...]:
+    """IsValidLabelValue: empty, or at most 63 of [-A-Za-z0-9_.] with alphanumeric ends."""
+    errs = [max_len_error(63)] if len(value) > 63 else []
+    if value and not _NAME_RE.fullmatch(value):
+        errs.append(regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
+    return tuple(errs)
+
+
+def validate_labels(labels: Any, path: str) -> list[FieldError]:
+    if not isinstance(labels, dict):
+        return []
+    errs = []
+    for key, value in labels.items():
+        errs += [field_invalid(path, key, msg) for msg in qualified_name_errors(key)]
+        if isinstance(value, str):
+            errs += [field_invalid(f"{path}[{key}]", value, msg) for msg in label_value_errors(value)]
+    return errs
+
+
+# RBAC objects are named like path segments (rbac validation ValidateRBACName), which allows
+# the "system:" names of the bootstrap policy.
+PATH_SEGMENT_NAMED = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
+
+
+def path_segment_errors(name: str) -> list[str]:
+    """path.IsValidPathSegmentName."""
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in "/%" if c in name]
+
+
+def validate_meta(obj: dict[str, Any], info: ResourceInfo) -> list[FieldError]:
+    """ValidateObjectMeta for a new object."""
+    meta = obj.get("metadata")
+    if info.resource in PATH_SEGMENT_NAMED and info.group == "rbac.authorization.k8s.io" and \
+            isinstance(meta, dict) and isinstance(meta.get("name"), str) and meta["name"]:
+        name = meta["name"]
+        errs = validate_object_meta({**meta, "name": "x"}, namespaced=info.namespaced)
+        errs += [field_invalid("metadata.name", name, m) for m in path_segment_errors(name)]
+    else:
+        errs = validate_object_meta(meta, namespaced=info.namespaced, name_rule=info.name_rule)
+    if not isinstance(meta, dict):
+        return errs
+    errs += validate_labels(meta.get("labels"), "metadata.labels")
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict):
+        for key in annotations:
+            errs += [field_invalid("metadata.annotations", key, msg)
+                     for msg in qualified_name_errors(key.lower())]
+        size = sum(len(k) + len(v) for k, v in annotations.items() if isinstance(v, str))
+        if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+            errs.append(field_too_long("metadata.annotations", TOTAL_ANNOTATION_SIZE_LIMIT))
+    finalizers = meta.get("finalizers") or []
+    for i, name in enumerate(finalizers):
+        errs += [field_invalid(f"metadata.finalizers[{i}]", name, msg)
+                 for msg in qualified_name_errors(name)]
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        errs.append(field_invalid("metadata.finalizers", finalizers,
+                                  "finalizer foregroundDeletion and orphan cannot be both set"))
+    errs += _owner_references(meta.get("ownerReferences") or [])
+    return errs
+
+
+def _owner_references(refs: list[dict[str, Any]]) -> list[FieldError]:
+    errs = []
+    path = "metadata.ownerReferences"
+    for ref in refs:
+        for field, what in (("apiVersion", "version"), ("kind", "kind"), ("name", "name"),
+                            ("uid", "uid")):
+            if not ref.get(field):
+                errs.append(field_invalid(f"{path}.{field}", ref.get(field, ""),
+                                          f"{what} must not be empty"))
+    controllers = [r for r in refs if r.get("controller")]
+    if len(controllers) > 1:
+        names = ", ".join(f"{r.get('kind')}/{r.get('name')}" for r in controllers)
+        errs.append(field_invalid(path, refs, "Only one reference can have Controller set to "
+                                  f"true. Found \"true\" in references for {names}"))
+    return errs
+
+
+def validate_meta_update(obj: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """ValidateObjectMetaUpdate: what an update may not change."""
+    meta, old_meta = obj.get("metadata") or {}, old.get("metadata") or {}
+    errs = []
+    for field in ("name", "namespace", "uid", "creationTimestamp"):
+        if meta.get(field) != old_meta.get(field):
+            errs.append(field_invalid(f"metadata.{field}", meta.get(field), "field is immutable"))
+    added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
+    if old_meta.get("deletionTimestamp") and added:
+        errs.append(field_forbidden("metadata.finalizers", "no new finalizers can be added if "
+                                    "the object is being deleted, found new finalizers "
+                                    + json.dumps(sorted(added))))
+    return errs

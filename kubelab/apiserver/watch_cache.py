@@ -1,0 +1,271 @@
+"""The watch cache: one store watch per resource, fanned out to every API watcher.
+
+Upstream's cacher (k8s.io/apiserver/pkg/storage/cacher/cacher.go, watch_cache.go,
+cache_watcher.go) keeps one etcd watch per resource and a sliding window of recent events, so
+a thousand watchers cost a thousand filter calls per event, not a thousand etcd watches. A
+watch from a resourceVersion older than the window (or than the store's compaction point) gets
+a single ERROR event: 410 `too old resource version: <rv> (<oldest>)`.
+
+Filtering follows cacheWatcher.convertToWatchEvent: an object that starts to match a watcher's
+selectors arrives as ADDED, one that stops matching as DELETED. Pod watchers with a field
+selector spec.nodeName=<node> (every kubelet) are indexed by node, as upstream's
+indexedTriggerFunc does, so each pod event is offered only to the watchers of its node(s).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kubelab.api.errors import resource_expired
+from kubelab.api.request import WatchEvent
+from kubelab.apiserver.selection import Predicate
+from kubelab.store import KeyValue, WatchResponse
+
+if TYPE_CHECKING:
+    from kubelab.apiserver.server import APIServer
+
+__all__ = ["CacheEvent", "CacheWatcher", "Cacher", "WatchInfo"]
+
+DEFAULT_CAPACITY = 10_000  # events kept per resource for watches from a recent resourceVersion
+
+
+@dataclass(frozen=True, slots=True)
+class WatchInfo:
+    """Who watches what: handed to server.watch_interceptor with every event."""
+
+    id: int
+    user: str
+    resource: str
+    namespace: str
+    label_selector: str
+    field_selector: str
+
+
+def decode(value: bytes, revision: int) -> dict[str, Any]:
+    """A stored object, with metadata.resourceVersion = the revision that wrote it."""
+    obj: dict[str, Any] = json.loads(value)
+    obj["metadata"]["resourceVersion"] = str(revision)
+    return obj
+
+
+class CacheEvent:
+    """One change of one object. Decoded lazily: nobody pays for events nobody watches."""
+
+    __slots__ = ("_node", "_obj", "_prev", "key", "namespace", "prev_value", "rev", "value")
+
+    def __init__(self, key: str, namespace: str, rev: int, value: bytes | None,
+                 prev_value: bytes | None) -> None:
+        self.key, self.namespace, self.rev = key, namespace, rev
+        self.value, self.prev_value = value, prev_value  # value None: deleted
+        self._obj: dict[str, Any] | None = None
+        self._prev: dict[str, Any] | None = None
+        self._node: tuple[str, str] | None = None
+
+    @property
+    def obj(self) -> dict[str, Any] | None:
+        if self._obj is None and self.value is not None:
+            self._obj = decode(self.value, self.rev)
+        return self._obj
+
+    @property
+    def prev(self) -> dict[str, Any] | None:
+        if self._prev is None and self.prev_value is not None:
+            self._prev = decode(self.prev_value, self.rev)
+        return self._prev
+
+    def nodes(self) -> tuple[str, str]:
+        """spec.nodeName of the new and the old pod ("" when absent)."""
+        if self._node is None:
+            self._node = (((self.obj or {}).get("spec") or {}).get("nodeName") or "",
+                          ((self.prev or {}).get("spec") or {}).get("nodeName") or "")
+        return self._node
+
+
+class CacheWatcher:
+    """One API watch. Events leave in order through an outbox, on the clock."""
+
+    def __init__(self, cacher: Cacher, info: WatchInfo, predicate: Predicate, min_rev: int,
+                 on_event: Callable[[WatchEvent], None], on_close: Callable[[], None] | None,
+                 initial: list[WatchEvent]) -> None:
+        self.cacher, self.info, self.predicate, self.min_rev = cacher, info, predicate, min_rev
+        self.on_event, self.on_close = on_event, on_close
+        self.closed = False
+        # Everything known when the watch opens (initial state, the window's events) leaves
+        # in the first flush, a clock callback later; live events queue behind it.
+        self._outbox: deque[WatchEvent] = deque(initial)
+        self._flush_pending = True
+        cacher.server.clock.call_later(0, self._flush)
+
+    def stop(self) -> None:
+        """The client is done: no event arrives after this."""
+        if not self.closed:
+            self.closed = True
+            self._outbox.clear()
+            self.cacher.remove(self)
+
+    def close(self) -> None:
+        """The server ends the watch: stop, then tell the client through on_close."""
+        if self.closed:
+            return
+        self.stop()
+        if self.on_close is not None:
+            try:
+                self.on_close()
+            except Exception as err:  # a client's bug must not break the server
+                self.cacher.server.record_callback_error(self.info, "on_close", err)
+
+    def offer(self, ev: CacheEvent) -> None:
+        """convertToWatchEvent: ADDED, MODIFIED, DELETED or nothing, for this watcher."""
+        if ev.rev <= self.min_rev:
+            return
+        p = self.predicate
+        if p.namespace and ev.namespace != p.namespace:
+            return
+        obj, prev = ev.obj, ev.prev
+        now = obj is not None and p.matches(obj)
+        before = prev is not None and p.matches(prev)
+        # Each watcher gets its own copy, as if it had read its own HTTP stream.
+        if now and ev.value is not None:
+            self.send({"type": "MODIFIED" if before else "ADDED", "object": decode(ev.value, ev.rev)})
+        elif before and ev.prev_value is not None:
+            # The old content, at the event's resourceVersion (cache_watcher.go).
+            self.send({"type": "DELETED", "object": decode(ev.prev_value, ev.rev)})
+
+    def send(self, event: WatchEvent) -> None:
+        if self._outbox or self._flush_pending:
+            self._outbox.append(event)
+        else:
+            self._deliver(event)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        while self._outbox and not self.closed:
+            self._deliver(self._outbox.popleft())
+
+    def _deliver(self, event: WatchEvent) -> None:
+        interceptor = self.cacher.server.watch_interceptor
+        if interceptor is None:
+            self.emit(event)
+            return
+        for delay, out in interceptor(self.info, event):  # the fault layer's hook
+            self.cacher.server.clock.call_later(max(0.0, delay), self.emit, out)
+
+    def emit(self, event: WatchEvent) -> None:
+        if self.closed:
+            return
+        server = self.cacher.server
+        if server.trace is not None and server.trace.enabled:
+            obj = event.get("object") or {}
+            meta = obj.get("metadata") or {}
+            where = "/".join(p for p in (self.info.resource, meta.get("namespace", ""),
+                                         meta.get("name", "")) if p)
+            server.trace.record("apiserver", "watch-event", where, type=event.get("type"),
+                                to=self.info.user, rv=meta.get("resourceVersion", ""))
+        try:
+            self.on_event(event)
+        except Exception as err:  # a watcher's bug closes its own watch, nothing else
+            server.record_callback_error(self.info, "on_event", err)
+            self.close()
+            return
+        if event.get("type") == "ERROR":
+            self.close()
+
+
+class Cacher:
+    """The watch cache of one resource (the keys under one prefix)."""
+
+    def __init__(self, server: APIServer, resource: str, prefix: str,
+                 on_change: Callable[[list[CacheEvent]], None] | None = None,
+                 capacity: int = DEFAULT_CAPACITY) -> None:
+        self.server, self.resource, self.prefix = server, resource, prefix
+        self.on_change = on_change
+        self.window: deque[CacheEvent] = deque(maxlen=capacity)
+        self.evicted = False
+        self.start_rev = server.store.revision  # every event after this is (or was) in window
+        self.watchers: dict[int, CacheWatcher] = {}
+        self.by_node: dict[str, dict[int, CacheWatcher]] = {}
+        self._store_watch = server.store.watch(prefix, prefix=True, prev_kv=True,
+                                               callback=self._on_response)
+
+    def open_watchers(self) -> list[CacheWatcher]:
+        return [*self.watchers.values(), *(w for ws in self.by_node.values() for w in ws.values())]
+
+    def stop(self) -> None:
+        self._store_watch.cancel()
+        for watcher in self.open_watchers():
+            watcher.close()
+
+    def oldest(self) -> int:
+        """The oldest resourceVersion a watch can start from.
+
+        Older ones are gone from the window (upstream's rule), or compacted away in the store:
+        then the client's view is too old to continue and it must relist (DESIGN.md: compacting
+        the store makes watchers relist)."""
+        base = self.window[0].rev - 1 if self.evicted and self.window else self.start_rev
+        return max(base, self.server.store.compact_revision)
+
+    def add(self, info: WatchInfo, predicate: Predicate, rv: int, initial: list[WatchEvent],
+            on_event: Callable[[WatchEvent], None],
+            on_close: Callable[[], None] | None) -> CacheWatcher:
+        """A watcher for events after rv, first sent `initial` then the window's events."""
+        if rv < self.oldest():
+            status = resource_expired(f"too old resource version: {rv} ({self.oldest()})").status
+            return CacheWatcher(self, info, predicate, rv, on_event, on_close,
+                                [{"type": "ERROR", "object": status}])
+        watcher = CacheWatcher(self, info, predicate, rv, on_event, on_close, initial)
+        recent = []
+        for ev in reversed(self.window):  # the window's events after rv, oldest first
+            if ev.rev <= rv:
+                break
+            recent.append(ev)
+        for ev in reversed(recent):
+            watcher.offer(ev)
+        if predicate.node_name is not None:
+            self.by_node.setdefault(predicate.node_name, {})[info.id] = watcher
+        else:
+            self.watchers[info.id] = watcher
+        return watcher
+
+    def remove(self, watcher: CacheWatcher) -> None:
+        self.watchers.pop(watcher.info.id, None)
+        node = watcher.predicate.node_name
+        if node is not None and node in self.by_node:
+            self.by_node[node].pop(watcher.info.id, None)
+            if not self.by_node[node]:
+                del self.by_node[node]
+
+    def _on_response(self, response: WatchResponse) -> None:
+        if response.canceled:  # cannot happen to a synced watch; start over if it does
+            self.server.restart_cacher(self.resource)
+            return
+        events = []
+        for e in response.events:
+            ev = self._cache_event(e.kv, e.prev_kv, e.type == "DELETE")
+            if len(self.window) == self.window.maxlen:
+                self.evicted = True
+            self.window.append(ev)
+            events.append(ev)
+            self._dispatch(ev)
+        if self.on_change is not None and events:
+            self.on_change(events)
+
+    def _cache_event(self, kv: KeyValue, prev: KeyValue | None, deleted: bool) -> CacheEvent:
+        rest = kv.key[len(self.prefix):]
+        namespace = rest.split("/", 1)[0] if "/" in rest else ""
+        return CacheEvent(kv.key, namespace, kv.mod_revision, None if deleted else kv.value,
+                          prev.value if prev is not None else None)
+
+    def _dispatch(self, ev: CacheEvent) -> None:
+        for watcher in list(self.watchers.values()):
+            watcher.offer(ev)
+        if self.by_node:
+            node, prev_node = ev.nodes()
+            targets = dict(self.by_node.get(node, {}))
+            if prev_node != node:
+                targets.update(self.by_node.get(prev_node, {}))
+            for watcher in targets.values():
+                watcher.offer(ev)
