@@ -225,7 +225,7 @@ def _value_repr(value: Any) -> str:
         return "null"
     if isinstance(value, (int, float)):
         return str(value)
-    return json.dumps(value, sort_keys=True, default=str)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def field_invalid(path: str, value: Any, detail: str) -> FieldError:

@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from kubelab.api.errors import ParseError
-from kubelab.api.validation import is_qualified_name as _label_key_errors
+from kubelab.api.validation import is_label_key as _label_key_errors
 from kubelab.api.validation import is_valid_label_value as _label_value_errors
 
 __all__ = [

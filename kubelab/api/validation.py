@@ -6,6 +6,7 @@ RegexError, MaxLenError) and pkg/api/validation/objectmeta.go (ValidateObjectMet
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -16,6 +17,7 @@ __all__ = [
     "DNS1123_SUBDOMAIN_MAX_LENGTH",
     "is_dns1123_label",
     "is_dns1123_subdomain",
+    "is_label_key",
     "is_qualified_name",
     "is_valid_label_value",
     "validate_object_meta",
@@ -80,13 +82,11 @@ _VALUE_FMT = f"({_KEY_FMT})?"
 _VALUE_MSG = "a valid label must be an empty string or " + _KEY_MSG.replace("must ", "", 1)
 
 
-def is_qualified_name(key: str) -> list[str]:
-    """IsLabelKey (IsQualifiedName): an optional DNS subdomain prefix and '/', then a name."""
+def _qualified(key: str, what: str) -> list[str]:
     errs: list[str] = []
     parts = key.split("/")
     if len(parts) > 2:
-        return ["a valid label key " + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name",
-                                                   "123-abc")
+        return [what + " " + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name", "123-abc")
                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     if len(parts) == 2:
         prefix = parts[0]
@@ -102,12 +102,26 @@ def is_qualified_name(key: str) -> list[str]:
     return errs
 
 
-def is_valid_label_value(value: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def is_qualified_name(key: str) -> tuple[str, ...]:
+    """IsQualifiedName (label keys in objects, nodeSelector keys, ...): an optional DNS
+    subdomain prefix and '/', then a name of at most 63 characters. () when valid."""
+    return tuple(_qualified(key, "a qualified name"))
+
+
+@functools.lru_cache(maxsize=4096)
+def is_label_key(key: str) -> tuple[str, ...]:
+    """IsLabelKey (label selectors): IsQualifiedName with "a valid label key" in its message."""
+    return tuple(_qualified(key, "a valid label key"))
+
+
+@functools.lru_cache(maxsize=4096)
+def is_valid_label_value(value: str) -> tuple[str, ...]:
     """IsValidLabelValue: empty, or at most 63 of [-A-Za-z0-9_.], alphanumeric at the ends."""
     errs = [max_len_error(63)] if len(value.encode()) > 63 else []
     if not re.fullmatch(_VALUE_FMT, value):
         errs.append(regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+    return tuple(errs)
 
 
 

@@ -12,7 +12,6 @@ step (storage/etcd3/store.go Create and GuaranteedUpdate).
 from __future__ import annotations
 
 import json
-import random
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api.errors import (
@@ -25,7 +24,7 @@ from kubelab.api.errors import (
     request_entity_too_large,
     resource_expired,
 )
-from kubelab.api.meta import random_suffix
+from kubelab.api.meta import new_uid, random_suffix
 from kubelab.apiserver.admission import CREATE, UPDATE
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import MAX_REQUEST_BODY_BYTES, encode
@@ -54,7 +53,7 @@ from kubelab.store import (
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
 
-__all__ = ["Registry", "new_uid"]
+__all__ = ["Registry"]
 
 Object = dict[str, Any]
 MAX_GENERATE_NAME_ATTEMPTS = 8   # store.go maxNameGenerationCreateAttempts
@@ -302,15 +301,6 @@ class Registry:
                            group=ctx.served.info.group)
         if ctx.served.affects_server:
             self.server.after_write(ctx.served, key, None)
-
-
-def new_uid(rand: random.Random) -> str:
-    """The same version-4 UUID as kubelab.api.meta.new_uid draws, without uuid.UUID's cost
-    (it is on the path of every create)."""
-    value = rand.getrandbits(128)
-    value = (value & ~(0xF000 << 64) & ~(0xC000 << 48)) | (4 << 76) | (0x8000 << 48)
-    h = f"{value:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _node_needle(predicate: Predicate) -> bytes:

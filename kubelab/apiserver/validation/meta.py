@@ -6,9 +6,7 @@ ValidateOwnerReferences, ValidateFinalizers) and pkg/apis/meta/v1/validation (Va
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 from typing import Any
 
 from kubelab.api.errors import (
@@ -19,9 +17,8 @@ from kubelab.api.errors import (
 )
 from kubelab.api.resources import ResourceInfo
 from kubelab.api.validation import (
-    is_dns1123_subdomain,
-    max_len_error,
-    regex_error,
+    is_qualified_name,
+    is_valid_label_value,
     validate_object_meta,
 )
 
@@ -36,46 +33,9 @@ __all__ = [
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 
-# apimachinery pkg/util/validation/validation.go: IsQualifiedName, IsValidLabelValue.
-_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-             "with an alphanumeric character")
-_NAME_RE = re.compile(_NAME_FMT)
-_VALUE_FMT = f"({_NAME_FMT})?"
-_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
-              "'-', '_' or '.', and must start and end with an alphanumeric character")
-
-
-@functools.lru_cache(maxsize=4096)  # label keys repeat: "app", "tier", ...
-def qualified_name_errors(value: str) -> tuple[str, ...]:
-    """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63."""
-    parts = value.split("/")
-    if len(parts) > 2:
-        return ("a qualified name " + regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name",
-                                                  "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",)
-    errs: list[str] = []
-    if len(parts) == 2:
-        errs += ["prefix part " + m for m in is_dns1123_subdomain(parts[0])] if parts[0] \
-            else ["prefix part must be non-empty"]
-    name = parts[-1]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + max_len_error(63))
-    if name and not _NAME_RE.fullmatch(name):
-        errs.append("name part " + regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name",
-                                               "123-abc"))
-    return tuple(errs)
-
-
-@functools.lru_cache(maxsize=4096)
-def label_value_errors(value: str) -> tuple[str, ...]:
-    """IsValidLabelValue: empty, or at most 63 of [-A-Za-z0-9_.] with alphanumeric ends."""
-    errs = [max_len_error(63)] if len(value) > 63 else []
-    if value and not _NAME_RE.fullmatch(value):
-        errs.append(regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
-    return tuple(errs)
+# IsQualifiedName and IsValidLabelValue live in kubelab.api.validation (cached there).
+qualified_name_errors = is_qualified_name
+label_value_errors = is_valid_label_value
 
 
 def validate_labels(labels: Any, path: str) -> list[FieldError]:
