@@ -50,6 +50,6 @@ def test_object_meta() -> None:
     assert errs == ['metadata.namespace: Invalid value: "x": not allowed on this type']
     errs = [str(x) for x in validate_object_meta({"name": "n", "labels": {"a": 1}},
                                                  namespaced=False)]
-    assert errs == ['metadata.labels: Invalid value: {"a": 1}: must be a map of string to string']
+    assert errs == ['metadata.labels: Invalid value: {"a":1}: must be a map of string to string']
     assert [str(x) for x in validate_object_meta("web", namespaced=False)] == [
         'metadata: Invalid value: "web": must be an object']
