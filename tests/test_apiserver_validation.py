@@ -77,14 +77,14 @@ def test_deployment_defaults(env: Env) -> None:
      "or equal to 0"),
     (lambda d: d["spec"]["template"]["metadata"].update(labels={"app": "other"}),
      'Deployment.apps "web" is invalid: spec.template.metadata.labels: Invalid value: '
-     '{"app": "other"}: `selector` does not match template `labels`'),
+     '{"app":"other"}: `selector` does not match template `labels`'),
     (lambda d: d["spec"].update(strategy={"type": "RollingUpdate", "rollingUpdate": {
         "maxSurge": 0, "maxUnavailable": 0}}),
      'Deployment.apps "web" is invalid: spec.strategy.rollingUpdate.maxUnavailable: Invalid '
      "value: 0: may not be 0 when `maxSurge` is 0"),
     (lambda d: d["spec"].pop("selector"),
      'Deployment.apps "web" is invalid: [spec.selector: Required value, '
-     "spec.template.metadata.labels: Invalid value: {\"app\": \"web\"}: `selector` does not "
+     "spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not "
      "match template `labels`]"),
     (lambda d: d["spec"]["template"]["spec"].update(restartPolicy="Never"),
      'Deployment.apps "web" is invalid: spec.template.spec.restartPolicy: Unsupported value: '
@@ -116,8 +116,8 @@ def test_deployment_selector_is_immutable(env: Env) -> None:
      'Pod "web" is invalid: spec.restartPolicy: Unsupported value: "Sometimes": supported '
      'values: "Always", "OnFailure", "Never"'),
     (pod(tolerations=[{"key": "k", "operator": "Exists", "value": "v"}]),
-     'Pod "web" is invalid: spec.tolerations[0].operator: Invalid value: {"key": "k", '
-     '"operator": "Exists", "value": "v"}: value must be empty when `operator` is \'Exists\''),
+     'Pod "web" is invalid: spec.tolerations[0].operator: Invalid value: {"key":"k",'
+     '"operator":"Exists","value":"v"}: value must be empty when `operator` is \'Exists\''),
     (pod(tolerations=[{"key": "k", "operator": "Equal", "value": "v", "effect": "Sometimes"}]),
      'Pod "web" is invalid: spec.tolerations[0].effect: Unsupported value: "Sometimes": '
      'supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"'),
