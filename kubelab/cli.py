@@ -1,19 +1,24 @@
-"""The `kubelab` command: `kubelab doctor` checks that the course can run here.
+"""The `kubelab` command.
 
-Later issues add `kubelab grade` and `kubelab release`.
+    kubelab doctor                     check that the course can run here
+    kubelab grade [4.1 ...]            grade your exercises/ (all exercises, or the ones named)
+    kubelab grade --class DIR --out grades.csv     grade a class: one folder per student
+    kubelab release [--check]          write exercises/ from solutions/ (CI: fail if it differs)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
-__all__ = ["doctor", "main"]
+__all__ = ["doctor", "grade_command", "main", "release_command"]
 
 # (distribution name, what it is for)
 PYTHON_PACKAGES = [
@@ -72,12 +77,96 @@ def doctor(out: Callable[[str], None] = print) -> int:
     return 0
 
 
+def _course_root() -> Path:
+    """The repository: the nearest folder above the current one holding solutions/ or
+    exercises/, else the one the kubelab package sits in."""
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "solutions").is_dir() or (folder / "exercises").is_dir():
+            return folder
+    return Path(__file__).resolve().parent.parent
+
+
+def grade_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
+    """`kubelab grade`: 0 when every check passed (or the class was graded), 1 otherwise."""
+    from kubelab.grading import grade, grade_class
+    from kubelab.grading.runner import make_undumpable
+
+    options = {"checks_dirs": args.checks, "jobs": args.jobs, "timeout": args.timeout}
+    if args.klass is not None:
+        if args.check or args.seed is not None or args.submission:
+            raise ValueError("--class grades whole folders: drop --check, --seed and --submission")
+        make_undumpable()  # submissions are other people's code: keep them out of our memory
+        output = Path(args.out or "grades.csv")
+        reports = grade_class(args.klass, output, args.exercises, **options)
+        width = max([len(r.name) for r in reports] + [7])
+        for report in reports:
+            out(f"{report.name:<{width}}  {report.total:>4}/{report.max_total}")
+        out(f"wrote {output} and {output.with_suffix('')}/<student>.json for {len(reports)} student(s)")
+        return 0
+    if args.out:
+        raise ValueError("--out goes with --class")
+    report = grade(args.exercises, submission=args.submission, check=args.check, seed=args.seed,
+                   **options)
+    if args.json:
+        out(json.dumps(report.to_json(), indent=2, sort_keys=True))
+    else:
+        out(report.text(verbose=args.verbose).rstrip("\n"))
+    return 0 if report.passed else 1
+
+
+def release_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
+    from kubelab.grading import release
+
+    root = _course_root()
+    solutions = Path(args.solutions) if args.solutions else root / "solutions"
+    exercises = Path(args.exercises) if args.exercises else root / "exercises"
+    lines = release(solutions, exercises, check=args.check, force=args.force)
+    for line in lines:
+        out(line)
+    if args.check:
+        if lines:
+            return 1
+        out(f"{exercises} matches {solutions}")
+    elif not lines:
+        out(f"{exercises} is up to date")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kubelab", description=__doc__)
+    parser = argparse.ArgumentParser(prog="kubelab", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="check Python, JupyterLab, ipywidgets and Graphviz")
+    g = sub.add_parser("grade", help="grade exercises: yours, or a whole class")
+    g.add_argument("exercises", nargs="*", metavar="EXERCISE",
+                   help="exercise ids (4.1) or notebooks (4); default: all")
+    g.add_argument("--submission", metavar="DIR", help="the folder to grade (default: exercises/)")
+    g.add_argument("--class", dest="klass", metavar="DIR", help="grade every student folder in DIR")
+    g.add_argument("--out", metavar="CSV", help="with --class: where to write the CSV (grades.csv)")
+    g.add_argument("--checks", metavar="DIR", action="append", default=[],
+                   help="also run the instructor's checks in DIR (repeatable)")
+    g.add_argument("--check", metavar="NAME", help="run only this check")
+    g.add_argument("--seed", type=int, help="run the checks with this seed only (to replay one)")
+    g.add_argument("--jobs", type=int, help="grading processes at once (default: CPU count)")
+    g.add_argument("--timeout", type=float, default=10.0, help="seconds per check (default 10)")
+    g.add_argument("--verbose", "-v", action="store_true", help="show output and cluster traces")
+    g.add_argument("--json", action="store_true", help="print the report as JSON")
+    r = sub.add_parser("release", help="write exercises/ from solutions/")
+    r.add_argument("--check", action="store_true", help="fail if exercises/ differs (for CI)")
+    r.add_argument("--force", action="store_true", help="overwrite exercise files you have edited")
+    r.add_argument("--solutions", metavar="DIR", help="default: solutions/ of this repository")
+    r.add_argument("--exercises", metavar="DIR", help="default: exercises/ of this repository")
     args = parser.parse_args(argv)
-    if args.command == "doctor":
-        return doctor()
+    try:
+        if args.command == "doctor":
+            return doctor()
+        if args.command == "grade":
+            return grade_command(args)
+        if args.command == "release":
+            return release_command(args)
+    except ValueError as err:  # bad ids, folders, markers: say so, no traceback
+        print(f"kubelab {args.command}: {err}", file=sys.stderr)
+        return 2
     parser.error(f"unknown command {args.command}")  # argparse exits; keeps mypy happy
     return 2

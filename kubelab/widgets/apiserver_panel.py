@@ -96,7 +96,6 @@ class ApiServerPanel:
             "<table><tr><th>t</th><th>user</th><th>verb</th><th>object</th><th>code</th>"
             f"<th>rejected at</th><th>message</th></tr>{rows}</table>")
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """Shown as its widget when it is the last value of a notebook cell."""
+        return self.widget._repr_mimebundle_(**kwargs)

@@ -86,7 +86,6 @@ class StorePanel:
         note = f"<i>{html.escape(message)}</i>" if message else ""
         self.log.value = f"{note}<ul>{heard}</ul>"
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """Shown as its widget when it is the last value of a notebook cell."""
+        return self.widget._repr_mimebundle_(**kwargs)

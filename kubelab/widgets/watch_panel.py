@@ -97,7 +97,6 @@ class WatchPanel:
             + (f"<br><i>{html.escape(message)}</i>" if message else "")
             + f"<table><tr><th>ConfigMap</th><th>data</th></tr>{rows}</table>")
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """Shown as its widget when it is the last value of a notebook cell."""
+        return self.widget._repr_mimebundle_(**kwargs)

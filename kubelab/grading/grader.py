@@ -1,0 +1,276 @@
+"""`kubelab grade`: run the checks, one grading process per exercise per submission, and score.
+
+The grader starts up to `jobs` grading processes at once (runner.py), each in its own session so
+that a timeout kills it and the sandboxes it started. It reads their verdicts from their stdout
+and keeps only lines that carry the job's random nonce and name a check it asked for, once each;
+the points come from the grader's own registry, never from the process. A check without a
+verdict (the process crashed or ran out of time) scores zero with the reason.
+
+This is the one corner of kubelab that deals in real time and real processes (time limits,
+pipes, signals); the clusters the checks build still run on virtual time, seeded, so the same
+submission gets the same grade.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import selectors
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubelab.grading.exercises import EXERCISES, Check, Exercise, checks_for, load_checks
+from kubelab.grading.report import CheckResult, ExerciseResult, Report, write_class_reports
+from kubelab.grading.runner import DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, find_module
+
+__all__ = ["find_exercises_dir", "grade", "grade_class", "select_exercises"]
+
+_STDOUT_LIMIT = 8 << 20
+_STDERR_LIMIT = 8 << 10
+_STARTUP = 5.0  # seconds a grading process may take to start and import kubelab
+
+
+@dataclass
+class _Job:
+    name: str
+    submission: Path
+    exercise: Exercise
+    checks: list[Check]
+    payload: dict[str, Any]
+    nonce: str = field(default_factory=lambda: secrets.token_hex(16))
+    proc: subprocess.Popen[bytes] | None = None
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    open_streams: int = 0
+    deadline: float = 0.0
+    timed_out: bool = False
+    missing: str = ""  # the module is not there: every check fails with this, nothing runs
+
+
+def find_exercises_dir(start: Path | None = None) -> Path:
+    """The learner's exercises/ folder: in the current directory or one above it (notebooks/
+    sits next to exercises/), else next to the kubelab package."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "exercises").is_dir():
+            return folder / "exercises"
+    return Path(__file__).resolve().parents[2] / "exercises"
+
+
+def select_exercises(ids: Iterable[str]) -> list[Exercise]:
+    """["4.1", "1"] -> exercise 4.1 and every exercise of notebook 01, in course order.
+    Nothing selected means every exercise that has checks."""
+    wanted = [str(i) for i in ids]
+    chosen = []
+    for ex in EXERCISES.values():
+        if not checks_for(ex.id):
+            continue
+        notebook = ex.id.split(".")[0]
+        if not wanted or ex.id in wanted or notebook in wanted or notebook.zfill(2) in wanted:
+            chosen.append(ex)
+    known = {e.id for e in EXERCISES.values()} | {e.id.split(".")[0] for e in EXERCISES.values()}
+    unknown = [w for w in wanted if w not in known and w.lstrip("0") not in known]
+    if unknown:
+        raise ValueError(f"no exercise {', '.join(unknown)}; exercises: {', '.join(EXERCISES)}")
+    return chosen
+
+
+def grade(exercises: str | Iterable[str] = (), *, submission: str | Path | None = None,
+          check: str | None = None, seed: int | None = None, checks_dirs: Iterable[str | Path] = (),
+          jobs: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+          output_limit: int = DEFAULT_OUTPUT_LIMIT, verbose: bool = False) -> Report:
+    """Grade exercises ("4.1", "4", or a list; default: all) of one submission folder (default:
+    your exercises/). Returns a Report, which a notebook shows as text (verbose: with what your
+    code printed and the end of the cluster's trace for every failed check)."""
+    folder = Path(submission) if submission is not None else find_exercises_dir()
+    ids = [exercises] if isinstance(exercises, str) else list(exercises)
+    reports = _grade_many([(folder.name, folder)], ids, check=check, seed=seed,
+                          checks_dirs=list(checks_dirs), jobs=jobs, timeout=timeout,
+                          output_limit=output_limit, default_submission=submission is None)
+    reports[0].verbose = verbose
+    return reports[0]
+
+
+def grade_class(folder: str | Path, out: str | Path | None = None, exercises: Iterable[str] = (),
+                *, checks_dirs: Iterable[str | Path] = (), jobs: int | None = None,
+                timeout: float = DEFAULT_TIMEOUT, output_limit: int = DEFAULT_OUTPUT_LIMIT
+                ) -> list[Report]:
+    """Grade every student folder in `folder` (sorted by name); write the CSV and JSON reports."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise ValueError(f"--class {folder}: no such directory")
+    students = sorted((p.name, p) for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    reports = _grade_many(students, list(exercises), check=None, seed=None,
+                          checks_dirs=list(checks_dirs), jobs=jobs, timeout=timeout,
+                          output_limit=output_limit, default_submission=False)
+    if out is not None:
+        ids = [e.exercise.id for e in reports[0].exercises] if reports else []
+        write_class_reports(reports, Path(out), ids)
+    return reports
+
+
+def _grade_many(students: list[tuple[str, Path]], ids: list[str], *, check: str | None,
+                seed: int | None, checks_dirs: list[str | Path], jobs: int | None, timeout: float,
+                output_limit: int, default_submission: bool) -> list[Report]:
+    if not timeout > 0 or (jobs is not None and jobs < 1) or output_limit < 1024:
+        raise ValueError(f"need timeout > 0, jobs >= 1 and output_limit >= 1024; got timeout={timeout}, "
+                         f"jobs={jobs}, output_limit={output_limit}")
+    load_checks(checks_dirs)
+    chosen = select_exercises(ids)
+    dirs = [str(Path(d).resolve()) for d in checks_dirs]
+    all_jobs: list[_Job] = []
+    for name, folder in students:
+        for ex in chosen:
+            checks = [c for c in checks_for(ex.id) if check is None or c.name == check]
+            if not checks:
+                continue
+            payload = {"submission": str(folder.resolve()), "exercise": ex.id,
+                       "checks": [c.name for c in checks], "seed": seed, "checks_dirs": dirs,
+                       "timeout": timeout, "output_limit": output_limit}
+            job = _Job(name, folder, ex, checks, payload)
+            if find_module(folder.resolve(), ex.module) is None:  # nothing to run: say so now
+                job.missing = (f"no {ex.module}.py in {folder.name}/ (or {folder.name}/exercises/): "
+                               f"exercise {ex.id} was not handed in")
+            all_jobs.append(job)
+    if check is not None and not all_jobs:
+        raise ValueError(f"no check named {check!r} in exercise(s) {', '.join(e.id for e in chosen)}")
+    _run([j for j in all_jobs if not j.missing], jobs or os.cpu_count() or 2, timeout)
+    reports = {name: Report(name, str(folder)) for name, folder in students}
+    for job in all_jobs:
+        verdicts = _verdicts(job)
+        result = ExerciseResult(job.exercise)
+        for chk in job.checks:
+            result.checks.append(_score(job, chk, verdicts.get(chk.name), default_submission, dirs))
+        reports[job.name].exercises.append(result)
+    return [reports[name] for name, _ in students]
+
+
+def _run(jobs: list[_Job], parallel: int, timeout: float) -> None:
+    """Run the jobs, `parallel` at a time, each in its own session; kill any past its budget."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONHASHSEED"] = "0"  # the simulation iterates sets: fix their order
+    selector = selectors.DefaultSelector()
+    waiting, running = list(jobs), list[_Job]()
+    while waiting or running:
+        while waiting and len(running) < parallel:
+            job = waiting.pop(0)
+            _start(job, env, selector, timeout)
+            running.append(job)
+        wait = max(0.0, min(j.deadline for j in running) - time.monotonic())
+        for key, _ in selector.select(timeout=wait):
+            _read(selector, key)
+        now = time.monotonic()
+        for job in [j for j in running if j.open_streams == 0 or now > j.deadline]:
+            _finish(job, selector)
+            running.remove(job)
+    selector.close()
+
+
+def _start(job: _Job, env: dict[str, str], selector: selectors.BaseSelector, timeout: float) -> None:
+    job.proc = subprocess.Popen([sys.executable, "-P", "-m", "kubelab.grading.runner"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=env, start_new_session=True)
+    assert job.proc.stdin and job.proc.stdout and job.proc.stderr
+    job.proc.stdin.write(json.dumps({"nonce": job.nonce, **job.payload}).encode())
+    job.proc.stdin.close()
+    job.deadline = time.monotonic() + _STARTUP + len(job.checks) * (timeout + 2)
+    for pipe, buffer in ((job.proc.stdout, job.stdout), (job.proc.stderr, job.stderr)):
+        os.set_blocking(pipe.fileno(), False)
+        selector.register(pipe, selectors.EVENT_READ, (job, buffer))
+        job.open_streams += 1
+
+
+def _read(selector: selectors.BaseSelector, key: selectors.SelectorKey) -> None:
+    job, buffer = key.data
+    chunk = os.read(key.fd, 1 << 16)
+    if not chunk:
+        selector.unregister(key.fileobj)
+        job.open_streams -= 1
+        return
+    buffer.extend(chunk)
+    if buffer is job.stderr and len(buffer) > _STDERR_LIMIT:  # keep the end of stderr...
+        del buffer[: len(buffer) - _STDERR_LIMIT]
+    elif len(buffer) > _STDOUT_LIMIT:                          # ...and the start of stdout
+        del buffer[_STDOUT_LIMIT:]
+
+
+def _finish(job: _Job, selector: selectors.BaseSelector) -> None:
+    assert job.proc is not None
+    if job.open_streams:  # still talking: out of time
+        job.timed_out = True
+        for pipe in (job.proc.stdout, job.proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(KeyError, ValueError):
+                    selector.unregister(pipe)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(job.proc.pid, signal.SIGKILL)  # the runner, its zygote and its sandboxes
+    job.proc.wait()
+    for pipe in (job.proc.stdout, job.proc.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+def _verdicts(job: _Job) -> dict[str, dict[str, Any]]:
+    """The runner's lines that are really its own: right nonce, a check we asked for, once."""
+    verdicts: dict[str, dict[str, Any]] = {}
+    asked = {c.name for c in job.checks}
+    for line in bytes(job.stdout).decode("utf-8", "replace").splitlines():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict) or message.get("nonce") != job.nonce:
+            continue
+        name = message.get("check")
+        if (message.get("type") != "result" or message.get("exercise") != job.exercise.id
+                or name not in asked or name in verdicts or not isinstance(message.get("passed"), bool)):
+            continue
+        verdicts[str(name)] = message
+    return verdicts
+
+
+def _score(job: _Job, chk: Check, verdict: dict[str, Any] | None, default_submission: bool,
+           dirs: list[str]) -> CheckResult:
+    seed = verdict.get("seed") if verdict else None
+    seed = seed if isinstance(seed, int) else (job.payload["seed"] or chk.seeds[0])
+    command = ["kubelab", "grade", job.exercise.id, "--check", chk.name, "--seed", str(seed)]
+    if not default_submission:
+        command += ["--submission", str(job.submission)]
+    for folder in dirs:
+        command += ["--checks", folder]
+    replay = shlex.join(command)
+    if job.missing:
+        return CheckResult(job.exercise.id, chk.name, 0, chk.points, False, job.missing,
+                           hint=chk.hint, seed=seed, replay=replay)
+    if verdict is None:
+        if job.timed_out:
+            message = (f"the grading process for exercise {job.exercise.id} was stopped after its "
+                       "time limit before this check reported (a check hung)")
+        else:
+            tail = bytes(job.stderr).decode("utf-8", "replace").strip().splitlines()[-3:]
+            message = (f"no verdict: the grading process for exercise {job.exercise.id} ended "
+                       f"early ({'; '.join(tail) or 'no error output'})")
+        return CheckResult(job.exercise.id, chk.name, 0, chk.points, False, message, hint=chk.hint,
+                           seed=seed, replay=replay)
+
+    def text(key: str) -> str:
+        value = verdict.get(key) if verdict else None
+        return value if isinstance(value, str) else ""
+
+    def optional(key: str) -> str | None:
+        value = verdict.get(key) if verdict else None
+        return value if isinstance(value, str) else None
+
+    passed = bool(verdict["passed"])
+    return CheckResult(job.exercise.id, chk.name, chk.points if passed else 0, chk.points, passed,
+                       text("message"), optional("expected"), optional("got"),
+                       text("hint") or chk.hint, seed, replay, text("output"), text("trace"))

@@ -1,0 +1,137 @@
+"""Grades as data: per check, per exercise, per submission; as text, JSON and a class CSV."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubelab.grading.exercises import Exercise
+
+__all__ = ["CheckResult", "ExerciseResult", "Report", "write_class_reports"]
+
+
+@dataclass
+class CheckResult:
+    exercise: str
+    check: str
+    points: int
+    max_points: int
+    passed: bool
+    message: str = ""
+    expected: str | None = None
+    got: str | None = None
+    hint: str = ""
+    seed: int = 0
+    replay: str = ""     # the command that runs just this check with this seed
+    output: str = ""     # the start of what the submission printed, or its traceback
+    trace: str = ""      # the end of the cluster's trace when the check failed
+
+
+@dataclass
+class ExerciseResult:
+    exercise: Exercise
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def points(self) -> int:
+        return sum(c.points for c in self.checks)
+
+    @property
+    def max_points(self) -> int:
+        return sum(c.max_points for c in self.checks)
+
+
+@dataclass
+class Report:
+    name: str                # the student (folder name), or the folder graded
+    submission: str          # the folder graded
+    exercises: list[ExerciseResult] = field(default_factory=list)
+    verbose: bool = False    # how str() and a notebook show it: with output and traces
+
+    @property
+    def total(self) -> int:
+        return sum(e.points for e in self.exercises)
+
+    @property
+    def max_total(self) -> int:
+        return sum(e.max_points for e in self.exercises)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for e in self.exercises for c in e.checks)
+
+    def checks(self) -> list[CheckResult]:
+        return [c for e in self.exercises for c in e.checks]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "submission": self.submission, "total": self.total,
+            "max_total": self.max_total,
+            "exercises": [{"id": e.exercise.id, "title": e.exercise.title, "points": e.points,
+                           "max_points": e.max_points, "checks": [asdict(c) for c in e.checks]}
+                          for e in self.exercises],
+        }
+
+    def text(self, verbose: bool = False) -> str:
+        lines = [f"kubelab grade · {self.submission} · {self.total}/{self.max_total} points", ""]
+        for ex in self.exercises:
+            e = ex.exercise
+            lines.append(f"{e.id}  {e.title}  [{e.difficulty} · notebook {e.notebook}, "
+                         f"{e.section}]  {ex.points}/{ex.max_points}")
+            for c in ex.checks:
+                mark = "PASS" if c.passed else "FAIL"
+                lines.append(f"  {mark}  {c.check:<48} {c.points}/{c.max_points}")
+                if c.passed:
+                    continue
+                lines.extend(_indent(c.message))
+                if c.expected is not None:
+                    lines.extend(_indent(f"expected: {c.expected}"))
+                if c.got is not None:
+                    lines.extend(_indent(f"got:      {c.got}"))
+                if c.hint:
+                    lines.extend(_indent(f"hint:     {c.hint}"))
+                lines.extend(_indent(f"replay:   {c.replay}"))
+                if verbose and c.output:
+                    lines.extend(_indent("output:\n" + c.output, 10))
+                if verbose and c.trace:
+                    lines.extend(_indent("trace (last events):\n" + c.trace, 10))
+            lines.append("")
+        if not verbose and not self.passed:
+            lines.append("Add --verbose (or grade(..., verbose=True)) to see output and the cluster trace.")
+        return "\n".join(lines).rstrip() + "\n"
+
+    def __str__(self) -> str:
+        return self.text(self.verbose)
+
+    def __repr__(self) -> str:
+        return f"<Report {self.name}: {self.total}/{self.max_total}>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text(self.verbose))
+
+
+def _indent(text: str, width: int = 8) -> list[str]:
+    return [" " * width + line for line in text.splitlines()]
+
+
+def write_class_reports(reports: Iterable[Report], out: Path, exercise_ids: list[str]) -> None:
+    """grades.csv: one row per student, one column per exercise, a total and the maximum; and
+    grades/<student>.json next to it with every check's verdict."""
+    reports = list(reports)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    per_student = out.with_suffix("")
+    per_student.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", *exercise_ids, "total", "max"])
+        for report in reports:
+            points = {e.exercise.id: e.points for e in report.exercises}
+            writer.writerow([report.name, *[points.get(i, 0) for i in exercise_ids],
+                             report.total, report.max_total])
+    for report in reports:
+        (per_student / f"{report.name}.json").write_text(
+            json.dumps(report.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
