@@ -240,7 +240,9 @@ StorePanel(store, clock, heard=heard)
 # - A **snapshot** is a full backup; a damaged one is refused.
 # - A slow disk slows every write and every watcher: "etcd slow → everything slow".
 #
-# **Exercises** (graded with `kubelab grade 1.x`, coming with the grader): write a
-# compare-and-swap update that survives conflicting writers.
+# **Exercises.** Open [`exercises/ex01_store.py`](../exercises/ex01_store.py): 1.1 a
+# compare-and-swap update that survives conflicting writers, 1.2 a watcher that resumes from a
+# revision and relists after compaction. Check your work with `kubelab grade 1` in a terminal,
+# or in a cell: `from kubelab.grading import grade; grade("1")`.
 #
 # **Next:** [02 · The API server](02_apiserver.ipynb), the only door to this store.

@@ -265,8 +265,9 @@ ApiServerPanel(c, user="bob")
 #   `retry_on_conflict`; watches resume from a `resourceVersion`, or get **410 Gone** and relist.
 # - A slow store slows every write through the API.
 #
-# **Exercises** (graded with `kubelab grade 2.x`): admission plugins that require a team label
-# and default resource requests.
+# **Exercises.** Open [`exercises/ex02_apiserver.py`](../exercises/ex02_apiserver.py): 2.1 an
+# admission plugin that requires a team label, 2.2 one that defaults resource requests. Check
+# them with `kubelab grade 2` (or `grade("2")` from `kubelab.grading` in a cell).
 #
 # **Next:** [03 · Watch](03_watch.ipynb): how every component turns these watches into a cache
 # and a work queue.

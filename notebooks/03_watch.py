@@ -249,7 +249,8 @@ WatchPanel(c, component="copier")
 #   lost, duplicated or reordered events are repaired by the next look at the key.
 # - Watch cost grows with watchers × changes; relists are the expensive recovery path.
 #
-# **Exercises** (graded with `kubelab grade 3.x`): the workqueue's add/get/done semantics, and
-# a reflector that recovers from `410 Gone`.
+# **Exercises.** Open [`exercises/ex03_watch.py`](../exercises/ex03_watch.py): 3.1 the
+# workqueue's add/get/done semantics, 3.2 a reflector that recovers from `410 Gone`. Check them
+# with `kubelab grade 3` (or `grade("3")` from `kubelab.grading` in a cell).
 #
 # **Next:** [04 · The scheduler](04_scheduler.ipynb), the first real component built on this machinery.
