@@ -1,0 +1,249 @@
+"""SchedulerPanel: change the nodes and the scoring strategy, and watch placement change (notebook 04).
+
+Buttons add and remove nodes, cordon and taint them (through kubectl, as an operator would),
+create pods and let virtual time pass. The strategy switch restarts the scheduler with
+NodeResourcesFit's LeastAllocated (spread) or MostAllocated (pack) scoring. The panel shows, per
+node, its pods and what they request against what the node can give, the pods still Pending,
+and the scheduler's explanation of its latest decision.
+
+Every control calls a plain method (add_node, remove_node, cordon, uncordon, taint, untaint,
+set_strategy, create_pods, run), so tests and learners can drive it without a browser.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+
+from kubelab.api.quantity import parse_quantity
+from kubelab.client.component import ComponentContext
+from kubelab.scheduler import Scheduler, load_config
+from kubelab.scheduler.types import pod_requests
+
+__all__ = ["STRATEGIES", "SchedulerPanel", "strategy_config"]
+
+STRATEGIES = {"LeastAllocated": "spread", "MostAllocated": "pack"}
+
+
+def strategy_config(strategy: str) -> str:
+    """A KubeSchedulerConfiguration whose default profile scores with `strategy`."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f'scoring strategy "{strategy}" is not supported; supported: '
+                         f"{', '.join(STRATEGIES)}")
+    return ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n  - name: NodeResourcesFit\n"
+            f"    args: {{scoringStrategy: {{type: {strategy}}}}}\n")
+
+
+def _refreshes(method: Callable[..., str]) -> Callable[..., str]:
+    """Redraw the panel after the action, with the action's message, however it was called."""
+    @functools.wraps(method)
+    def wrapper(self: SchedulerPanel, *args: Any, **kwargs: Any) -> str:
+        message = method(self, *args, **kwargs)
+        self.refresh(message)
+        return message
+    return wrapper
+
+
+class SchedulerPanel:
+    """cluster: a kubelab.Cluster running the "scheduler" component."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.strategy = "LeastAllocated"
+        self._pods = 0
+        self.node = W.Dropdown(description="node", layout=W.Layout(width="200px"))
+        self.taint_spec = W.Text(value="dedicated=gpu:NoSchedule", description="taint",
+                                 layout=W.Layout(width="300px"))
+        self.count = W.BoundedIntText(value=5, min=1, max=200, description="pods",
+                                      layout=W.Layout(width="140px"))
+        self.cpu = W.Text(value="500m", description="cpu", layout=W.Layout(width="150px"))
+        self.memory = W.Text(value="512Mi", description="memory", layout=W.Layout(width="170px"))
+        self.strategy_toggle = W.ToggleButtons(options=[(f"{s} ({v})", s) for s, v in STRATEGIES.items()])
+        self.strategy_toggle.observe(self._on_toggle, names="value")
+        buttons = [("add node", "plus", lambda: self.add_node()),
+                   ("remove node", "minus", lambda: self.remove_node(self.node.value)),
+                   ("cordon", "ban", lambda: self.cordon(self.node.value)),
+                   ("uncordon", "check", lambda: self.uncordon(self.node.value)),
+                   ("taint", "tint", lambda: self.taint(self.node.value, self.taint_spec.value)),
+                   ("untaint", "eraser", lambda: self.untaint(self.node.value, self.taint_spec.value)),
+                   ("create pods", "cubes", lambda: self.create_pods(self.count.value, self.cpu.value,
+                                                                      self.memory.value)),
+                   ("run 1 s", "play", lambda: self.run(1)), ("run 10 s", "forward", lambda: self.run(10))]
+        self.buttons: dict[str, W.Button] = {}
+        for label, icon, action in buttons:
+            button = W.Button(description=label, icon=icon, layout=W.Layout(width="auto"))
+            button.on_click(lambda _b, action=action: self._do(action))
+            self.buttons[label] = button
+        b = list(self.buttons.values())
+        self.status, self.explanation, self.log = W.HTML(), W.HTML(), W.HTML()
+        self.widget = W.VBox([self.strategy_toggle, W.HBox([self.node, *b[:4]]),
+                              W.HBox([self.taint_spec, *b[4:6]]),
+                              W.HBox([self.count, self.cpu, self.memory, *b[6:]]),
+                              self.log, self.status, self.explanation])
+        self._explain_on()
+        self.refresh()
+
+    # --- what the controls do ------------------------------------------------------------------
+
+    def _on_toggle(self, change: dict[str, Any]) -> None:
+        if change["new"] != self.strategy:  # not when set_strategy itself moved the toggle
+            self._do(lambda: self.set_strategy(change["new"]))
+
+    def _do(self, action: Callable[[], object]) -> None:
+        try:
+            action()
+        except Exception as err:  # shown in the panel, as kubectl would print it
+            self.refresh(f"error: {err}")
+
+    @_refreshes
+    def add_node(self, name: str | None = None, cpu: str = "4", memory: str = "8Gi") -> str:
+        """Register a hollow node (Ready, nothing really runs there), as the Cluster does."""
+        existing = {n["metadata"]["name"] for n in self.cluster.get("nodes", namespace=None)}
+        name = name or next(f"node-{i}" for i in range(1, len(existing) + 2) if f"node-{i}" not in existing)
+        resources = {"cpu": cpu, "memory": memory, "pods": "110"}
+        created = self.cluster.client.create({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "kubernetes.io/os": "linux"}},
+            "spec": {}})
+        ready = {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                 "message": "kubelet is posting ready status"}
+        created["status"] = {"capacity": resources, "allocatable": dict(resources), "conditions": [ready]}
+        self.cluster.client.update_status(created)
+        return f"node/{name} created"
+
+    @_refreshes
+    def remove_node(self, name: str) -> str:
+        self.cluster.client.delete("nodes", name, "")
+        return f'node "{name}" deleted (its pods stay bound to it: no node controller runs here)'
+
+    @_refreshes
+    def cordon(self, name: str) -> str:
+        return str(self.cluster.kubectl(f"cordon {name}"))
+
+    @_refreshes
+    def uncordon(self, name: str) -> str:
+        return str(self.cluster.kubectl(f"uncordon {name}"))
+
+    @_refreshes
+    def taint(self, name: str, spec: str) -> str:
+        return str(self.cluster.kubectl(f"taint nodes {name} {spec}"))
+
+    @_refreshes
+    def untaint(self, name: str, spec: str) -> str:
+        key_effect = spec.split("=", 1)[0] + (":" + spec.rsplit(":", 1)[1] if ":" in spec else "")
+        return str(self.cluster.kubectl(f"taint nodes {name} {key_effect}-"))
+
+    @_refreshes
+    def create_pods(self, n: int, cpu: str = "500m", memory: str = "512Mi") -> str:
+        names = []
+        for _ in range(n):
+            self._pods += 1
+            names.append(f"demo-{self._pods}")
+            self.cluster.client.create({
+                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": names[-1], "labels": {"app": "demo"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx",
+                                         "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}})
+        return f"created {names[0]} .. {names[-1]}" if len(names) > 1 else f"pod/{names[0]} created"
+
+    @_refreshes
+    def run(self, seconds: float) -> str:
+        self.cluster.run(seconds)
+        return f"ran {seconds:g} virtual second(s)"
+
+    @_refreshes
+    def set_strategy(self, strategy: str) -> str:
+        """Crash the scheduler and start a fresh one whose profile scores with `strategy`.
+
+        (The panel starts it itself; a later cluster.faults.restart("scheduler") brings back
+        the Cluster's own configuration.)"""
+        config = load_config(strategy_config(strategy))
+        c = self.cluster
+        if "scheduler" in c.components:
+            c.faults.crash("scheduler")
+        ctx = ComponentContext("scheduler", c.client_for("system:kube-scheduler"), c.clock, c.rand, c.trace)
+        scheduler = Scheduler(ctx, config=config, explain=True)
+        scheduler.start()
+        c.components["scheduler"] = scheduler
+        c.trace.record("scheduler-panel", "restart", "scheduler", strategy=strategy)
+        self.strategy = strategy
+        if self.strategy_toggle.value != strategy:
+            self.strategy_toggle.value = strategy
+        return f"scheduler restarted with {strategy} ({STRATEGIES[strategy]})"
+
+    def _explain_on(self) -> None:
+        scheduler = self.cluster.components.get("scheduler")
+        if isinstance(scheduler, Scheduler):
+            scheduler.explain_mode = True
+
+    # --- what the panel shows ------------------------------------------------------------------
+
+    def placement(self) -> dict[str, dict[str, Any]]:
+        """Per node: its pods, requested and allocatable cpu (millicores) and memory (bytes)."""
+        pods = self.cluster.get("pods", namespace=None)
+        rows: dict[str, dict[str, Any]] = {}
+        for node in self.cluster.get("nodes", namespace=None):
+            status, spec = node.get("status") or {}, node.get("spec") or {}
+            alloc = status.get("allocatable") or status.get("capacity") or {}
+            rows[node["metadata"]["name"]] = {
+                "pods": [], "cpu": 0, "memory": 0,
+                "allocatable_cpu": parse_quantity(str(alloc.get("cpu", "0"))).milli_value(),
+                "allocatable_memory": parse_quantity(str(alloc.get("memory", "0"))).value(),
+                "cordoned": bool(spec.get("unschedulable")),
+                "taints": [t["key"] + ":" + t["effect"] for t in spec.get("taints") or ()]}
+        for pod in pods:
+            row = rows.get((pod.get("spec") or {}).get("nodeName") or "")
+            if row is not None and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                requests = pod_requests(pod)
+                row["pods"].append(pod["metadata"]["name"])
+                row["cpu"] += requests.get("cpu", 0)
+                row["memory"] += requests.get("memory", 0)
+        return rows
+
+    def pending(self) -> list[str]:
+        return [p["metadata"]["name"] for p in self.cluster.get("pods", namespace=None)
+                if not (p.get("spec") or {}).get("nodeName")]
+
+    def refresh(self, message: str = "") -> None:
+        self._explain_on()
+        rows = self.placement()
+        self.node.options = list(rows)
+        table = "".join(
+            f"<tr><td><b>{html.escape(name)}</b>{' (cordoned)' if r['cordoned'] else ''}"
+            f"<br><small>{html.escape(', '.join(r['taints']))}</small></td>"
+            f"<td>{_bar(r['cpu'], r['allocatable_cpu'], 'm')}</td>"
+            f"<td>{_bar(r['memory'] // 2**20, r['allocatable_memory'] // 2**20, 'Mi')}</td>"
+            f"<td>{len(r['pods'])}: {html.escape(_first(r['pods'], 12))}</td>"
+            "</tr>" for name, r in rows.items())
+        pending = self.pending()
+        self.status.value = (
+            f"<b>t={self.cluster.clock.now:.1f}s</b> · strategy <b>{self.strategy}</b> · "
+            f"pending: <b>{len(pending)}</b> {html.escape(_first(pending, 10))}"
+            "<table><tr><th>node</th><th>cpu requested / allocatable</th><th>memory</th><th>pods</th></tr>"
+            f"{table}</table>")
+        self.log.value = f"<i>{html.escape(message)}</i>" if message else ""
+        scheduler = self.cluster.components.get("scheduler")
+        text = "the scheduler is not running" if not isinstance(scheduler, Scheduler) else (
+            scheduler.explain().table() if scheduler.explanations else "no decision yet")
+        self.explanation.value = f"<b>latest decision</b><pre>{html.escape(text)}</pre>"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)  # type: ignore[no-untyped-call]
+
+
+def _bar(used: int, total: int, unit: str) -> str:
+    share = min(used / total, 1.0) if total else 0.0
+    colour = "#c0392b" if share > 0.9 else "#2e86c1"
+    return (f"<div style='width:160px;background:#eee'><div style='width:{160 * share:.0f}px;"
+            f"background:{colour};color:white;font-size:10px'>&nbsp;</div></div>{used}{unit} / {total}{unit}")
+
+
+def _first(names: list[str], n: int) -> str:
+    return " ".join(names[:n]) + (" ..." if len(names) > n else "")

@@ -1,0 +1,344 @@
+# %% [markdown]
+# # 04 · The scheduler: which node gets the pod
+#
+# `kubectl run web --image=nginx` creates a Pod object, and nothing more. The Pod has no node:
+# its `spec.nodeName` is empty. The **kube-scheduler** watches for such pods, filters out the
+# nodes that cannot take one, scores the rest, and writes its choice back to the API server as
+# a **Binding**. That is all it does: it never starts a container (the kubelet on the chosen
+# node does that, notebook 06) and it never talks to a node.
+#
+# In this notebook you run `kubelab.scheduler.Scheduler`, a re-implementation of kube-scheduler
+# with upstream's queue, cache, plugins, messages and defaults, and make it decide.
+#
+# **Learning goals.** By the end you can
+# - say what the scheduler reads (pods without a node, nodes, bound pods) and what it writes (a Binding);
+# - follow a pod from Pending to bound in the trace: informer, queue, filter, score, assume, bind;
+# - explain why *requests*, not real usage, decide placement, and what over-requesting costs;
+# - read a `FailedScheduling` message and say what would fix it;
+# - steer pods with taints, tolerations and node affinity;
+# - compare spreading (`LeastAllocated`) with bin packing (`MostAllocated`) on the same workload;
+# - read the scheduler's explanation of a decision, plugin by plugin.
+#
+# **Prerequisites.** Notebooks 02 (the API server) and 03 (informers and the workqueue).
+#
+# **Time.** About 35 minutes.
+
+# %%
+from kubelab.cluster import Cluster
+from kubelab.scheduler import Scheduler, load_config
+
+
+def pod(name, cpu="250m", memory="256Mi", **spec):
+    """A one-container pod that requests cpu and memory (what the scheduler looks at)."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx",
+                                     "resources": {"requests": {"cpu": cpu, "memory": memory}}}], **spec}}
+
+
+def show_nodes(c):
+    """The scheduler's own view: what is requested on each node, out of what it can give."""
+    for info in c.components["scheduler"].cache.snapshot:
+        print(f"{info.name:8} cpu {info.requested.milli_cpu:5}m / {info.allocatable.milli_cpu}m   "
+              f"memory {info.requested.memory // 2**20:5}Mi / {info.allocatable.memory // 2**20}Mi   "
+              f"{len(info.pods)} pods")
+
+# %% [markdown]
+# ## 1. Without a scheduler, pods stay Pending
+#
+# A cluster with the API server and three nodes, and no control-plane components at all.
+# (These are *hollow* nodes: they look Ready, but no kubelet runs on them, so pods never get
+# past Pending in this notebook. Placement is all we care about here.)
+
+# %%
+c = Cluster(nodes=3, components=[])
+c.apply([pod("web-1"), pod("web-2"), pod("web-3")])
+c.run(60)
+print(c.kubectl("get pods -o wide"))
+
+# %% [markdown]
+# A minute later, nothing has happened: the NODE column is empty, and no event explains
+# anything. Nobody is watching for pods without a node. Start the scheduler:
+
+# %%
+c.faults.restart("scheduler")   # starts a component that is not running
+c.run(1)
+print(c.kubectl("get pods -o wide"))
+
+# %% [markdown]
+# Here is what it did, in order. The scheduler LISTs and WATCHes pods and nodes (its informers),
+# waits until both caches are filled, then takes the pods one by one from its queue: it
+# **assumes** the pod on the chosen node in its own cache (so the next decision already counts
+# it), then POSTs the Binding, which the API server turns into `spec.nodeName`.
+
+# %%
+steps = [r for r in c.trace if r.component.startswith("scheduler") or r.object.endswith("/binding")
+         or r.component == "default-scheduler"]
+print(c.trace.text(steps[:10]))
+
+# %% [markdown]
+# The Binding is the scheduler's only write to a pod (besides a status condition when it
+# fails). The API server sets `spec.nodeName` *and* the `PodScheduled` condition, and the
+# scheduler records an event, which `kubectl describe` shows:
+
+# %%
+web1 = c.get("pods", "web-1")
+print("nodeName:", web1["spec"]["nodeName"])
+print("condition:", [x for x in web1["status"]["conditions"] if x["type"] == "PodScheduled"])
+print(c.kubectl("get events"))
+
+# %% [markdown]
+# ### One pod at a time
+#
+# The scheduler decides pods one after another. In kubelab each scheduling cycle costs
+# `cycle_cost` virtual seconds (10 ms by default, so at most 100 pods a second); the real
+# kube-scheduler manages a few hundred pods per second on a big cluster. 300 pods therefore take
+# about three virtual seconds to place:
+
+# %%
+c2 = Cluster(nodes=20, components=["scheduler"])
+c2.apply([pod(f"burst-{i}", cpu="10m", memory="16Mi") for i in range(300)])
+took = c2.run_until(lambda: c2.components["scheduler"].scheduled == 300)
+print(f"300 pods bound after {took:.2f} virtual seconds")
+
+# %% [markdown]
+# ## 2. Requests, not usage
+#
+# The scheduler never looks at how much CPU a container really uses. It adds up the
+# **requests** of the pods already on a node and checks that the new pod's requests fit in what
+# is left of the node's *allocatable*. A request is a reservation: once granted, nobody else
+# gets it, used or not.
+#
+# Suppose a team asks for 2 CPUs per pod "to be safe" while each pod really uses about 100m.
+# Three 4-CPU nodes hold six such pods; the seventh stays Pending while the machines are almost
+# idle.
+
+# %%
+c = Cluster(nodes=3, components=["scheduler"])
+c.apply([pod(f"greedy-{i}", cpu="2") for i in range(7)])
+c.run(1)
+show_nodes(c)
+print(c.kubectl("get pods --field-selector spec.nodeName="))
+
+# %% [markdown]
+# Requesting what the pods really need (here 250m, with some headroom) lets the same three nodes
+# take all seven, and many more:
+
+# %%
+c = Cluster(nodes=3, components=["scheduler"])
+c.apply([pod(f"right-sized-{i}", cpu="250m") for i in range(7)])
+c.run(1)
+show_nodes(c)
+
+# %% [markdown]
+# Under-requesting is the opposite mistake: the scheduler packs pods onto a node whose real
+# CPU is then too small for them all, and they slow each other down. Good requests are
+# measured ones.
+#
+# ## 3. Reading a FailedScheduling message
+#
+# Three nodes of different shapes, and a pod asking for 2 CPUs and 2Gi of memory:
+
+# %%
+nodes = [
+    {"apiVersion": "v1", "kind": "Node",
+     "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+     "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}}}
+    for name, cpu, memory in (("node-1", "4", "1Gi"), ("node-2", "1", "8Gi"), ("node-3", "1", "8Gi"))
+]
+c = Cluster(nodes=nodes, components=["scheduler"])
+c.apply(pod("web-1", cpu="2", memory="2Gi"))
+c.run(1)
+print(c.kubectl("get events"))
+
+# %% [markdown]
+# `0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.` reads: *none* of the 3
+# nodes passed the filters; one was turned away for memory, two for CPU. Each node counts once
+# per reason (a node short of both would count in both), and the reasons are sorted as text.
+# The same message is written on the pod as the condition `PodScheduled=False`, reason
+# `Unschedulable`:
+
+# %%
+print([x for x in c.get("pods", "web-1")["status"]["conditions"] if x["type"] == "PodScheduled"])
+print(c.components["scheduler"].pending())
+
+# %% [markdown]
+# The pod now waits in the queue's `unschedulablePods`. It is not retried in a loop: it is
+# retried when something happens that *could* help, such as a node being added, a node growing,
+# or a bound pod being deleted. (If nothing happens it is retried after 5 minutes anyway; a pod
+# that fails for other reasons backs off 1 s, 2 s, 4 s, ... up to 10 s.) Add a big node the way
+# a kubelet registers one (create the Node, then report its capacity in its status), and the
+# pod is scheduled at once:
+
+# %%
+node4 = c.client.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-4"}})
+node4["status"] = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+c.client.update_status(node4)  # capacity is reported through the status subresource
+c.run(1)
+print(c.kubectl("get pod web-1 -o wide"))
+print(c.trace.text(c.trace.filter(component="scheduler", object_prefix="pods/default/web-1")))
+
+# %% [markdown]
+# Look at the event that moved the pod back to `activeQ`: not the node's creation (a node
+# with no allocatable resources cannot help, and NodeResourcesFit's *queueing hint* said so),
+# but the status update a moment later, `NodeAllocatableChange`.
+
+# %% [markdown]
+# ## 4. Taints and tolerations
+#
+# A **taint** on a node repels pods; a **toleration** on a pod lets it ignore a taint.
+# `NoSchedule` keeps new pods off (`NoExecute` also evicts running ones; `PreferNoSchedule`
+# only lowers the score). Reserve node-1 for GPU work:
+
+# %%
+c = Cluster(nodes=3, components=["scheduler"])
+print(c.kubectl("taint nodes node-1 dedicated=gpu:NoSchedule"))
+c.apply([pod(f"web-{i}") for i in range(4)])
+gpu_toleration = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+c.apply(pod("trainer", tolerations=gpu_toleration, nodeSelector={"kubernetes.io/hostname": "node-1"}))
+c.run(1)
+print(c.kubectl("get pods -o wide"))
+
+# %% [markdown]
+# A toleration *allows* a pod on the tainted node; it does not send it there. That is why the
+# trainer also has a `nodeSelector`. Taint every node and an ordinary pod has nowhere to go:
+
+# %%
+print(c.kubectl("taint nodes node-2 node-3 dedicated=gpu:NoSchedule"))
+c.apply(pod("web-late"))
+c.run(1)
+print(c.get("pods", "web-late")["status"]["conditions"][-1]["message"])
+
+# %% [markdown]
+# Removing a taint (`key:Effect-`) is a node update the waiting pod was rejected for
+# (TaintToleration registered for it), so it is retried straight away:
+
+# %%
+print(c.kubectl("taint nodes node-3 dedicated:NoSchedule-"))
+c.run(1)
+print(c.kubectl("get pod web-late -o wide"))
+
+# %% [markdown]
+# ## 5. Node affinity
+#
+# `nodeSelector` is the simple form; **node affinity** says the same with operators (`In`,
+# `NotIn`, `Exists`, `Gt`, ...) and has a *preferred* form that only adds to the score. Label
+# the nodes with zones, then ask for zone a *or* b, preferring b:
+
+# %%
+c = Cluster(nodes=3, components=["scheduler"])
+for node, zone in (("node-1", "a"), ("node-2", "b"), ("node-3", "c")):
+    c.kubectl(f"label nodes {node} topology.kubernetes.io/zone={zone}")
+affinity = {"nodeAffinity": {
+    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a", "b"]}]}]},
+    "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": {"matchExpressions": [
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]}}]}}
+c.apply([pod(f"zonal-{i}", affinity=affinity) for i in range(3)])
+c.apply(pod("nowhere", nodeSelector={"topology.kubernetes.io/zone": "z"}))
+c.run(1)
+print(c.kubectl("get pods -o wide"))
+print(c.get("pods", "nowhere")["status"]["conditions"][-1]["message"])
+
+# %% [markdown]
+# Node-3 (zone c) is filtered out; node-2 wins on score. *Required* rules filter, *preferred*
+# rules score: a preference can lose to other plugins' scores once node-2 fills up.
+#
+# ## 6. Spreading or bin packing: the same workload, two strategies
+#
+# The `NodeResourcesFit` plugin scores each node by how much would be left after placing the
+# pod. `LeastAllocated` (the default) prefers the emptiest node, so pods **spread**;
+# `MostAllocated` prefers the fullest node that still fits, so pods **pack**. The strategy is
+# part of the scheduler's configuration, a `KubeSchedulerConfiguration`, and the Cluster's
+# `replace=` seam lets us start the scheduler with it:
+
+# %%
+BIN_PACKING = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+"""
+spread = Cluster(nodes=4, components=["scheduler"])
+packed = Cluster(nodes=4, components=["scheduler"],
+                 replace={"scheduler": lambda ctx: Scheduler(ctx, config=load_config(BIN_PACKING))})
+workload = [pod(f"app-{i}", cpu="500m", memory="512Mi") for i in range(8)]
+for cluster in (spread, packed):
+    cluster.apply(workload)
+    cluster.run(1)
+for title, cluster in (("LeastAllocated (spread)", spread), ("MostAllocated (pack)", packed)):
+    counts = {info.name: len(info.pods) for info in cluster.components["scheduler"].cache.snapshot}
+    print(f"{title:24}", counts)
+
+# %% [markdown]
+# Spreading limits the damage when one node dies and leaves room on every node for a pod to
+# grow. Packing leaves whole nodes empty: a cluster autoscaler can remove them (saving money),
+# and a big pod that needs a whole node still finds one. Neither is "right"; it depends on
+# whether you pay for idle machines or for outages.
+#
+# ## 7. Why that node? The explanation
+#
+# With `explain=True` the scheduler keeps, for each pod, what every plugin said about every
+# node: the filters' verdicts, and each score plugin's raw score, the score after
+# normalization to 0..100, and its weight. The total decides; equal totals are broken at
+# random, with the cluster's seed.
+
+# %%
+c = Cluster(nodes=nodes, components=["scheduler"],
+            replace={"scheduler": lambda ctx: Scheduler(ctx, explain=True)})
+c.apply([pod("small", cpu="500m", memory="512Mi"), pod("huge", cpu="8")])
+c.run(1)
+print(c.components["scheduler"].explain("small").table())
+
+# %% [markdown]
+# Each score cell reads `weighted (raw->normalized)`. Under `NodeResourcesFit x1`, `68 (68->68)`
+# is a raw score of 68 (how much would be left free, LeastAllocated), already on the 0..100
+# scale, times weight 1. `TaintToleration x3` counts the taints the pod does not tolerate
+# (raw 0), normalizes so that fewer is better (100) and weighs 3. NodeAffinity and
+# PodTopologySpread had nothing to check for this pod, so they *skipped*. Here all three
+# nodes total 449: a tie, broken at random, and the same seed breaks it the same way.
+#
+# When no node fits, the explanation shows each node's first failed filter, the same facts
+# the FailedScheduling message counts:
+
+# %%
+print(c.components["scheduler"].explain("huge").table())
+
+# %% [markdown]
+# ## 8. Try it yourself
+#
+# Add and remove nodes, cordon and taint them, switch the scoring strategy (this restarts the
+# scheduler with the other profile), create pods and let time pass. The table shows each
+# node's pods and requests; below it, the explanation of the latest decision. Try: cordon
+# two nodes and create pods; taint every node; create pods too big for any node, then add one
+# that fits; create ten pods under each strategy.
+
+# %%
+from kubelab.widgets.scheduler_panel import SchedulerPanel
+
+demo = Cluster(nodes=3, components=["scheduler"])
+SchedulerPanel(demo)
+
+# %% [markdown]
+# ## Summary
+#
+# - The scheduler watches pods with no `spec.nodeName`; for each it **filters** nodes, **scores**
+#   the survivors, and writes a **Binding**. The API server sets `nodeName` and `PodScheduled=True`.
+# - It decides one pod per cycle, and **assumes** the pod on its node in its cache right away,
+#   so the next decision already counts it, before the binding is confirmed.
+# - Placement uses **requests**, never real usage: over-requesting leaves nodes idle and pods Pending.
+# - `0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.`: one count per node
+#   and reason. The pod waits in the queue until an event that could help (a node added,
+#   a taint removed, a pod deleted), or 5 minutes.
+# - **Taints** repel, **tolerations** permit (they do not attract); **node affinity** filters
+#   (required) and scores (preferred).
+# - `LeastAllocated` spreads, `MostAllocated` packs; both are one line of
+#   `KubeSchedulerConfiguration`.
+#
+# **Exercises** (4.x: a filter plugin and a score plugin, graded with `kubelab grade 4.x`, coming).
+#
+# **Next:** [05 · Controllers](05_controllers.ipynb): who creates all these pods in the first place.

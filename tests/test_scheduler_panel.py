@@ -1,0 +1,83 @@
+"""SchedulerPanel driven through its plain methods, as its buttons call them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubelab.cluster import Cluster
+from kubelab.scheduler import Scheduler
+from kubelab.widgets.scheduler_panel import SchedulerPanel, strategy_config
+
+
+def cluster(nodes: Any = 3, **kwargs: Any) -> Cluster:
+    """A control plane with only the scheduler (and hollow nodes): the other components are
+    other notebooks' business."""
+    return Cluster(nodes=nodes, components=["scheduler"], **kwargs)
+
+
+def spread(panel: SchedulerPanel) -> list[int]:
+    return sorted(len(row["pods"]) for row in panel.placement().values())
+
+
+def test_the_strategy_switch_restarts_the_scheduler_and_changes_placement() -> None:
+    c = cluster(nodes=3)
+    panel = SchedulerPanel(c)
+    panel.create_pods(3, cpu="500m")
+    panel.run(1)
+    assert spread(panel) == [1, 1, 1]  # LeastAllocated spreads
+    old = c.components["scheduler"]
+    assert panel.set_strategy("MostAllocated") == "scheduler restarted with MostAllocated (pack)"
+    assert c.components["scheduler"] is not old and not old.running
+    panel.create_pods(3, cpu="500m")
+    panel.run(1)
+    rows = panel.placement()
+    assert max(len(r["pods"]) for r in rows.values()) == 4  # the new pods packed onto one node
+    assert panel.strategy_toggle.value == "MostAllocated"
+    assert "latest decision" in panel.explanation.value and "NodeResourcesFit" in panel.explanation.value
+    with pytest.raises(ValueError, match='scoring strategy "Random" is not supported'):
+        strategy_config("Random")
+
+
+def test_node_controls_change_where_pods_can_go() -> None:
+    c = cluster(nodes=1)
+    panel = SchedulerPanel(c)
+    assert panel.add_node(cpu="2") == "node/node-2 created"
+    assert panel.cordon("node-1") == "node/node-1 cordoned"
+    assert panel.taint("node-2", "dedicated=gpu:NoSchedule") == "node/node-2 tainted"
+    panel.create_pods(2, cpu="500m")
+    panel.run(1)
+    assert panel.pending() == ["demo-1", "demo-2"]
+    assert panel.untaint("node-2", "dedicated=gpu:NoSchedule") == "node/node-2 untainted"
+    panel.run(2)
+    rows = panel.placement()
+    assert rows["node-2"]["pods"] == ["demo-1", "demo-2"] and rows["node-2"]["cpu"] == 1000
+    assert rows["node-2"]["allocatable_cpu"] == 2000 and rows["node-1"]["cordoned"]
+    panel._do(lambda: panel.taint("node-2", "a=b:Never"))
+    assert "invalid taint effect: Never" in panel.log.value
+    panel.remove_node("node-2")
+    panel.refresh()
+    assert list(panel.node.options) == ["node-1"]
+
+
+def test_the_panel_turns_explanations_on_and_survives_a_crashed_scheduler() -> None:
+    c = cluster(nodes=2)
+    panel = SchedulerPanel(c)
+    scheduler = c.components["scheduler"]
+    assert isinstance(scheduler, Scheduler) and scheduler.explain_mode
+    c.faults.crash("scheduler")
+    panel.refresh()
+    assert "the scheduler is not running" in panel.explanation.value
+
+
+def test_buttons_and_the_toggle_call_the_methods() -> None:
+    c = cluster(nodes=2)
+    panel = SchedulerPanel(c)
+    panel.count.value = 2
+    panel.buttons["create pods"].click()
+    panel.buttons["run 1 s"].click()
+    assert panel.pending() == [] and "ran 1 virtual second(s)" in panel.log.value
+    panel.strategy_toggle.value = "MostAllocated"
+    assert panel.strategy == "MostAllocated"
+    assert [r.detail for r in c.trace.filter(component="scheduler-panel")] == [{"strategy": "MostAllocated"}]
