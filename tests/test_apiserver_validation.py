@@ -255,3 +255,38 @@ def test_a_custom_admission_plugin_can_mutate_and_refuse(env: Env) -> None:
     record = env.server.audit[-1]
     assert (record.stage, record.plugin) == ("validating-admission", "NoLatest")
     assert env.server.admission.names()[-2:] == ["Stamp", "NoLatest"]
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Bogus"}]}]}}}},
+     'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms'
+     '[0].matchExpressions[0].operator: Invalid value: "Bogus": not a valid selector operator'),
+    ({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In"}]}]}}}},
+     "matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or "
+     "'NotIn'"),
+    ({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": []}}}},
+     "nodeSelectorTerms: Required value: must have at least one node selector term"),
+    ({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 0, "preference": {}}]}}},
+     "preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in "
+     "the range 1-100"),
+    ({"topologySpreadConstraints": [{"maxSkew": 0, "topologyKey": "zone",
+                                     "whenUnsatisfiable": "DoNotSchedule"}]},
+     "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero"),
+    ({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                                     "whenUnsatisfiable": "Maybe"}]},
+     'spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": supported '
+     'values: "DoNotSchedule", "ScheduleAnyway"'),
+    ({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                                     "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {
+                                         "matchExpressions": [{"key": "app", "operator": "Like"}]}}]},
+     'labelSelector.matchExpressions[0].operator: Invalid value: "Like": not a valid selector '
+     "operator"),
+])
+def test_scheduling_fields_are_validated_before_the_scheduler_sees_them(
+        env: Env, spec: dict[str, Any], message: str) -> None:
+    assert message in invalid_message(env, "pods", pod(**spec))
+    assert env.server.store.range("/registry/pods/", prefix=True).count == 0

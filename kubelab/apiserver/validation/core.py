@@ -22,6 +22,10 @@ from kubelab.api.errors import (
 from kubelab.api.quantity import parse_quantity
 from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain, regex_error
 from kubelab.apiserver.validation.meta import label_value_errors, qualified_name_errors
+from kubelab.apiserver.validation.scheduling import (
+    validate_affinity,
+    validate_topology_spread_constraints,
+)
 
 __all__ = ["validate_config_map", "validate_node", "validate_pod", "validate_pod_spec",
            "validate_pod_update"]
@@ -72,6 +76,9 @@ def validate_pod_spec(spec: Object, path: str) -> list[FieldError]:
         errs += [field_invalid(f"{path}.nodeSelector[{key}]", value, m)
                  for m in label_value_errors(value)]
     errs += validate_tolerations(spec.get("tolerations") or [], f"{path}.tolerations")
+    errs += validate_affinity(spec.get("affinity"), f"{path}.affinity")
+    errs += validate_topology_spread_constraints(spec.get("topologySpreadConstraints"),
+                                                 f"{path}.topologySpreadConstraints")
     return errs
 
 
