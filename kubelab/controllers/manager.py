@@ -1,0 +1,92 @@
+"""kube-controller-manager: many controllers in one process, on one set of informers
+(kubernetes/kubernetes cmd/kube-controller-manager/app/controllermanager.go).
+
+Each controller watches its kinds and closes the gap between desired and actual state, talking
+only to the API server. They share one SharedInformerFactory, so the ReplicaSet controller,
+the Deployment controller and the garbage collector hold one cache of pods between them, fed by
+one LIST and one WATCH. Nothing runs until every informer has synced (WaitForCacheSync): a
+controller acting on a half-filled cache would, say, create pods that already exist.
+
+A crash (stop) loses the caches, queues and expectations; the restarted manager relists.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kubelab.client.component import ComponentContext
+from kubelab.client.shared_informer import SharedInformerFactory
+from kubelab.sim.clock import Timer
+
+__all__ = ["CONTROLLERS", "ControllerManager"]
+
+# The controllers the manager can run: name -> "module:Class" (upstream's --controllers names).
+# Each class takes (ctx, informers) and has run() and stop(). To add one, add a line here.
+CONTROLLERS: dict[str, str] = {
+    "replicaset-controller": "kubelab.controllers.replica_set:ReplicaSetController",
+    "deployment-controller": "kubelab.controllers.deployment:DeploymentController",
+    "garbage-collector-controller": "kubelab.controllers.garbage_collector:GarbageCollector",
+    "namespace-controller": "kubelab.controllers.namespace:NamespaceController",
+    "node-lifecycle-controller": "kubelab.controllers.node_lifecycle:NodeLifecycleController",
+    "taint-eviction-controller": "kubelab.controllers.node_lifecycle:TaintEvictionController",
+}
+SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
+
+
+def _load(path: str) -> Callable[[ComponentContext, SharedInformerFactory], Any]:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
+class ControllerManager:
+    """The component: Cluster runs it as "controller-manager" (system:kube-controller-manager).
+
+    controllers: which ones to run (default: all of CONTROLLERS), like --controllers.
+    """
+
+    def __init__(self, ctx: ComponentContext, controllers: Iterable[str] | None = None) -> None:
+        self.ctx, self.name = ctx, ctx.name
+        names = list(CONTROLLERS) if controllers is None else list(controllers)
+        unknown = [n for n in names if n not in CONTROLLERS]
+        if unknown:
+            raise ValueError(f"unknown controller(s) {unknown}; known: {', '.join(CONTROLLERS)}")
+        self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand,
+                                               trace=ctx.trace, name=ctx.name)
+        self.controllers: dict[str, Any] = {name: _load(CONTROLLERS[name])(ctx, self.informers)
+                                            for name in names}
+        self.running = False
+        self._poll: Timer | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        """A running controller by name, e.g. cm["replicaset-controller"]."""
+        return self.controllers[name]
+
+    def start(self) -> None:
+        self.informers.start()
+        self._wait_for_cache_sync()
+
+    def _wait_for_cache_sync(self) -> None:
+        self._poll = None
+        if not self.informers.has_synced():
+            self._poll = self.ctx.clock.call_later(SYNCED_POLL_PERIOD, self._wait_for_cache_sync)
+            return
+        self.running = True
+        self.ctx.trace.record(self.name, "caches-synced", "",
+                              controllers=",".join(self.controllers))
+        for controller in self.controllers.values():
+            controller.run()
+
+    def stop(self) -> None:
+        """A crash: informers, queues and every controller's memory are gone."""
+        if self._poll is not None:
+            self._poll.cancel()
+        for controller in self.controllers.values():
+            controller.stop()
+        self.informers.stop()
+        self.running = False
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "waiting for caches"
+        return f"<ControllerManager {state}: {', '.join(self.controllers)}>"

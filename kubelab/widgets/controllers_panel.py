@@ -1,0 +1,160 @@
+"""ControllersPanel: drive a Deployment and break its controllers (notebook 05).
+
+Scale it, change its image (a rollout), roll it back, delete one of its pods, crash and
+restart the controller manager in the middle of it all, and let virtual time pass. The panel
+shows the ReplicaSets (revision, desired, current, ready, available), the object graph and
+the controllers' latest events. Every control calls a plain method, so tests and learners can
+drive it without a browser; each action goes through kubectl or kubelab.faults, as a person
+at a terminal would.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+
+from kubelab.viz import GraphvizMissing, mark_pods_ready, object_graph, render_svg, to_dot
+
+__all__ = ["ControllersPanel"]
+
+COMPONENT = "controller-manager"
+REVISION = "deployment.kubernetes.io/revision"
+CONTROLLERS = ("deployment-controller", "replicaset-controller")
+
+
+class ControllersPanel:
+    """cluster: a Cluster running the controller manager. hollow=True plays the kubelets'
+    part after each step (mark_pods_ready), for clusters whose nodes are hollow."""
+
+    def __init__(self, cluster: Any, deployment: str = "web", namespace: str = "default", *,
+                 hollow: bool = False, step: float = 2.0, graph: bool = True) -> None:
+        self.cluster, self.name, self.namespace = cluster, deployment, namespace
+        self.hollow, self.step, self.show_graph = hollow, step, graph
+        self.log: list[str] = []
+        d = cluster.get("deployments", deployment, namespace=namespace)
+        self.replicas = W.BoundedIntText(value=int(d["spec"].get("replicas", 1)), min=0, max=50,
+                                         description="replicas", layout=W.Layout(width="160px"))
+        self.image = W.Text(value=d["spec"]["template"]["spec"]["containers"][0]["image"],
+                            description="image", layout=W.Layout(width="260px"))
+        controls: list[tuple[str, str, Callable[[], Any]]] = [
+            ("scale", "arrows-v", lambda: self.scale(int(self.replicas.value))),
+            ("update image", "refresh", lambda: self.set_image(str(self.image.value))),
+            ("roll back", "undo", self.rollback),
+            ("delete a pod", "trash", self.delete_pod),
+            ("crash controller-manager", "bolt", self.crash),
+            ("restart controller-manager", "play-circle", self.restart),
+            (f"run {step:g} s", "play", lambda: self.run(self.step)),
+        ]
+        self.buttons: dict[str, W.Button] = {}
+        for label, icon, action in controls:
+            button = W.Button(description=label, icon=icon, layout=W.Layout(width="auto"))
+            button.on_click(lambda _b, label=label, action=action: self._do(label, action))
+            self.buttons[label] = button
+        self.status, self.picture = W.HTML(), W.HTML()
+        names = list(self.buttons)
+        self.widget = W.VBox([
+            W.HBox([self.replicas, self.buttons[names[0]], self.image, self.buttons[names[1]]]),
+            W.HBox([self.buttons[n] for n in names[2:]]), self.status, self.picture])
+        self.refresh()
+
+    # Each control calls one of these.
+
+    def _kubectl(self, command: str) -> str:
+        out = str(self.cluster.kubectl(f"{command} -n {self.namespace}"))
+        self.log.append(f"$ kubectl {command}\n{out}")
+        return out
+
+    def scale(self, replicas: int) -> str:
+        return self._kubectl(f"scale deployment {self.name} --replicas={replicas}")
+
+    def set_image(self, image: str) -> str:
+        d = self.cluster.get("deployments", self.name, namespace=self.namespace)
+        container = d["spec"]["template"]["spec"]["containers"][0]["name"]
+        self.cluster.client.patch("deployments", self.name, {"spec": {"template": {"spec": {
+            "containers": [{"name": container, "image": image}]}}}}, self.namespace,
+            patch_type="strategic")
+        self.log.append(f"$ kubectl set image deployment/{self.name} {container}={image}")
+        return f"deployment.apps/{self.name} image updated"
+
+    def rollback(self) -> str:
+        return self._kubectl(f"rollout undo deployment/{self.name}")
+
+    def delete_pod(self) -> str:
+        pods = [p for p in self.cluster.get("pods", namespace=self.namespace)
+                if not p["metadata"].get("deletionTimestamp")]
+        if not pods:
+            return "no pod to delete"
+        return self._kubectl(f"delete pod {sorted(p['metadata']['name'] for p in pods)[0]}")
+
+    def crash(self) -> str:
+        if COMPONENT in self.cluster.components:
+            self.cluster.faults.crash(COMPONENT)
+        return "controller-manager crashed: its caches, queues and expectations are gone"
+
+    def restart(self) -> str:
+        if COMPONENT not in self.cluster.components:
+            self.cluster.faults.restart(COMPONENT)
+        return "controller-manager restarted: it relists everything"
+
+    def run(self, seconds: float) -> None:
+        """Let `seconds` pass, in steps of one second (the hollow kubelets report after each)."""
+        remaining = seconds
+        while remaining > 0:
+            chunk = min(1.0, remaining)
+            self.cluster.run(chunk)
+            if self.hollow:
+                mark_pods_ready(self.cluster, self.namespace)
+            remaining -= chunk
+
+    # ------------------------------------------------------------------ the view
+
+    def _do(self, label: str, action: Callable[[], Any]) -> None:
+        try:
+            result = action()
+            self.refresh(f"{label}: {result}" if isinstance(result, str) else label)
+        except Exception as err:  # shown in the panel, as kubectl would print it
+            self.refresh(f"{label}: {err}")
+
+    def replica_set_rows(self) -> list[tuple[str, str, int, int, int, int]]:
+        """(name, revision, desired, current, ready, available) of each ReplicaSet, oldest first."""
+        rows = []
+        rss = sorted(self.cluster.get("replicasets", namespace=self.namespace),
+                     key=lambda r: (r["metadata"]["creationTimestamp"], r["metadata"]["name"]))
+        for rs in rss:
+            st = rs.get("status") or {}
+            revision = (rs["metadata"].get("annotations") or {}).get(REVISION, "")
+            rows.append((rs["metadata"]["name"], revision,
+                         int(rs["spec"].get("replicas", 1)), int(st.get("replicas", 0)),
+                         int(st.get("readyReplicas", 0)), int(st.get("availableReplicas", 0))))
+        return rows
+
+    def refresh(self, message: str = "") -> None:
+        cm = "running" if COMPONENT in self.cluster.components else "<b style='color:#c0392b'>DOWN</b>"
+        rows = "".join(f"<tr><td><code>{html.escape(r[0])}</code></td>"
+                       + "".join(f"<td>{v}</td>" for v in r[1:]) + "</tr>"
+                       for r in self.replica_set_rows())
+        events = [e for e in self.cluster.events(self.namespace)
+                  if e.get("source", {}).get("component") in CONTROLLERS]
+        lines = "".join(f"<li>{html.escape(e['reason'])}: {html.escape(e['message'])}</li>"
+                        for e in events[-6:])
+        note = f"<p><i>{html.escape(message)}</i></p>" if message else ""
+        rollout = self.cluster.kubectl(f"rollout status deployment/{self.name} -n {self.namespace}")
+        self.status.value = (
+            f"{note}<b>t={self.cluster.clock.now:.1f}s</b> · controller-manager {cm} · "
+            f"<code>{html.escape(str(rollout))}</code>"
+            "<table><tr><th>ReplicaSet</th><th>revision</th><th>desired</th><th>current</th>"
+            f"<th>ready</th><th>available</th></tr>{rows}</table><ul>{lines}</ul>")
+        if self.show_graph:
+            graph = object_graph(self.cluster, namespace=self.namespace)
+            try:
+                self.picture.value = render_svg(graph, cluster_by="node")
+            except GraphvizMissing as err:
+                self.picture.value = f"<pre>{html.escape(str(err))}\n\n{html.escape(to_dot(graph))}</pre>"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)  # type: ignore[no-untyped-call]

@@ -1,0 +1,59 @@
+"""The controller-manager component: registry, choice of controllers, cache sync, public names."""
+
+from __future__ import annotations
+
+import pytest
+
+import kubelab.controllers as controllers
+import kubelab.viz as viz
+from kubelab.cluster import COMPONENTS, Cluster
+from kubelab.controllers import CONTROLLERS, ControllerManager
+from tests.controllers_helpers import active_pods, deployment, pod, replica_set
+
+
+def test_public_names() -> None:
+    assert set(controllers.__all__) == {"CONTROLLERS", "ControllerManager", "DeploymentController",
+                                        "GarbageCollector", "NamespaceController", "ReplicaSetController"}
+    assert all(hasattr(controllers, name) for name in controllers.__all__)
+    assert {"object_graph", "to_dot", "render_svg", "GraphView", "GraphvizMissing",
+            "mark_pods_ready", "keep_pods_ready"} <= set(viz.__all__)
+    assert all(hasattr(viz, name) for name in viz.__all__)
+    assert COMPONENTS["controller-manager"] == ("kubelab.controllers:ControllerManager",
+                                                "system:kube-controller-manager")
+
+
+def test_the_manager_runs_the_registered_controllers() -> None:
+    c = Cluster(nodes=1, components=["controller-manager"])
+    cm = c.components["controller-manager"]
+    assert set(cm.controllers) == set(CONTROLLERS) >= {
+        "replicaset-controller", "deployment-controller", "garbage-collector-controller",
+        "namespace-controller"}
+    assert "waiting for caches" in repr(cm)
+    c.run(1)
+    assert cm.running and [r.verb for r in c.trace.filter(component="controller-manager",
+                                                          verb="caches-synced")] == ["caches-synced"]
+
+
+def test_a_chosen_subset_through_the_replace_seam() -> None:
+    c = Cluster(nodes=1, components=["controller-manager"], replace={
+        "controller-manager": lambda ctx: ControllerManager(ctx, controllers=["replicaset-controller"])})
+    c.apply(deployment(replicas=2))
+    c.client.create(replica_set("plain", 2))
+    c.run(3)
+    assert c.get("replicasets", label_selector="app=web") == []  # no Deployment controller
+    assert len(active_pods(c, "app=plain")) == 2
+    with pytest.raises(ValueError, match=r"unknown controller\(s\) \['cronjob'\]"):
+        Cluster(nodes=0, components=["controller-manager"], replace={
+            "controller-manager": lambda ctx: ControllerManager(ctx, controllers=["cronjob"])})
+
+
+def test_a_manager_started_late_adopts_what_exists_instead_of_creating_more() -> None:
+    c = Cluster(nodes=1, components=[])
+    rs = c.client.create(replica_set("web", 3))
+    for i in range(3):
+        c.client.create(pod(f"early-{i}", {"app": "web"}))
+    c.faults.restart("controller-manager")  # never started: starts now, lists, waits for sync
+    c.run(3)
+    pods = active_pods(c, "app=web")
+    assert sorted(p["metadata"]["name"] for p in pods) == ["early-0", "early-1", "early-2"]
+    assert {p["metadata"]["ownerReferences"][0]["uid"] for p in pods} == {rs["metadata"]["uid"]}

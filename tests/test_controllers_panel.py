@@ -1,0 +1,51 @@
+"""ControllersPanel: each control drives the cluster through kubectl or kubelab.faults."""
+
+from __future__ import annotations
+
+from kubelab.widgets.controllers_panel import ControllersPanel
+from tests.controllers_helpers import active_pods, cluster, deployment, settle
+
+
+def test_panel_scales_rolls_out_rolls_back_and_survives_a_crash() -> None:
+    c = cluster(nodes=2)
+    c.apply(deployment(replicas=2))
+    settle(c)
+    panel = ControllersPanel(c, hollow=True, graph=False)
+    assert panel.scale(3) == "deployment.apps/web scaled"
+    panel.run(3)
+    assert [r[2:] for r in panel.replica_set_rows()] == [(3, 3, 3, 3)]
+    panel.set_image("nginx:1.26")
+    panel.run(1)
+    panel.crash()  # mid-rollout
+    assert "controller-manager" not in c.components
+    panel.run(3)
+    assert len(panel.replica_set_rows()) == 2  # the new ReplicaSet was created before the crash
+    frozen = panel.replica_set_rows()
+    panel.run(3)
+    assert panel.replica_set_rows() == frozen  # nobody acts while it is down
+    panel.restart()
+    panel.run(10)
+    assert [(r[1], r[2]) for r in panel.replica_set_rows()] == [("1", 0), ("2", 3)]
+    assert panel.rollback() == "deployment.apps/web rolled back"
+    panel.run(10)
+    assert [(r[1], r[2]) for r in panel.replica_set_rows()] == [("3", 3), ("2", 0)]
+    victim = sorted(p["metadata"]["name"] for p in active_pods(c))[0]
+    assert panel.delete_pod() == f'pod "{victim}" deleted'
+    panel.run(2)
+    assert victim not in {p["metadata"]["name"] for p in active_pods(c)} and len(active_pods(c)) == 3
+    panel.refresh("check")
+    assert "ReplicaSet" in panel.status.value and "check" in panel.status.value
+
+
+def test_panel_buttons_call_the_methods_and_show_errors() -> None:
+    c = cluster(nodes=1)
+    c.apply(deployment(replicas=1))
+    settle(c)
+    panel = ControllersPanel(c, hollow=True)
+    panel.buttons["roll back"].click()  # no history yet: kubectl's error, shown, not raised
+    assert "no rollout history found" in panel.status.value
+    assert "<svg" in panel.picture.value or "Graphviz" in panel.picture.value
+    panel.replicas.value = 2
+    panel.buttons["scale"].click()
+    panel.buttons["run 2 s"].click()
+    assert len(active_pods(c)) == 2
