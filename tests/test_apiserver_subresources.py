@@ -320,3 +320,16 @@ def test_custom_resources_survive_a_new_server(env: Env) -> None:
     got = again.handle(Request("get", "widgets", namespace="default", name="w1",
                                group="example.com", token=again.token_for("admin")))
     assert got["spec"] == {"size": 1}
+
+
+def test_status_update_keeps_annotations_but_not_spec_or_deployment_labels(env: Env) -> None:
+    d = env.create("deployments", deployment())
+    d["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "1"}
+    d["metadata"]["labels"] = {"changed": "by-status"}
+    d["spec"]["replicas"] = 9
+    d["status"] = {"observedGeneration": 1, "replicas": 0}
+    updated = env.req("update", "deployments", name="web", subresource="status", body=d)
+    assert updated["metadata"]["annotations"] == {"deployment.kubernetes.io/revision": "1"}
+    assert updated["metadata"].get("labels") != {"changed": "by-status"}
+    assert updated["spec"]["replicas"] != 9 and updated["status"]["observedGeneration"] == 1
+    assert updated["metadata"]["generation"] == d["metadata"]["generation"]

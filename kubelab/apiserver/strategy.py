@@ -78,7 +78,15 @@ def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Obje
         new = {k: v for k, v in old.items() if k != "status"}
         if "status" in obj:
             new["status"] = obj["status"]
+        # Status strategies reset the spec, not the metadata: a controller may write an
+        # annotation with its status (the Deployment controller writes its revision so, in
+        # pkg/controller/deployment/sync.go). Deployments also keep their labels
+        # (pkg/registry/apps/deployment/strategy.go deploymentStatusStrategy.PrepareForUpdate).
         new["metadata"] = dict(old["metadata"])
+        meta = obj.get("metadata") or {}
+        for field in ("annotations", "labels"):
+            if field in meta and not (field == "labels" and resource == "deployments"):
+                new["metadata"][field] = meta[field]
         return new
     if subresource == "finalize":  # namespaces/finalize: only spec.finalizers changes
         new = dict(old)
