@@ -1,7 +1,8 @@
 """Install the system packages kubelab needs, or say exactly how to.
 
 Run by `make` before every target that needs them. Debian's packages are installed with apt-get
-when we are root; otherwise the exact command is printed and the target stops.
+when we are root; otherwise the exact command is printed. A missing required package stops the
+target; a missing optional one only means its tests skip (they say why).
 """
 
 from __future__ import annotations
@@ -11,18 +12,23 @@ import shutil
 import subprocess
 import sys
 
-# (command that must be on PATH, Debian package that provides it, why we need it)
+# (command that must be on PATH, Debian package that provides it, why we need it, required)
 NEEDED = [
-    ("dot", "graphviz", "renders the object graphs and sequence diagrams"),
+    ("dot", "graphviz", "renders the object graphs", True),
+    # tests/test_browser.py opens the tour in JupyterLab with Debian's Chromium (through
+    # Playwright's executable_path: Playwright's own browser download is never used). Without
+    # it, and without root to install it, that one test skips.
+    ("chromium", "chromium", "runs the dashboard's real-browser test", False),
 ]
 
 
 def main() -> int:
-    missing = [(cmd, pkg, why) for cmd, pkg, why in NEEDED if shutil.which(cmd) is None]
+    missing = [(cmd, pkg, why, required) for cmd, pkg, why, required in NEEDED
+               if shutil.which(cmd) is None]
     if not missing:
         return 0
-    packages = sorted({pkg for _, pkg, _ in missing})
-    for cmd, pkg, why in missing:
+    packages = sorted({pkg for _, pkg, _, _ in missing})
+    for cmd, pkg, why, _ in missing:
         print(f"kubelab: `{cmd}` not found (Debian package {pkg}; it {why}).")
     command = ["apt-get", "install", "-y", "--no-install-recommends", *packages]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
@@ -33,7 +39,7 @@ def main() -> int:
         return 0
     print("kubelab: please run:  sudo " + " ".join(command))
     print("kubelab: (or, with conda:  conda env create -f environment.yml)")
-    return 1
+    return 1 if any(required for *_, required in missing) else 0
 
 
 if __name__ == "__main__":

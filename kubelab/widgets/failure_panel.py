@@ -1,0 +1,177 @@
+"""FailurePanel: break the cluster by hand. Every button calls one c.faults method.
+
+A fault is recorded in the trace beside what it causes, so the sequence diagram and the
+timeline show it. The panel offers only what the cluster has: no scheduler, no scheduler
+button; hollow nodes (no kubelets) have no machine to kill, so the node and registry rows
+appear only when kubelets run.
+
+Rows: components (one button each: crash when it runs, restart when it is down); a node (kill,
+revive, partition, heal); a pod (delete it, crash its container); watch events (drop, delay,
+heal, break); the store (compact, disk latency); the image registry (break, fix).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+
+from kubelab.kubelet.registry import MODES
+from kubelab.viz.observe import quiet
+
+__all__ = ["FailurePanel"]
+
+Action = Callable[[], Any]
+
+
+def _button(label: str, icon: str, style: str = "") -> W.Button:
+    return W.Button(description=label, icon=icon, button_style=style,
+                    layout=W.Layout(width="auto"), tooltip=label)
+
+
+class FailurePanel:
+    """on_change: called after every action (the dashboard refreshes its views there)."""
+
+    def __init__(self, cluster: Any, namespace: str = "default",
+                 on_change: Callable[[], None] | None = None) -> None:
+        self.cluster, self.namespace = cluster, namespace
+        self.on_change = on_change
+        self.last = ""
+        self.buttons: dict[str, W.Button] = {}
+        f = cluster.faults
+        rows: list[W.Widget] = []
+        # Components: one toggle button each, for what this cluster was built with.
+        self.component_buttons: dict[str, W.Button] = {}
+        for name in self.component_names():
+            button = _button(name, "bolt")
+            button.on_click(lambda _b, name=name: self._do(lambda: self.toggle(name)))
+            self.component_buttons[name] = button
+        rows.append(W.HBox([W.Label("components:"), *self.component_buttons.values()],
+                           layout=W.Layout(flex_flow="row wrap")))
+        self.has_kubelets = any(n.startswith("kubelet/") for n in self.component_names())
+        self.node = W.Dropdown(options=list(cluster.node_names), description="node",
+                               layout=W.Layout(width="180px"))
+        if self.has_kubelets and cluster.node_names:
+            rows.append(self._row([self.node], [
+                ("kill node", "power-off", "danger", lambda: f.kill_node(self.node.value)),
+                ("revive node", "plug", "", lambda: f.revive_node(self.node.value)),
+                ("partition node", "scissors", "warning", lambda: f.partition(self.node.value)),
+                ("heal partition", "medkit", "", lambda: f.heal(self.node.value))]))
+        self.pod = W.Dropdown(options=[], description="pod", layout=W.Layout(width="300px"))
+        pod_actions = [("delete pod", "trash", "danger", self.delete_pod)]
+        if self.has_kubelets:
+            pod_actions.append(("crash container", "bomb", "warning", self.crash_container))
+        rows.append(self._row([self.pod], pod_actions))
+        self.delay = W.BoundedFloatText(value=5.0, min=0.0, max=600.0, step=1.0,
+                                        description="delay (s)", layout=W.Layout(width="150px"))
+        rows.append(self._row([W.Label("watch events:")], [
+            ("drop watch events", "eye-slash", "warning", lambda: f.drop_watch_events(1.0)),
+            ("delay watch events", "hourglass", "warning",
+             lambda: f.delay_watch_events(float(self.delay.value))),
+            ("heal watch events", "medkit", "", f.heal_watch_events),
+            ("break watches", "chain-broken", "warning", f.break_watches)], [self.delay]))
+        self.latency = W.FloatSlider(value=float(cluster.store.latency), min=0.0, max=2.0, step=0.1,
+                                     description="disk latency (s)", continuous_update=False,
+                                     style={"description_width": "initial"})
+        self.latency.observe(lambda ch: self._do(lambda: f.slow_store(float(ch["new"]))), names="value")
+        rows.append(self._row([W.Label("store:")], [
+            ("compact store", "compress", "warning", f.compact)], [self.latency]))
+        if self.has_kubelets:
+            self.mode = W.Dropdown(options=[m for m in MODES if m != "ok"], value="unauthorized",
+                                   description="registry", layout=W.Layout(width="240px"))
+            rows.append(self._row([self.mode], [
+                ("break registry", "ban", "danger", lambda: f.break_registry(None, self.mode.value)),
+                ("fix registry", "check", "success", lambda: f.fix_registry(None))]))
+        self.status = W.HTML()
+        self.status.add_class("kubelab-faults")
+        self.widget = W.VBox([*rows, self.status])
+        self.refresh()
+
+    def _row(self, first: list[W.Widget], actions: list[tuple[str, str, str, Action]],
+             last: list[W.Widget] | None = None) -> W.HBox:
+        for label, icon, style, action in actions:
+            button = _button(label, icon, style)
+            button.on_click(lambda _b, label=label, action=action: self._do(action, label))
+            self.buttons[label] = button
+        return W.HBox([*first, *(self.buttons[a[0]] for a in actions), *(last or [])],
+                      layout=W.Layout(flex_flow="row wrap", align_items="center"))
+
+    # Each control calls one of these, so tests and learners can drive the panel directly.
+
+    def component_names(self) -> list[str]:
+        """apiserver, then every component this cluster runs, or ran before a fault stopped it
+        (crashed, or its node killed: the trace says so)."""
+        factories = set(getattr(self.cluster, "_factories", None) or self.cluster.components)
+        known = set(self.cluster.components)
+        for r in self.cluster.trace.filter(component="faults"):
+            known |= {r.object, f"kubelet/{r.object}"} & factories
+        order = {"controller-manager": 0, "scheduler": 1}
+        return ["apiserver", *sorted(known, key=lambda n: (order.get(n, 2), n))]
+
+    def running(self, name: str) -> bool:
+        if name == "apiserver":
+            return bool(self.cluster.apiserver.running)
+        return name in self.cluster.components
+
+    def toggle(self, name: str) -> str:
+        """Crash the component if it runs, restart it if it does not."""
+        if self.running(name):
+            self.cluster.faults.crash(name)
+            return f"crashed {name}"
+        self.cluster.faults.restart(name)
+        return f"restarted {name}"
+
+    def delete_pod(self) -> str:
+        if not self.pod.value:
+            return "no pod selected"
+        self.cluster.faults.delete_pod(self.pod.value, self.namespace)
+        return f'pod "{self.pod.value}" deleted'
+
+    def crash_container(self) -> str:
+        if not self.pod.value:
+            return "no pod selected"
+        self.cluster.faults.crash_container(self.pod.value, namespace=self.namespace)
+        return f'the container of pod "{self.pod.value}" crashed'
+
+    def _do(self, action: Action, label: str = "") -> None:
+        try:
+            result = action()
+            self.last = result if isinstance(result, str) else label
+        except Exception as err:  # shown in the panel, in the error's own (Kubernetes) words
+            self.last = f"{label}: {err}" if label else str(err)
+        self.refresh()
+        if self.on_change is not None:
+            self.on_change()
+
+    def refresh(self) -> None:
+        for name, button in self.component_buttons.items():
+            up = self.running(name)
+            button.description = f"crash {name}" if up else f"restart {name}"
+            button.button_style = "" if up else "danger"
+            button.icon = "bolt" if up else "play"
+        pods = list(self.pod.options)  # while the API server is down, the last list we saw
+        if self.cluster.apiserver.running:
+            with quiet(self.cluster):
+                pods = sorted(p["metadata"]["name"] for p in
+                              self.cluster.client.list("pods", self.namespace)["items"]
+                              if not p["metadata"].get("deletionTimestamp"))
+        if list(self.pod.options) != pods:
+            keep = self.pod.value if self.pod.value in pods else (pods[0] if pods else None)
+            self.pod.options = pods
+            self.pod.value = keep
+        recent = self.cluster.trace.filter(component="faults")[-5:]
+        lines = "".join(f"<li>t={r.time:g}s ⚡ {html.escape(r.verb)} {html.escape(r.object)} "
+                        f"{html.escape(_detail(r.detail))}</li>" for r in recent)
+        note = f"<i>{html.escape(self.last)}</i>" if self.last else ""
+        self.status.value = f"{note}<ul style='margin:2px 0'>{lines}</ul>"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)  # type: ignore[no-untyped-call]
+
+
+def _detail(detail: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in detail.items())
