@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from kubelab.sim import Clock, Trace
-from kubelab.store import Compare, CompactedError, PutRequest, RangeRequest, SnapshotError, Store
+from kubelab.store import CompactedError, Compare, PutRequest, RangeRequest, SnapshotError, Store
 
 clock = Clock()                      # virtual time: nothing here waits for the wall clock
 trace = Trace(lambda: clock.now)
@@ -234,7 +234,8 @@ StorePanel(store, clock, heard=heard)
 #
 # - etcd is the one place the cluster's state lives; Kubernetes keys look like `/registry/pods/ns/name`.
 # - Every write gets the next global **revision**; keys carry `create_revision`, `mod_revision`, `version`.
-# - **Optimistic concurrency**: write only if `mod_revision` is unchanged, otherwise re-read and retry. No locks.
+# - **Optimistic concurrency**: write only if `mod_revision` is unchanged, else re-read and retry.
+#   No locks.
 # - A **watch** replays history from a revision, then streams changes in order.
 # - **Compaction** forgets old history; a watcher that needs it is canceled and must start over (relist).
 # - A **snapshot** is a full backup; a damaged one is refused.
