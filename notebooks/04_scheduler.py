@@ -339,6 +339,8 @@ SchedulerPanel(demo)
 # - `LeastAllocated` spreads, `MostAllocated` packs; both are one line of
 #   `KubeSchedulerConfiguration`.
 #
-# **Exercises** (4.x: a filter plugin and a score plugin, graded with `kubelab grade 4.x`, coming).
+# **Exercises.** Open [`exercises/ex04_scheduler.py`](../exercises/ex04_scheduler.py): 4.1 a
+# filter plugin for taints, 4.2 a bin-packing score plugin. Check them with `kubelab grade 4`
+# (or `grade("4")` from `kubelab.grading` in a cell).
 #
 # **Next:** [05 · Controllers](05_controllers.ipynb): who creates all these pods in the first place.

@@ -316,8 +316,9 @@ ControllersPanel(c2, hollow=hollow2, step=2.0)
 #   Foreground before it (finalizer `foregroundDeletion`), Orphan keeps them (finalizer `orphan`).
 # - A crashed controller manager stops changes, not running pods; after a restart it relists and converges.
 #
-# **Exercises** (5.x, graded with `kubelab grade 5.x`, coming): predict a rollout's steps for given
-# `maxSurge`/`maxUnavailable`; write the deletion ranking; find the policy from a frozen graph.
+# **Exercises.** Open [`exercises/ex05_controllers.py`](../exercises/ex05_controllers.py): 5.1
+# the ReplicaSet reconcile, 5.2 one rolling-update step within `maxSurge`/`maxUnavailable`. Check
+# them with `kubelab grade 5` (or `grade("5")` from `kubelab.grading` in a cell).
 #
 # **Next:** [06 · The kubelet](06_kubelet.ipynb): who actually starts the containers, and what happens
 # when a node dies.
