@@ -22,6 +22,8 @@ from kubelab.client.client import Client
 from kubelab.client.component import ComponentContext
 from kubelab.faults import Faults
 from kubelab.kubectl import Output, kubectl
+from kubelab.kubelet.registry import ImageRegistry
+from kubelab.kubelet.runtime import ContainerRuntime
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
 
@@ -33,7 +35,11 @@ ADMIN_TOKEN = "admin-token"
 
 # The control-plane components a Cluster can run: name -> ("module:Class", identity).
 # Each class takes a ComponentContext and has start() and stop(). Later notebooks add theirs.
-COMPONENTS: dict[str, tuple[str, str]] = {}
+COMPONENTS: dict[str, tuple[str, str]] = {
+    "scheduler": ("kubelab.scheduler:Scheduler", "system:kube-scheduler"),
+    "kubelet": ("kubelab.kubelet:Kubelet", "system:node:{node}"),
+    "controller-manager": ("kubelab.controllers:ControllerManager", "system:kube-controller-manager"),
+}
 
 
 def _load(path: str) -> Callable[[ComponentContext], Any]:
@@ -89,6 +95,13 @@ class Cluster:
         self.faults = Faults(self)
         components = None if components is None else list(components)
         self._register_nodes(nodes, components)
+        # The world outside the API (DESIGN.md section 5): the image registry every node pulls
+        # from, and each node's container runtime, which outlives a kubelet crash as containerd
+        # does. The faults break_registry, kill_node and crash_container reach them here.
+        self.registry = ImageRegistry()
+        self.runtimes = {name: ContainerRuntime.for_node(name, i, self.registry, self.clock, self.rand,
+                                                         self.trace)
+                         for i, name in enumerate(self.node_names)}
         self._start_components(components)
 
     # ------------------------------------------------------------------ wiring
@@ -112,9 +125,12 @@ class Cluster:
         if "kubelet" in COMPONENTS and (components is None or "kubelet" in components):
             return  # each kubelet registers its own Node
         # Without kubelets, nodes are created as "hollow nodes" by the administrator, as
-        # kubemark does: Ready, and nothing ever runs on them.
+        # kubemark does: Ready, and nothing ever runs on them. Nobody heartbeats for them, so
+        # they are marked for the node lifecycle controller to leave alone.
         for manifest in manifests:
-            created = self.client.create(manifest)
+            meta = manifest.get("metadata") or {}
+            created = self.client.create({**manifest, "metadata": {**meta, "annotations": {
+                **(meta.get("annotations") or {}), "kubelab.dev/hollow-node": "true"}}})
             created["status"] = manifest.get("status", {})
             created["status"].setdefault("conditions", [
                 {"type": "Ready", "status": "True", "reason": "KubeletReady",
@@ -141,9 +157,13 @@ class Cluster:
     def _factory(self, name: str, cls: Callable[[ComponentContext], Any], user: str,
                  node: Object | None = None) -> Callable[[], Any]:
         def start() -> Any:
-            client = Client(self.apiserver, self.apiserver.token_for(user), user_agent=name)
+            node_name = str(node["metadata"]["name"]) if node else ""
+            # A kubelet reaches the API server over its node's network link (faults.partition).
+            api = self.faults.node_link(node_name) if node else self.apiserver
+            client = Client(api, self.apiserver.token_for(user), user_agent=name)
             context = ComponentContext(name, client, self.clock, self.rand, self.trace,
-                                       copy.deepcopy(node) if node else None)
+                                       copy.deepcopy(node) if node else None,
+                                       self.runtimes.get(node_name) if node else None)
             component = cls(context)
             component.start()
             return component
@@ -159,6 +179,26 @@ class Cluster:
         for name, start in self._factories.items():
             if wanted is None or name in wanted or name.split("/")[0] in wanted:
                 self.components[name] = start()
+
+    def add_component(self, name: str, cls: Callable[[ComponentContext], Any],
+                      user: str = "kubernetes-admin", groups: Iterable[str] = ("system:masters",)
+                      ) -> Any:
+        """Start a component of your own (a notebook's toy controller, an exercise) beside the
+        built-in ones; c.faults.crash(name) and restart(name) then work on it too."""
+        if name in self.components or name in self._factories:
+            raise ValueError(f"component {name!r} already exists")
+        token = f"token-{name}"
+        self.apiserver.add_token(token, user, list(groups))
+
+        def start() -> Any:
+            client = Client(self.apiserver, token, user_agent=name)
+            component = cls(ComponentContext(name, client, self.clock, self.rand, self.trace))
+            component.start()
+            return component
+
+        self._factories[name] = start
+        self.components[name] = start()
+        return self.components[name]
 
     def crash_component(self, name: str) -> None:
         if name == "apiserver":

@@ -315,6 +315,11 @@ class Faults:
         self._cluster.registry.clear(image)
         self._record("fix_registry", image or "*")
 
+    def delete_pod(self, pod: str, namespace: str = "default") -> None:
+        """Delete a pod, as `kubectl delete pod` does: whatever controls it makes a new one."""
+        self._cluster.client.delete("pods", pod, namespace)
+        self._record("delete_pod", f"pods/{namespace}/{pod}")
+
     def crash_container(self, pod: str, container: str | None = None, namespace: str = "default",
                         exit_code: int = 1) -> None:
         """The process of a running container dies now; the kubelet restarts it (with back-off)."""

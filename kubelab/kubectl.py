@@ -18,6 +18,8 @@ from kubelab.api.yamlio import dump, load_objects
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.kubectl_printers import table
+from kubelab.kubectl_rollout import rollout
+from kubelab.kubectl_taint import taint
 
 __all__ = ["KubectlError", "Output", "kubectl"]
 
@@ -63,6 +65,8 @@ def _parser() -> _Parser:
     p.add_argument("--grace-period", type=int)
     p.add_argument("--now", action="store_true")
     p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--to-revision", type=int, default=0)
+    p.add_argument("--revision", type=int, default=0)
     return p
 
 
@@ -253,4 +257,7 @@ _VERBS: dict[str, Callable[[Client, argparse.Namespace, float, str], str]] = {
     "get": _get, "apply": _apply, "create": _apply, "delete": _delete, "run": _run,
     "scale": _scale, "label": _label, "annotate": _label, "cordon": _cordon,
     "uncordon": _cordon, "describe": _describe,
+    "taint": lambda client, args, now, stdin: taint(client, args.args, overwrite=args.overwrite),
+    "rollout": lambda client, args, now, stdin: rollout(
+        client, args.args, args.namespace, now=now, to_revision=args.to_revision, revision=args.revision),
 }

@@ -29,6 +29,9 @@ class ComponentContext:
     trace: Trace
     # For a kubelet: the Node it runs (capacity, labels, taints) as given to the Cluster.
     node: dict[str, Any] | None = None
+    # For a kubelet: its node's container runtime (kubelab.kubelet.ContainerRuntime). It belongs
+    # to the node, not to the kubelet, so it outlives a kubelet crash as containerd does.
+    runtime: Any = None
 
     def recorder(self, component: str | None = None, host: str = "") -> EventRecorder:
         """An EventRecorder whose events name this component as their source."""

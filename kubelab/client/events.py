@@ -6,6 +6,10 @@ about (involvedObject), its reason, message, type (Normal or Warning) and source
 repeat of the same event (same object, type, reason, message and source) within ten minutes is
 not a new object: the first one's count and lastTimestamp are bumped, which is why
 `kubectl get events` shows "x15 over 3m".
+
+Like client-go's EventSourceObjectSpamFilter, a recorder lets through at most 25 events in a
+burst about one object (per source and type), then one every five minutes: a pod stuck in
+ImagePullBackOff for hours does not flood the API server with events.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ __all__ = ["NORMAL", "WARNING", "EventRecorder"]
 
 NORMAL, WARNING = "Normal", "Warning"
 AGGREGATE_WINDOW = 600.0  # seconds: events_cache.go's defaultAggregateIntervalInSeconds
+SPAM_BURST, SPAM_QPS = 25, 1.0 / 300.0  # events_cache.go's defaultSpamBurst, defaultSpamQPS
 
 
 class EventRecorder:
@@ -30,6 +35,22 @@ class EventRecorder:
         self.client, self.component, self.clock, self.host = client, component, clock, host
         self.trace = trace
         self._seen: dict[tuple[str, ...], tuple[str, str, int, float]] = {}
+        self._nanos = 0  # the last event name's nanoseconds
+        self._buckets: dict[tuple[str, ...], tuple[float, float]] = {}  # spam key -> (tokens, at)
+        self.filtered = 0  # events dropped by the spam filter
+
+    def _spam_filtered(self, ref: dict[str, Any], type_: str) -> bool:
+        """getSpamKey: source, involved object and type; a token bucket per key."""
+        key = (ref["kind"], ref.get("namespace", ""), ref["name"], ref["uid"], type_)
+        now = self.clock.now
+        tokens, at = self._buckets.get(key, (float(SPAM_BURST), now))
+        tokens = min(float(SPAM_BURST), tokens + (now - at) * SPAM_QPS)
+        if tokens < 1.0:
+            self._buckets[key] = (tokens, now)
+            self.filtered += 1
+            return True
+        self._buckets[key] = (tokens - 1.0, now)
+        return False
 
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         """Record an event about obj. Failures are logged, never raised: like client-go,
@@ -37,6 +58,8 @@ class EventRecorder:
         if type_ not in (NORMAL, WARNING):
             raise ValueError(f"unsupported event type: {type_!r}")
         ref = object_ref(obj)
+        if self._spam_filtered(ref, type_):
+            return
         namespace = ref.get("namespace") or "default"
         key = (ref["kind"], namespace, ref["name"], ref["uid"], type_, reason, message)
         now = self.clock.now
@@ -51,16 +74,29 @@ class EventRecorder:
                                   ns)
                 self._seen[key] = (name, ns, count + 1, first)
                 return
-            name = f"{ref['name']}.{int((now + EPOCH.timestamp()) * 1e9):x}"
-            self.client.create({
-                "apiVersion": "v1", "kind": "Event",
-                "metadata": {"name": name, "namespace": namespace},
-                "involvedObject": ref, "reason": reason, "message": message, "type": type_,
-                "source": {"component": self.component, **({"host": self.host} if self.host else {})},
-                "firstTimestamp": rfc3339(now), "lastTimestamp": rfc3339(now), "count": 1,
-                "eventTime": micro_time(now), "reportingComponent": self.component,
-                "reportingInstance": self.host or self.component,
-            }, namespace)
+            # Upstream names an event <object>.<wall-clock nanoseconds>. Virtual time stands
+            # still within a step, so two events at one instant would share a name: the
+            # nanoseconds only ever grow, and a name already taken moves one on.
+            nanos = max(int((now + EPOCH.timestamp()) * 1e9), self._nanos + 1)
+            for _attempt in range(8):
+                self._nanos = nanos
+                name = f"{ref['name']}.{nanos:x}"
+                try:
+                    self.client.create({
+                        "apiVersion": "v1", "kind": "Event",
+                        "metadata": {"name": name, "namespace": namespace},
+                        "involvedObject": ref, "reason": reason, "message": message, "type": type_,
+                        "source": {"component": self.component,
+                                   **({"host": self.host} if self.host else {})},
+                        "firstTimestamp": rfc3339(now), "lastTimestamp": rfc3339(now), "count": 1,
+                        "eventTime": micro_time(now), "reportingComponent": self.component,
+                        "reportingInstance": self.host or self.component,
+                    }, namespace)
+                    break
+                except ApiError as err:
+                    if err.code != 409:
+                        raise
+                    nanos += 1
             self._seen[key] = (name, namespace, 1, now)
         except ApiError as err:
             if self.trace is not None:

@@ -1,0 +1,123 @@
+"""The kubelet: the 15-hour ImagePullBackOff replay, and density to every pod Running.
+
+- replay: one node, one pod whose image pull gets 401 for 15 hours, then works; wall seconds
+  for the whole story (15 h 10 min of virtual time: ~185 pulls, ~5,460 Lease renewals). Also
+  reported: what an idle node's 15 hours of heartbeats alone cost, for scale.
+- density: Deployments with nodes x pods-per-node replicas through the whole control plane
+  (controller manager, scheduler, one kubelet per node); wall seconds from the apply to every
+  pod Running, and peak memory. Run in a child process so that the memory figure is its own.
+  100 nodes x 30 pods by default; the issue's 1,000 x 30 takes far longer than a benchmark run
+  should (more than 15 minutes here): set KUBELAB_BENCH_DENSITY_FULL=1 to include it.
+
+    python -m benchmarks kubelet                      # the figures
+    python -m benchmarks.bench_kubelet 100 30         # one density run, prints JSON (progress on stderr)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+from benchmarks.common import Figure
+
+FIFTEEN_HOURS = 15 * 3600
+IMAGE = "registry.example.com/shop/api:2.3"
+
+
+def replay(rounds: int = 2) -> float:
+    """Best wall seconds over `rounds` replays of the 15-hour story (trace off)."""
+    from kubelab.cluster import Cluster
+
+    best = float("inf")
+    for _ in range(rounds):
+        c = Cluster(nodes=1, components=["kubelet"], seed=6)
+        c.trace.enabled = False
+        c.run(30)
+        start = time.perf_counter()
+        c.faults.break_registry("registry.example.com/shop/api", "unauthorized")
+        c.faults.at(c.clock.now + FIFTEEN_HOURS, "fix_registry")
+        c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api"},
+                 "spec": {"nodeName": "node-1", "containers": [{"name": "api", "image": IMAGE}]}})
+        c.run(FIFTEEN_HOURS + 600)
+        best = min(best, time.perf_counter() - start)
+        assert c.get("pods", "api")["status"]["phase"] == "Running"
+    return best
+
+
+def idle_heartbeats(rounds: int = 2) -> float:
+    from kubelab.cluster import Cluster
+
+    best = float("inf")
+    for _ in range(rounds):
+        c = Cluster(nodes=1, components=["kubelet"])
+        c.trace.enabled = False
+        start = time.perf_counter()
+        c.run(FIFTEEN_HOURS + 600)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def density(nodes: int, pods_per_node: int, deployments: int = 30) -> dict[str, Any]:
+    """One run in this process: seconds from apply to every pod Running."""
+    from kubelab.cluster import COMPONENTS, Cluster
+
+    components = [n for n in ("controller-manager", "scheduler", "kubelet") if n in COMPONENTS]
+    c = Cluster(nodes=nodes, components=components)
+    c.trace.enabled = False
+    c.run(5)  # the kubelets register their nodes
+    total = nodes * pods_per_node
+    running: set[str] = set()
+
+    def on_event(event: dict[str, Any]) -> None:
+        obj = event.get("object") or {}
+        uid = (obj.get("metadata") or {}).get("uid", "")
+        if event.get("type") == "DELETED":
+            running.discard(uid)
+        elif (obj.get("status") or {}).get("phase") == "Running":
+            running.add(uid)
+    c.client.watch("pods", on_event)
+    per = [total // deployments + (1 if i < total % deployments else 0) for i in range(deployments)]
+    start = time.perf_counter()
+    for i, replicas in enumerate(per):
+        labels = {"app": f"density-{i}"}
+        c.apply({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": f"density-{i}"},
+                 "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                          "template": {"metadata": {"labels": labels}, "spec": {"containers": [
+                              {"name": "pause", "image": "registry.k8s.io/pause:3.10",
+                               "resources": {"requests": {"cpu": "10m", "memory": "10Mi"}}}]}}}})
+    while len(running) < total and c.clock.now < 3600:
+        c.run(5.0)
+        print(f"t={c.clock.now:.0f}s running={len(running)} wall={time.perf_counter() - start:.0f}s",
+              file=sys.stderr, flush=True)
+    return {"seconds": time.perf_counter() - start, "running": len(running), "total": total,
+            "virtual": c.clock.now, "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _child(*args: str) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_kubelet", *args],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def run() -> list[Figure]:
+    figures = [Figure("kubelet: 15-hour ImagePullBackOff replay", replay(), "s", "<= 1"),
+               Figure("kubelet: an idle node's 15 h of heartbeats", idle_heartbeats(), "s")]
+    shapes = [(100, 30)] + ([(1000, 30)] if os.environ.get("KUBELAB_BENCH_DENSITY_FULL") else [])
+    for nodes, pods in shapes:
+        r = _child(str(nodes), str(pods))
+        name = f"density {nodes} nodes x {pods} pods to Running"
+        if r["running"] < r["total"]:
+            name += f" (only {r['running']:,} of {r['total']:,} Running)"
+        figures.append(Figure(name, r["seconds"], "s", "<= 60" if nodes == 1000 else ""))
+        figures.append(Figure(f"density {nodes} x {pods} peak memory", r["max_rss_mib"], "MiB",
+                              "<= 2048" if nodes == 1000 else ""))
+    return figures
+
+
+if __name__ == "__main__":
+    print(json.dumps(density(int(sys.argv[1]), int(sys.argv[2]))))

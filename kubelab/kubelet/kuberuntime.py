@@ -1,0 +1,210 @@
+"""SyncPod: make the runtime match one pod, a step at a time.
+
+Follows pkg/kubelet/kuberuntime/kuberuntime_manager.go (computePodActions, SyncPod, doBackOff,
+killPodWithSyncResult) and kuberuntime_container.go (startContainer, killContainer):
+1. no ready sandbox: create one (event SandboxChanged if an old one died);
+2. a running container whose liveness (or startup) probe failed is killed: event Killing
+   `Container app failed liveness probe, will be restarted`;
+3. init containers run one at a time, in order; the regular containers start once they all
+   succeeded;
+4. a container that should run and does not is started: first the crash back-off check
+   (CrashLoopBackOff: `back-off 20s restarting failed container=app pod=web_default(uid)`),
+   then the image (images.py), then create (event `Created container: app`) and start
+   (event `Started container app`).
+Why a container did not start is kept in the reason cache; status.py turns it into the
+container's waiting reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubelab.client.events import NORMAL, WARNING
+from kubelab.kubelet.backoff import Backoff
+from kubelab.kubelet.images import ImageManager, go_duration
+from kubelab.kubelet.pod_workers import SyncResult
+from kubelab.kubelet.probes import FAILURE, ProbeManager
+from kubelab.kubelet.runtime import EXITED, RUNNING, SANDBOX_READY, Container, ContainerRuntime
+from kubelab.kubelet.status import should_container_be_restarted
+from kubelab.kubelet.tasks import Future, Step
+from kubelab.kubelet.workload import workload_for
+from kubelab.sim.clock import Clock
+from kubelab.sim.trace import Trace
+
+__all__ = ["CRASH_LOOP_BACK_OFF", "RuntimeManager", "format_pod"]
+
+Object = dict[str, Any]
+Recorder = Callable[[Object, str, str, str], None]
+CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
+CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"
+
+
+def format_pod(pod: Object) -> str:
+    """format.Pod: `web_default(0c8e...)`."""
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('name', '')}_{meta.get('namespace', 'default')}({meta.get('uid', '')})"
+
+
+class RuntimeManager:
+    def __init__(self, runtime: ContainerRuntime, images: ImageManager, probes: ProbeManager,
+                 clock: Clock, record: Recorder, *, backoff: Backoff,
+                 reasons: dict[str, dict[str, tuple[str, str]]], minimum_grace: float = 2.0,
+                 trace: Trace | None = None, name: str = "kubelet") -> None:
+        self.runtime, self.images, self.probes, self.clock = runtime, images, probes, clock
+        self.record, self.backoff, self.reasons = record, backoff, reasons
+        self.minimum_grace, self.trace, self.name = minimum_grace, trace, name
+
+    def _latest(self, uid: str) -> dict[str, Container]:
+        return {c.name: c for c in self.runtime.pod_containers(uid)}  # newest wins
+
+    def sync_pod(self, pod: Object) -> Step:
+        """SyncPod. Returns a SyncResult."""
+        uid, spec = pod["metadata"]["uid"], pod.get("spec") or {}
+        policy = spec.get("restartPolicy") or "Always"
+        sandbox = self.runtime.sandboxes.get(uid)
+        latest = self._latest(uid)
+        fresh = False
+        if sandbox is None or sandbox.state != SANDBOX_READY:
+            if latest and policy == "Never":
+                return SyncResult()  # it ran once and may not run again: the pod will fail
+            if sandbox is not None or latest:
+                self.record(pod, NORMAL, "SandboxChanged",
+                            "Pod sandbox changed, it will be killed and re-created.")
+                yield from self.kill_containers(pod, self._grace(pod))
+            yield self.runtime.run_pod_sandbox(uid)
+            fresh = True
+        # Running containers that fail liveness or startup are restarted.
+        for c_spec in spec.get("containers") or []:
+            c = latest.get(c_spec.get("name", ""))
+            if c is None or c.state != RUNNING:
+                continue
+            for kind in ("liveness", "startup"):
+                if self.probes.result(c, kind, f"{kind}Probe" in c_spec) == FAILURE:
+                    message = f"Container {c.name} failed {kind} probe"
+                    if policy != "Never":
+                        message += ", will be restarted"
+                    yield from self.kill_container(pod, c, message, self._grace(pod))
+                    break
+        latest = self._latest(uid)
+        # Init containers, one at a time.
+        init_specs = spec.get("initContainers") or []
+        if init_specs:
+            failed, next_init, done = self.find_next_init_container(pod, {} if fresh else latest)
+            if not done:
+                if failed is not None and policy == "Never":
+                    return SyncResult()  # getPhase makes the pod Failed
+                if next_init is None:
+                    return SyncResult()  # one is running: wait for it to exit
+                return (yield from self.start_container(pod, next_init, latest.get(next_init["name"]),
+                                                        init=True))
+        results = []
+        for c_spec in spec.get("containers") or []:
+            c = latest.get(c_spec.get("name", ""))
+            if c is not None and c.state == RUNNING:
+                continue
+            if not should_container_be_restarted(pod, c):
+                continue
+            results.append((yield from self.start_container(pod, c_spec, c, init=False)))
+        errors = [r for r in results if r.error]
+        if not errors:
+            return SyncResult()
+        retry = [r.retry_at for r in errors if r.retry_at is not None]
+        return SyncResult(error=errors[0].error,
+                          retry_at=min(retry) if len(retry) == len(errors) else None)
+
+    def find_next_init_container(self, pod: Object, latest: dict[str, Container]
+                                 ) -> tuple[Container | None, Object | None, bool]:
+        """findNextInitContainerToRun: (last failed, next to start, all done)."""
+        spec = pod.get("spec") or {}
+        inits = spec.get("initContainers") or []
+        if any((latest.get(c.get("name", "")) or _NONE).state == RUNNING
+               for c in spec.get("containers") or []):
+            return None, None, True
+        for c_spec in reversed(inits):
+            c = latest.get(c_spec["name"])
+            if c is not None and c.state == EXITED and c.exit_code != 0:
+                return c, c_spec, False
+        for i in range(len(inits) - 1, -1, -1):
+            c = latest.get(inits[i]["name"])
+            if c is None:
+                continue
+            if c.state == RUNNING:
+                return None, None, False
+            if c.state == EXITED:
+                return (None, None, True) if i == len(inits) - 1 else (None, inits[i + 1], False)
+        return None, inits[0], False
+
+    def start_container(self, pod: Object, c_spec: Object, previous: Container | None, *,
+                        init: bool) -> Step:
+        uid, name = pod["metadata"]["uid"], c_spec.get("name", "")
+        reasons = self.reasons.setdefault(uid, {})
+        if previous is not None and previous.state == EXITED:
+            key = f"{pod['metadata'].get('name')}_{pod['metadata'].get('namespace')}_{uid}_{name}"
+            finished = previous.finished_at or 0.0
+            if self.backoff.is_in_back_off_since(key, finished):
+                window = self.backoff.get(key)
+                self.record(pod, WARNING, "BackOff",
+                            f"Back-off restarting failed container {name} in pod {format_pod(pod)}")
+                reasons[name] = (CRASH_LOOP_BACK_OFF, f"back-off {go_duration(window)} restarting "
+                                 f"failed container={name} pod={format_pod(pod)}")
+                return SyncResult(CRASH_LOOP_BACK_OFF, retry_at=finished + window)
+            self.backoff.next(key, finished)
+        self._trace("start-container", pod, container=name, init=init)
+        image_default = self.runtime.registry.info(str(c_spec.get("image") or "")).behavior
+        try:
+            _text, workload = workload_for(pod, c_spec, init=init, image_default=image_default)
+        except ValueError as err:
+            message = f"invalid container behavior ({err})"
+            self.record(pod, WARNING, "Failed", f"Error: {message}")
+            reasons[name] = (CREATE_CONTAINER_CONFIG_ERROR, message)
+            return SyncResult(CREATE_CONTAINER_CONFIG_ERROR)
+        outcome = yield from self.images.ensure_image_exists(pod, c_spec)
+        if not outcome.ok:
+            self.record(pod, WARNING, "Failed", f"Error: {outcome.reason}")
+            reasons[name] = (outcome.reason, outcome.message)
+            return SyncResult(outcome.reason, retry_at=outcome.retry_at)
+        c = yield self.runtime.create_container(uid, name, str(c_spec.get("image") or ""), workload)
+        self.record(pod, NORMAL, "Created", f"Created container: {name}")
+        yield self.runtime.start_container(c.id)
+        self.record(pod, NORMAL, "Started", f"Started container {name}")
+        reasons.pop(name, None)
+        return SyncResult()
+
+    # ------------------------------------------------------------------ stopping
+
+    def _grace(self, pod: Object) -> float:
+        meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        grace = meta.get("deletionGracePeriodSeconds")
+        if grace is None:
+            grace = spec.get("terminationGracePeriodSeconds", 30)
+        return max(float(grace), self.minimum_grace)
+
+    def kill_container(self, pod: Object, c: Container, message: str, grace: float) -> Step:
+        """killContainer: event Killing, SIGTERM, SIGKILL after the grace period."""
+        self.record(pod, NORMAL, "Killing", message or f"Stopping container {c.name}")
+        yield self.runtime.stop_container(c.id, grace)
+
+    def kill_containers(self, pod: Object, grace: float) -> Step:
+        """killContainersWithSyncResult: stop every running container at once, wait for all."""
+        futures: list[Future[Container | None]] = []
+        for c in self.runtime.pod_containers(pod["metadata"]["uid"]):
+            if c.state == RUNNING:
+                self.record(pod, NORMAL, "Killing", f"Stopping container {c.name}")
+                futures.append(self.runtime.stop_container(c.id, grace))
+        for future in futures:  # noqa: UP028 (a task sends results back: no `yield from`)
+            yield future
+
+
+    def _trace(self, verb: str, pod: Object, **detail: Any) -> None:
+        if self.trace is not None:
+            meta = pod.get("metadata") or {}
+            self.trace.record(self.name, verb, f"pods/{meta.get('namespace', 'default')}/{meta.get('name')}",
+                              **detail)
+
+
+class _NoContainer:
+    state = ""
+
+
+_NONE: Any = _NoContainer()

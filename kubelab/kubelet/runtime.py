@@ -1,0 +1,296 @@
+"""A simulated container runtime: what containerd does for one node, behind the CRI.
+
+The kubelet asks it, as it asks containerd over the CRI (k8s.io/cri-api runtime/v1), to
+RunPodSandbox (the pod's network namespace and IP), PullImage, CreateContainer, StartContainer,
+StopContainer; it lists what exists and is told when a container exits (an "evented PLEG").
+Every step takes a little virtual time, drawn from the cluster's seeded generator.
+
+The runtime belongs to the node, not to the kubelet: when the kubelet crashes, containers keep
+running and the next kubelet finds them; when the node dies (`power_off`), they are gone.
+Containers follow their Workload (workload.py): run, exit, crash, get OOMKilled, stop answering
+probes, and exit on SIGTERM (StopContainer) or at the SIGKILL that ends the grace period.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubelab.kubelet.registry import ImageRegistry, PullError, normalize_image, repository
+from kubelab.kubelet.tasks import Future
+from kubelab.kubelet.workload import Workload
+from kubelab.sim.clock import Clock, Timer
+from kubelab.sim.trace import Trace
+
+__all__ = ["CREATED", "EXITED", "RUNNING", "Container", "ContainerRuntime", "PullResult", "Sandbox"]
+
+CREATED, RUNNING, EXITED = "CONTAINER_CREATED", "CONTAINER_RUNNING", "CONTAINER_EXITED"
+SANDBOX_READY, SANDBOX_NOTREADY = "SANDBOX_READY", "SANDBOX_NOTREADY"
+
+
+@dataclass
+class Sandbox:
+    id: str
+    pod_uid: str
+    ip: str
+    state: str = SANDBOX_READY
+    created_at: float = 0.0
+
+
+@dataclass
+class Container:
+    id: str                      # containerd://<64 hex digits>, as containerStatuses show it
+    pod_uid: str
+    name: str
+    attempt: int                 # restartCount: 0 for the first container of that name
+    image: str
+    image_ref: str
+    workload: Workload
+    state: str = CREATED
+    created_at: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
+    exit_code: int = 0
+    reason: str = ""
+    timers: list[Timer] = field(default_factory=list, repr=False)
+
+
+@dataclass(frozen=True)
+class PullResult:
+    image_ref: str
+    size: int
+    seconds: float               # the pull itself (the kubelet adds its own queueing time)
+
+
+class ContainerRuntime:
+    def __init__(self, node: str, registry: ImageRegistry, clock: Clock, rand: random.Random, *,
+                 pod_cidr: str = "10.244.1.0/24", node_ip: str = "172.18.0.2",
+                 trace: Trace | None = None) -> None:
+        self.node, self.registry, self.clock, self.rand, self.trace = node, registry, clock, rand, trace
+        self.pod_cidr, self.node_ip = pod_cidr, node_ip
+        self.images: dict[str, PullResult] = {}     # normalized ref -> what was pulled
+        self.sandboxes: dict[str, Sandbox] = {}      # pod uid -> its current sandbox
+        self.containers: dict[str, Container] = {}   # id -> container (exited ones too)
+        self.powered = True
+        self.version = 0                             # +1 whenever anything above changes
+        self._boot = 0                               # +1 per power-off: older work is void
+        self._attempts: dict[tuple[str, str], int] = {}  # on disk: survives a reboot
+        self._ips = itertools.count(2)
+        self._ids = itertools.count(1)
+        self._listeners: list[Callable[[str], None]] = []
+
+    @classmethod
+    def for_node(cls, node: str, index: int, registry: ImageRegistry, clock: Clock,
+                 rand: random.Random, trace: Trace | None = None) -> ContainerRuntime:
+        """The runtime of the index-th node (0-based), with its addresses as kind gives them:
+        pod CIDR 10.244.<index+1>.0/24 out of the cluster's 10.244.0.0/16 (the node IPAM
+        controller's job upstream), node IP 172.18.0.<index+2>."""
+        n, ip = index + 1, index + 2
+        return cls(node, registry, clock, rand, trace=trace,
+                   pod_cidr=f"10.{244 + n // 256}.{n % 256}.0/24",
+                   node_ip=f"172.18.{ip // 256}.{ip % 256}")
+
+    # ------------------------------------------------------------------ PLEG
+
+    def subscribe(self, fn: Callable[[str], None]) -> Callable[[], None]:
+        """fn(pod_uid) whenever a container of that pod changes state by itself."""
+        self._listeners.append(fn)
+        return lambda: self._listeners.remove(fn) if fn in self._listeners else None
+
+    def _changed(self, pod_uid: str) -> None:
+        for fn in list(self._listeners):
+            fn(pod_uid)
+
+    # ------------------------------------------------------------------ sandboxes
+
+    def run_pod_sandbox(self, pod_uid: str) -> Future[Sandbox]:
+        """RunPodSandbox: a new network namespace with the next free IP of the node's CIDR."""
+        future: Future[Sandbox] = Future()
+        prefix = self.pod_cidr.rsplit(".", 1)[0]
+        sandbox = Sandbox(self._new_id(), pod_uid, f"{prefix}.{(next(self._ips) - 2) % 253 + 2}")
+        self._later(0.3 + 0.5 * self.rand.random(), self._sandbox_ready, sandbox, future)
+        return future
+
+    def _sandbox_ready(self, sandbox: Sandbox, future: Future[Sandbox]) -> None:
+        sandbox.created_at = self.clock.now
+        self.sandboxes[sandbox.pod_uid] = sandbox
+        self.version += 1
+        self._record("run-sandbox", sandbox.pod_uid, ip=sandbox.ip)
+        future.set_result(sandbox)
+
+    def stop_pod_sandbox(self, pod_uid: str) -> None:
+        sandbox = self.sandboxes.get(pod_uid)
+        if sandbox is not None and sandbox.state != SANDBOX_NOTREADY:
+            sandbox.state = SANDBOX_NOTREADY
+            self.version += 1
+
+    def remove_pod(self, pod_uid: str) -> None:
+        """RemovePodSandbox and RemoveContainer for everything of a pod (garbage collection)."""
+        for c in [c for c in self.containers.values() if c.pod_uid == pod_uid]:
+            self._cancel(c)
+            del self.containers[c.id]
+        self.sandboxes.pop(pod_uid, None)
+        self.version += 1
+
+    # ------------------------------------------------------------------ images
+
+    def image_status(self, image: str) -> PullResult | None:
+        return self.images.get(normalize_image(image))
+
+    def pull_image(self, image: str) -> Future[PullResult]:
+        """PullImage: resolve the manifest with the registry, download what is missing."""
+        future: Future[PullResult] = Future()
+        ref = normalize_image(image)
+        try:
+            seconds = self.registry.resolve(image, self.rand)
+        except PullError as err:
+            self._later(0.1 + 0.2 * self.rand.random(), future.set_error, err)
+            return future
+        if ref not in self.images:
+            seconds += self.registry.download_seconds(image, self.rand)
+        result = PullResult(f"{repository(ref)}@sha256:{_digest(ref)}",
+                            self.registry.info(image).size, seconds)
+        self._later(seconds, self._pulled, ref, result, future)
+        return future
+
+    def _pulled(self, ref: str, result: PullResult, future: Future[PullResult]) -> None:
+        self.images[ref] = result
+        future.set_result(result)
+
+    # ------------------------------------------------------------------ containers
+
+    def create_container(self, pod_uid: str, name: str, image: str, workload: Workload
+                         ) -> Future[Container]:
+        future: Future[Container] = Future()
+        key = (pod_uid, name)
+        attempt = self._attempts.get(key, -1) + 1
+        self._attempts[key] = attempt
+        pulled = self.image_status(image)
+        container = Container(f"containerd://{_digest(f'{self.node}/{next(self._ids)}')}",
+                              pod_uid, name, attempt, image,
+                              pulled.image_ref if pulled else normalize_image(image), workload)
+        self._later(0.05 + 0.1 * self.rand.random(), self._created, container, future)
+        return future
+
+    def _created(self, container: Container, future: Future[Container]) -> None:
+        container.created_at = self.clock.now
+        self.containers[container.id] = container
+        self.version += 1
+        future.set_result(container)
+
+    def start_container(self, container_id: str) -> Future[Container]:
+        future: Future[Container] = Future()
+        self._later(0.05 + 0.1 * self.rand.random(), self._started, container_id, future)
+        return future
+
+    def _started(self, container_id: str, future: Future[Container]) -> None:
+        c = self.containers.get(container_id)
+        if c is None:
+            future.set_error(RuntimeError(f"container {container_id} not found"))
+            return
+        c.state, c.started_at = RUNNING, self.clock.now
+        self.version += 1
+        self._record("start", c.pod_uid, container=c.name, attempt=c.attempt)
+        end = c.workload.end()
+        if end is not None:
+            seconds, code, reason = end
+            c.timers.append(self.clock.call_later(seconds, self._exit, c, code, reason,
+                                                  background=True))
+        future.set_result(c)
+
+    def stop_container(self, container_id: str, grace: float) -> Future[Container | None]:
+        """StopContainer: SIGTERM now, SIGKILL when `grace` seconds have passed."""
+        future: Future[Container | None] = Future()
+        c = self.containers.get(container_id)
+        if c is None or c.state != RUNNING:
+            future.set_result(c)
+            return future
+        shutdown = c.workload.shutdown
+        if shutdown is not None and shutdown <= grace:
+            self._later(shutdown, self._exit, c, 143, "Error", future)
+        else:
+            self._later(grace, self._exit, c, 137, "Error", future)
+        return future
+
+    def _exit(self, c: Container, code: int, reason: str,
+              future: Future[Container | None] | None = None) -> None:
+        if c.state == RUNNING and self.containers.get(c.id) is c:
+            self._cancel(c)
+            c.state, c.finished_at, c.exit_code, c.reason = EXITED, self.clock.now, code, reason
+            self.version += 1
+            self._record("exit", c.pod_uid, container=c.name, code=code, reason=reason)
+            if future is None:
+                self._changed(c.pod_uid)
+        if future is not None:
+            future.set_result(c)
+
+    def crash_container(self, pod_uid: str, name: str, exit_code: int = 1) -> Container:
+        """A fault: the process dies now (a segfault, a panic)."""
+        running = [c for c in self.pod_containers(pod_uid) if c.name == name and c.state == RUNNING]
+        if not running:
+            raise ValueError(f'container "{name}" of pod {pod_uid} is not running on node {self.node}')
+        self._exit(running[-1], exit_code, "Error")
+        return running[-1]
+
+    def pod_containers(self, pod_uid: str) -> list[Container]:
+        """ListContainers for one pod, oldest first."""
+        return sorted((c for c in self.containers.values() if c.pod_uid == pod_uid),
+                      key=lambda c: (c.created_at, c.attempt))
+
+    def pod_uids(self) -> set[str]:
+        return {c.pod_uid for c in self.containers.values()} | set(self.sandboxes)
+
+    def running(self) -> list[Container]:
+        return [c for c in self.containers.values() if c.state == RUNNING]
+
+    # ------------------------------------------------------------------ the machine
+
+    def power_off(self) -> None:
+        """The node dies: every process is gone. containerd's records survive on disk and say
+        so after the reboot: sandboxes not ready, containers exited with 255, reason Unknown."""
+        for c in self.containers.values():
+            self._cancel(c)
+            if c.state == RUNNING:
+                c.state, c.finished_at, c.exit_code, c.reason = EXITED, self.clock.now, 255, "Unknown"
+        for sandbox in self.sandboxes.values():
+            sandbox.state = SANDBOX_NOTREADY
+        self.powered = False
+        self._boot += 1
+        self.version += 1
+        self._record("power-off", "")
+
+    def power_on(self) -> None:
+        self.powered = True
+        self._record("power-on", "")
+
+    # ------------------------------------------------------------------ helpers
+
+    def _later(self, delay: float, fn: Callable[..., Any], *args: Any) -> None:
+        boot = self._boot
+
+        def run() -> None:
+            if self._boot == boot:  # work started before a power-off never completes
+                fn(*args)
+        self.clock.call_later(delay, run)
+
+    def _new_id(self) -> str:
+        return _digest(f"{self.node}/sandbox/{next(self._ids)}")
+
+    @staticmethod
+    def _cancel(c: Container) -> None:
+        for timer in c.timers:
+            timer.cancel()
+        c.timers.clear()
+
+    def _record(self, verb: str, pod_uid: str, **detail: Any) -> None:
+        if self.trace is not None:
+            self.trace.record(f"runtime/{self.node}", verb, pod_uid, **detail)
+
+
+def _digest(text: str) -> str:
+    """A stable 64-hex-digit id for text (container ids, image digests)."""
+    return hashlib.sha256(text.encode()).hexdigest()

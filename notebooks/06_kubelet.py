@@ -1,0 +1,408 @@
+# %% [markdown]
+# # 06 · The kubelet: where pods become processes
+#
+# Everything so far happened in the API server: objects were written, watched, reconciled.
+# Nothing *ran*. On every node a **kubelet** watches the pods bound to its node, and only those,
+# asks the container runtime (containerd, through the CRI) to pull images and start containers,
+# and reports back what happened, as pod status and events. It never learns why a pod exists:
+# a Deployment's pod and one you wrote by hand look the same to it.
+#
+# The kubelet also heartbeats: it renews a **Lease** every 10 seconds. When a node goes silent,
+# the **node lifecycle controller** notices, taints the node, and the pods leave it.
+#
+# In this notebook you run `kubelab.kubelet.Kubelet` on a simulated container runtime with a
+# simulated image registry, both deterministic, both breakable.
+#
+# **Learning goals.** By the end you can
+# - follow a pod from `Pending` to `Running`, event by event, and read its conditions;
+# - explain the back-off behind `CrashLoopBackOff` and `ImagePullBackOff` (10 s, doubling, 5 min);
+# - replay the 15-hour `ImagePullBackOff` incident and say why it healed with nobody's help;
+# - tell liveness from readiness by what each does when it fails;
+# - describe graceful deletion: SIGTERM, the grace period, SIGKILL, and the kubelet's final delete;
+# - explain heartbeats (Lease, NodeReady) and the path NotReady → taint → eviction → rescheduling;
+# - show that running pods do not need the control plane.
+#
+# **Prerequisites.** Notebooks 02 (the API server, RBAC) and 03 (informers); 04 and 05 help for
+# the last part.
+#
+# **Time.** About 45 minutes.
+
+# %%
+import time
+
+from IPython.display import SVG
+
+from kubelab.api.meta import parse_time
+from kubelab.cluster import COMPONENTS, Cluster
+from kubelab.widgets.kubelet_panel import KubeletPanel, retry_timeline_svg
+
+
+def phase_and_reason(c, name):
+    """What `kubectl get pods` would say in its STATUS column, roughly."""
+    p = c.get("pods", name)
+    state = ((p["status"].get("containerStatuses") or [{}])[0]).get("state") or {}
+    reason = next((v.get("reason", k) for k, v in state.items()), "")
+    return p["status"].get("phase"), reason
+
+
+# %% [markdown]
+# ## 1. From Pending to Running
+#
+# Two nodes, each with its kubelet, and nothing else: no scheduler. So we bind the pod by hand,
+# writing `spec.nodeName` ourselves, exactly what the scheduler's binding does. The kubelet of
+# `node-1` sees it because it watches pods with the field selector `spec.nodeName=node-1`.
+
+# %%
+c = Cluster(nodes=2, components=["kubelet"], seed=0)
+c.run(30)
+c.apply("""
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  nodeName: node-1
+  containers:
+  - {name: app, image: "nginx:1.27"}
+""")
+last = None
+for _ in range(50):
+    c.run(0.1)
+    now = phase_and_reason(c, "web")
+    if now != last:
+        print(f"t={c.clock.now:6.1f}s  phase={now[0]:<8} container={now[1]}")
+        last = now
+print()
+print(c.kubectl("get pods -o wide"))
+
+# %% [markdown]
+# `ContainerCreating` covers three steps: the pod sandbox (its network namespace and IP from the
+# node's pod CIDR, 10.244.1.0/24), the image pull, and creating the container. The events tell
+# the story, in upstream's words:
+
+# %%
+print(c.kubectl("describe pod web").split("Events:")[1])
+watches = [r.text() for r in c.trace.filter(component="kubelet/node-1/reflector")]
+print("\n".join(watches))
+
+# %% [markdown]
+# The pod's conditions are the kubelet's summary for everyone else (a Service only sends traffic
+# to a pod whose `Ready` is True):
+
+# %%
+for cond in c.get("pods", "web")["status"]["conditions"]:
+    print(f"{cond['type']:<26} {cond['status']:<6} since {cond['lastTransitionTime']}")
+
+# %% [markdown]
+# ## 2. Heartbeats: the Lease and the Node's conditions
+#
+# The kubelet registered its Node when it started, and proves it is alive in two ways: it
+# renews the Lease `kube-node-lease/node-1` every 10 s (cheap: a tiny object), and it posts the
+# Node's conditions only when one changes, or every 5 minutes anyway.
+
+# %%
+c.run(600)
+lease_writes = [a.time for a in c.apiserver.audit if a.resource == "leases" and a.name == "node-1"]
+status_posts = [a.time for a in c.apiserver.audit if a.resource == "nodes" and a.name == "node-1"
+                and a.subresource == "status"]
+print("lease written at:", lease_writes[:6], "...", lease_writes[-2:])
+print("node status posted at:", status_posts)
+node = c.get("nodes", "node-1")
+for cond in node["status"]["conditions"]:
+    print(f"{cond['type']:<15} {cond['status']:<6} {cond['reason']:<28} {cond['message']}")
+
+# %% [markdown]
+# ## 3. A simulated runtime, on purpose
+#
+# There are no real processes. Each container follows a small script, chosen with an annotation:
+# `run` (the default), `exit=<s>` with `code=<c>`, `crash`, `oom=<s>`, `startup=<s>`,
+# `unhealthy=<s>`, `unready=<s>`, `probe-latency=<s>`, `shutdown=<s>|never`. Put
+# `kubelab.dev/behavior: crash` on a pod for all its containers, or
+# `kubelab.dev/behavior.app: crash` for the container `app` only. The image registry
+# (`c.registry`) knows image sizes and can be broken: `c.faults.break_registry(image, mode)` with
+# mode `unauthorized`, `notfound`, `slow` or `flaky`.
+#
+# ## 4. CrashLoopBackOff
+#
+# A container that keeps crashing is restarted at once the first time, then after 10 s, 20 s,
+# 40 s... never more than 5 minutes apart. The pod's phase stays `Running` (the kubelet is still
+# trying); what you see in `kubectl get pods` is the container's waiting reason.
+
+# %%
+c.apply("""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: crasher
+  annotations: {kubelab.dev/behavior: crash}
+spec:
+  nodeName: node-2
+  containers:
+  - {name: app, image: "busybox:1.36"}
+""")
+start = c.clock.now
+c.run(1500)
+exits = [r.time for r in c.trace.filter(component="runtime/node-2", verb="exit")]
+starts = [r.time for r in c.trace.filter(component="kubelet/node-2", verb="start-container")]
+print("restart  exited at  restarted at  waited")
+for n, (end, again) in enumerate(zip(exits, starts[1:], strict=False), 1):
+    print(f"{n:>7}  {end - start:9.1f}  {again - start:12.1f}  {again - end:6.0f}s")
+print()
+print(c.kubectl("get pods"))
+print(c.get("pods", "crasher")["status"]["containerStatuses"][0]["state"]["waiting"]["message"])
+
+# %% [markdown]
+# The waiting message is upstream's, `back-off 5m0s restarting failed container=app
+# pod=crasher_default(<uid>)`. A container that runs for more than 10 minutes before crashing
+# starts again with a 10 s back-off: the back-off forgets after twice its maximum.
+#
+# ## 5. The 15-hour ImagePullBackOff
+#
+# A real incident, replayed in virtual time. A team's private registry credential expires in
+# the evening. New pods (here: one) cannot pull `registry.example.com/shop/api:2.3`: `401
+# Unauthorized`. The kubelet retries on its own, with back-off. The credential is renewed 15
+# hours later, and the pod starts, with nobody issuing a command.
+
+# %%
+story = Cluster(nodes=1, components=["kubelet"], seed=6)
+story.run(30)
+story.faults.break_registry("registry.example.com/shop/api", "unauthorized")
+story.faults.at(story.clock.now + 15 * 3600, "fix_registry")   # the credential is renewed
+story.apply("""
+apiVersion: v1
+kind: Pod
+metadata: {name: api}
+spec:
+  nodeName: node-1
+  containers:
+  - {name: api, image: "registry.example.com/shop/api:2.3"}
+""")
+began = story.clock.now
+wall = time.perf_counter()
+story.run(8 * 3600)
+print(f"8 hours later (replayed in {time.perf_counter() - wall:.2f} s):", story.kubectl("get pods"))
+print(story.get("pods", "api")["status"]["containerStatuses"][0]["state"]["waiting"]["message"][:150], "...")
+
+# %% [markdown]
+# Nobody looks; the kubelet keeps trying every five minutes. Seven hours later the credential
+# is renewed (the `faults.at` above), and at its next attempt...
+
+# %%
+wall = time.perf_counter()
+story.run(7 * 3600 + 600)
+print(f"15 h 10 min after the pod was created (this part replayed in {time.perf_counter() - wall:.2f} s):")
+print(story.kubectl("get pods"))
+failed = story.trace.filter(component="kubelet/node-1", verb="pull-failed")
+print(f"{len(failed)} failed pulls, then one that worked; restarts: "
+      f"{story.get('pods', 'api')['status']['containerStatuses'][0]['restartCount']}")
+print("retry  at (s)   next try after")
+for n, r in enumerate(failed[:8] + failed[-2:], 1):
+    print(f"{n:>5}  {r.time - began:8.0f}  {r.detail['backoff']:.0f}s")
+
+# %%
+SVG(retry_timeline_svg([(r.time - began, r.detail["backoff"]) for r in failed],
+                       title="ImagePullBackOff: the window before the next pull, per failed pull"))
+
+# %% [markdown]
+# After six failures the window stops growing at 5 minutes: about 180 pulls over 15 hours, each
+# one a request to the registry. In between the container waits with reason `ImagePullBackOff`
+# and message `Back-off pulling image "registry.example.com/shop/api:2.3": ErrImagePull: ...401
+# Unauthorized`. Nothing in the control plane was involved: the retry loop lives in the kubelet.
+# (`kubectl describe` would show few of these events: like client-go, the event recorder lets
+# 25 through per object, then one every 5 minutes.)
+
+# %%
+print("\n".join(story.kubectl("describe pod api").split("Events:")[1].splitlines()[:6]))
+
+# %% [markdown]
+# ## 6. Liveness vs readiness
+#
+# Two copies of an application that stops answering its health check 40 s after starting. One
+# has a **readiness** probe: it is taken out of service (Ready=False) and left running. The other
+# has a **liveness** probe: after `failureThreshold` (3) failures in a row it is killed and
+# restarted, and since it fails again 40 s later, it ends up in a crash loop of its own.
+
+# %%
+PROBED = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  annotations: {{kubelab.dev/behavior: unhealthy=40}}
+spec:
+  nodeName: node-1
+  containers:
+  - name: app
+    image: "nginx:1.27"
+    {kind}Probe: {{httpGet: {{path: /healthz, port: 8080}}, periodSeconds: 5}}
+"""
+c.apply(PROBED.format(name="ready-probe", kind="readiness"))
+c.apply(PROBED.format(name="live-probe", kind="liveness"))
+print(" after   ready-probe: Ready  restarts   live-probe: Ready  restarts")
+began = c.clock.now
+for _ in range(12):
+    c.run(15)
+    row = []
+    for name in ("ready-probe", "live-probe"):
+        p = c.get("pods", name)["status"]
+        ready = next((x["status"] for x in p.get("conditions", []) if x["type"] == "Ready"), "-")
+        row.append(f"{ready:>5} {p.get('containerStatuses', [{}])[0].get('restartCount', 0):>9}")
+    print(f"{c.clock.now - began:5.0f}s {'':14}{row[0]} {'':15}{row[1]}")
+for name in ("ready-probe", "live-probe"):
+    print(name, [e["message"] for e in c.events() if e["involvedObject"]["name"] == name
+                 and e["reason"] in ("Unhealthy", "Killing")][:2])
+
+# %% [markdown]
+# ## 7. Graceful deletion
+#
+# `kubectl delete pod` does not delete at once: the API server only sets `deletionTimestamp`
+# (now + `terminationGracePeriodSeconds`, 30 s by default). The kubelet sees it, sends SIGTERM
+# (event `Killing`, `Stopping container app`), waits for the containers to exit, or SIGKILLs them
+# when the grace period is over, and then deletes the pod for good, with grace period 0. This
+# one ignores SIGTERM:
+
+# %%
+c.apply("""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: stubborn
+  annotations: {kubelab.dev/behavior: shutdown=never}
+spec:
+  nodeName: node-1
+  terminationGracePeriodSeconds: 20
+  containers:
+  - {name: app, image: "nginx:1.27"}
+""")
+c.run(10)
+c.client.delete("pods", "stubborn")
+deleted_at = c.clock.now
+print(c.kubectl("get pod stubborn"))
+c.run_until(lambda: not c.exists("pods", "stubborn"), timeout=60)
+print(f"gone {c.clock.now - deleted_at:.1f} s after the delete")
+exit_record = c.trace.filter(component="runtime/node-1", verb="exit")[-1]
+print("the container's exit code:", exit_record.detail["code"], "(137 = SIGKILL)")
+final = [a for a in c.apiserver.audit if a.verb == "delete" and a.name == "stubborn"]
+print([(a.user, a.code) for a in final])
+
+# %% [markdown]
+# ## 8. The data plane is not the control plane
+#
+# Crash the API server for five minutes. The kubelet cannot report anything, its informer
+# retries with back-off, its Lease is not renewed, `kubectl` gets nothing but errors. But the
+# containers keep running, and the crash-looping ones keep being restarted: that loop lives on
+# the node. When the API server comes back, the kubelet relists and writes the statuses it kept.
+
+# %%
+web_container = c.get("pods", "web")["status"]["containerStatuses"][0]["containerID"]
+crashed_at = c.clock.now
+c.faults.crash("apiserver")
+c.run(300)
+still_running = any(x.id == web_container for x in c.runtimes["node-1"].running())
+restarts = len([r for r in c.trace.filter(component="runtime", verb="start") if r.time > crashed_at])
+print("API server down for 5 minutes:", c.kubectl("get pods"))
+print(f"web's container, the same one all along, still running: {still_running}")
+print(f"containers the kubelets restarted meanwhile, on their own: {restarts}")
+c.faults.restart("apiserver")
+c.run(30)
+print(c.kubectl("get pods"))
+
+# %% [markdown]
+# ## 9. When a node dies
+#
+# Now the whole control plane: scheduler, controller manager (with the node lifecycle and taint
+# eviction controllers) and three kubelets. A Deployment runs three replicas; we kill the node of
+# one of them and follow what happens, from the trace and the events:
+# 1. no more Lease renewals; after `node-monitor-grace-period` (50 s) without one, the node's
+#    `Ready` becomes `Unknown` and its pods are marked not ready;
+# 2. the node gets the taint `node.kubernetes.io/unreachable:NoExecute` (and `:NoSchedule`);
+# 3. every pod tolerates that taint for 300 s (added by the API server's DefaultTolerationSeconds
+#    admission), then the taint eviction controller deletes it;
+# 4. the ReplicaSet controller creates a replacement and the scheduler puts it on a healthy node.
+
+# %%
+full = {"scheduler", "controller-manager"} <= set(COMPONENTS)
+d = Cluster(nodes=3, seed=3)
+d.apply("""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: "nginx:1.27"}]
+""" if full else """
+apiVersion: v1
+kind: Pod
+metadata: {name: web-1}
+spec:
+  nodeName: node-1
+  containers: [{name: app, image: "nginx:1.27"}]
+""")
+d.run(30)
+victim = d.get("pods")[0]["spec"]["nodeName"]
+killed = d.clock.now
+d.faults.kill_node(victim)
+d.run(420)
+WANTED = {"NodeNotReady", "TaintManagerEviction", "SuccessfulCreate", "Scheduled", "Started"}
+print(f"node {victim} killed at t={killed:.0f}s; what followed:")
+for e in d.events():
+    after = parse_time(e["lastTimestamp"]) - killed
+    if e["reason"] in WANTED and after >= 0:
+        print(f"+{after:4.0f}s  {e['reason']:<21} {e['involvedObject']['name']:<22} {e['message'][:60]}")
+taint = next(t for t in d.get("nodes", victim)["spec"]["taints"] if t["effect"] == "NoExecute")
+print("\ntaint:", taint)
+print(d.kubectl("get pods -o wide"))
+
+# %% [markdown]
+# The pod on the dead node stays `Terminating`: only its kubelet can confirm that its containers
+# stopped, and that kubelet is gone. It disappears when the node comes back (or when someone
+# force-deletes it with `--grace-period=0 --force`). If *every* node goes silent at once, the
+# controller assumes the problem is on its side of the network and evicts nothing.
+#
+# ## 10. Break it yourself
+#
+# Kill, revive or partition a node, break the registry for one image or all of them, crash a
+# container, and let time pass. Watch the Lease age, the node's taints and the pods.
+
+# %%
+panel_cluster = Cluster(nodes=3, seed=11)
+if full:
+    panel_cluster.apply("""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: "nginx:1.27"}]
+""")
+panel_cluster.run(20)
+KubeletPanel(panel_cluster)
+
+# %% [markdown]
+# ## Summary
+#
+# - The kubelet watches only the pods bound to its node, runs them through the container runtime
+#   (sandbox, image, create, start) and reports status and events; it never knows why a pod exists.
+# - A pod is `Pending` until all its containers have started, then `Running`; `Succeeded` and
+#   `Failed` depend on exit codes and `restartPolicy`. Waiting reasons tell why a container is not running.
+# - Crash loops and failed pulls back off: 10 s doubling to 5 min, forgotten after 10 quiet minutes.
+#   The 15-hour ImagePullBackOff healed itself because that retry loop never stops.
+# - Readiness failures take a pod out of service; liveness failures restart the container.
+# - Deletion is graceful: SIGTERM, the grace period, SIGKILL, then the kubelet's delete with grace 0.
+# - Heartbeats are a Lease every 10 s; silence for 50 s → Unknown → NoExecute taint → eviction after
+#   300 s → the ReplicaSet replaces the pod elsewhere.
+# - Running containers need neither the API server nor the scheduler.
+#
+# **Exercises** (6.x, graded with `kubelab grade 6.x`, coming): compute a crash loop's restart
+# times; predict when a pod leaves a dead node from its tolerations; write `getPhase`.
+#
+# **Next:** this is the last notebook so far. Go back to [00 · the tour](00_tour.ipynb) to see
+# the whole path from `kubectl apply` to a running container again with everything you now know,
+# and see the course map in the README for what comes next.
