@@ -400,8 +400,9 @@ KubeletPanel(panel_cluster)
 #   300 s → the ReplicaSet replaces the pod elsewhere.
 # - Running containers need neither the API server nor the scheduler.
 #
-# **Exercises** (6.x, graded with `kubelab grade 6.x`, coming): compute a crash loop's restart
-# times; predict when a pod leaves a dead node from its tolerations; write `getPhase`.
+# **Exercises.** Open [`exercises/ex06_kubelet.py`](../exercises/ex06_kubelet.py): 6.1 the
+# image-pull back-off, 6.2 a readiness probe's thresholds. Check them with `kubelab grade 6`
+# (or `grade("6")` from `kubelab.grading` in a cell).
 #
 # **Next:** this is the last notebook so far. Go back to [00 · the tour](00_tour.ipynb) to see
 # the whole path from `kubectl apply` to a running container again with everything you now know,
