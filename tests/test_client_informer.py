@@ -205,7 +205,7 @@ def start_copier(c: Cluster) -> None:
     c.add_component("copier", ConfigMapCopier)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(300))  # hundreds of random fault schedules
 def test_level_triggered_controller_converges_under_random_faults(seed: int) -> None:
     c = Cluster(nodes=0, seed=seed)
     rand = c.rand
