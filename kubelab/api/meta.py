@@ -8,6 +8,7 @@ from virtual seconds since EPOCH.
 from __future__ import annotations
 
 import copy
+import functools
 import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -70,7 +71,13 @@ def random_suffix(rand: random.Random, n: int = 5) -> str:
 
 def rfc3339(seconds: float) -> str:
     """metav1.Time: whole seconds, e.g. `2025-01-01T00:00:30Z`."""
-    return (EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _rfc3339(int(seconds))
+
+
+@functools.lru_cache(maxsize=1024)
+def _rfc3339(seconds: int) -> str:
+    # Every write stamps a time, and virtual time has few distinct seconds: format each once.
+    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def micro_time(seconds: float) -> str:

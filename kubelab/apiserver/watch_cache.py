@@ -53,7 +53,9 @@ def decode(value: bytes, revision: int) -> dict[str, Any]:
 
 
 class CacheEvent:
-    """One change of one object. Decoded lazily: nobody pays for events nobody watches."""
+    """One change of one object. Decoded lazily, only for watchers with selectors to test:
+    nobody pays for events nobody filters. The window keeps the bytes, not the decoded
+    objects (forget_decoded), so a long window costs little memory."""
 
     __slots__ = ("_node", "_obj", "_prev", "key", "namespace", "prev_value", "rev", "value")
 
@@ -76,6 +78,9 @@ class CacheEvent:
         if self._prev is None and self.prev_value is not None:
             self._prev = decode(self.prev_value, self.rev)
         return self._prev
+
+    def forget_decoded(self) -> None:
+        self._obj = self._prev = None
 
     def nodes(self) -> tuple[str, str]:
         """spec.nodeName of the new and the old pod ("" when absent)."""
@@ -125,9 +130,12 @@ class CacheWatcher:
         p = self.predicate
         if p.namespace and ev.namespace != p.namespace:
             return
-        obj, prev = ev.obj, ev.prev
-        now = obj is not None and p.matches(obj)
-        before = prev is not None and p.matches(prev)
+        if p.everything:  # no selector: whether it exists now and before is all we need
+            now, before = ev.value is not None, ev.prev_value is not None
+        else:
+            obj, prev = ev.obj, ev.prev
+            now = obj is not None and p.matches(obj)
+            before = prev is not None and p.matches(prev)
         # Each watcher gets its own copy, as if it had read its own HTTP stream.
         if now and ev.value is not None:
             self.send({"type": "MODIFIED" if before else "ADDED", "object": decode(ev.value, ev.rev)})
@@ -224,6 +232,7 @@ class Cacher:
             recent.append(ev)
         for ev in reversed(recent):
             watcher.offer(ev)
+            ev.forget_decoded()
         if predicate.node_name is not None:
             self.by_node.setdefault(predicate.node_name, {})[info.id] = watcher
         else:
@@ -269,3 +278,4 @@ class Cacher:
                 targets.update(self.by_node.get(prev_node, {}))
             for watcher in targets.values():
                 watcher.offer(ev)
+        ev.forget_decoded()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from operator import add
 from typing import Any
 
 from kubelab.scheduler import algorithm
@@ -245,6 +246,7 @@ class Framework:
                           explanation: Explanation | None = None) -> list[int]:
         """Each plugin scores every node, normalizes, is weighted; returns the totals."""
         totals = [0] * len(nodes)
+        names = [n.name for n in nodes]
         for pl in self.score_plugins:
             if pl.name in state.skip_score_plugins:
                 continue
@@ -254,7 +256,7 @@ class Framework:
                 raw = scores
                 normalize = getattr(pl, "normalize_score", None)  # ScoreExtensions, if any
                 if normalize is not None:
-                    node_scores = [NodeScore(n.name, s) for n, s in zip(nodes, scores, strict=False)]
+                    node_scores = list(map(NodeScore, names, scores))
                     status = normalize(state, pod, node_scores)
                     if status is not None and not status.is_success():
                         raise SchedulingError(status.message())
@@ -267,9 +269,10 @@ class Framework:
                                       f"should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
                                       "after normalizing")
             weight = self.score_weights[pl.name]
-            totals = [t + s * weight for t, s in zip(totals, scores, strict=False)]
+            # map(add, ...) sums in C: this line runs for every feasible node of every plugin.
+            totals = list(map(add, totals, scores if weight == 1 else [s * weight for s in scores]))
             if explanation is not None:
-                explanation.record_scores(pl.name, [n.name for n in nodes], raw, scores, weight)
+                explanation.record_scores(pl.name, names, raw, scores, weight)
         return totals
 
     def run_bind_plugins(self, state: CycleState, pod: Object, node_name: str) -> Status | None:

@@ -57,7 +57,8 @@ class Disk:
         branch only read): it still went through the raft log and occupies the disk.
         """
         now = self._clock.now
-        commit_at = max(now, self._free_at) + self._latency
+        free_at = self._free_at
+        commit_at = (now if now > free_at else free_at) + self._latency  # max(), spelled out: every write
         if commit_at <= now and not self._inflight:
             if revision is not None:
                 self.committed = revision

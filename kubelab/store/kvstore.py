@@ -182,11 +182,21 @@ class Store:
         compares, success, failure = tuple(compares), tuple(success), tuple(failure)
         check_txn(compares, success, failure, max_ops=self.max_txn_ops,
                   max_bytes=self.max_request_bytes)
-        succeeded = all(compare_holds(self._index.latest(c.key), c) for c in compares)
+        # (Plain loops, not all()/any() over generators: every API write comes through here.)
+        succeeded = True
+        for compare in compares:
+            if not compare_holds(self._index.latest(compare.key), compare):
+                succeeded = False
+                break
         ops = success if succeeded else failure
         for op in ops:
             if isinstance(op, RangeRequest):
                 self._check_revision(op.revision)
+        writes = False  # does either branch write? (see the latency comment below)
+        for op in success + failure:
+            if not isinstance(op, RangeRequest):
+                writes = True
+                break
         revision = self._revision + 1
         responses: list[Response] = []
         for op in ops:
@@ -207,7 +217,7 @@ class Store:
         latency = 0.0
         # etcd serves a txn without writes in either branch as a read; any other goes
         # through the raft log and so waits for the disk, even if it ends up changing nothing.
-        if any(not isinstance(op, RangeRequest) for op in (*success, *failure)):
+        if writes:
             latency = self._disk.write(self._revision if self._revision == revision else None)
             if latency > SLOW_APPLY_SECONDS:
                 self._record_slow(ops[0].key if ops else "", latency)

@@ -43,9 +43,11 @@ def validate_labels(labels: Any, path: str) -> list[FieldError]:
         return []
     errs = []
     for key, value in labels.items():
-        errs += [field_invalid(path, key, msg) for msg in qualified_name_errors(key)]
+        for msg in qualified_name_errors(key):
+            errs.append(field_invalid(path, key, msg))
         if isinstance(value, str):
-            errs += [field_invalid(f"{path}[{key}]", value, msg) for msg in label_value_errors(value)]
+            for msg in label_value_errors(value):
+                errs.append(field_invalid(f"{path}[{key}]", value, msg))
     return errs
 
 
@@ -75,21 +77,26 @@ def validate_meta(obj: dict[str, Any], info: ResourceInfo) -> list[FieldError]:
         return errs
     errs += validate_labels(meta.get("labels"), "metadata.labels")
     annotations = meta.get("annotations")
-    if isinstance(annotations, dict):
-        for key in annotations:
-            errs += [field_invalid("metadata.annotations", key, msg)
-                     for msg in qualified_name_errors(key.lower())]
-        size = sum(len(k) + len(v) for k, v in annotations.items() if isinstance(v, str))
+    if annotations and isinstance(annotations, dict):
+        size = 0
+        for key, value in annotations.items():
+            for msg in qualified_name_errors(key.lower()):
+                errs.append(field_invalid("metadata.annotations", key, msg))
+            if isinstance(value, str):
+                size += len(key) + len(value)
         if size > TOTAL_ANNOTATION_SIZE_LIMIT:
             errs.append(field_too_long("metadata.annotations", TOTAL_ANNOTATION_SIZE_LIMIT))
-    finalizers = meta.get("finalizers") or []
-    for i, name in enumerate(finalizers):
-        errs += [field_invalid(f"metadata.finalizers[{i}]", name, msg)
-                 for msg in qualified_name_errors(name)]
-    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
-        errs.append(field_invalid("metadata.finalizers", finalizers,
-                                  "finalizer foregroundDeletion and orphan cannot be both set"))
-    errs += _owner_references(meta.get("ownerReferences") or [])
+    finalizers = meta.get("finalizers")
+    if finalizers:
+        for i, name in enumerate(finalizers):
+            for msg in qualified_name_errors(name):
+                errs.append(field_invalid(f"metadata.finalizers[{i}]", name, msg))
+        if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+            errs.append(field_invalid("metadata.finalizers", finalizers,
+                                      "finalizer foregroundDeletion and orphan cannot be both set"))
+    refs = meta.get("ownerReferences")
+    if refs:
+        errs += _owner_references(refs)
     return errs
 
 

@@ -33,7 +33,7 @@ class NodeResourcesBalancedAllocation:
         resources = [(r["name"], int(r.get("weight") or 1)) for r in args.get("resources") or ()]
         self.scorer = ResourceAllocationScorer(
             self.name, balanced_resource_scorer, resources or DEFAULT_RESOURCES, use_requested=True,
-            cpu_memory=balanced_cpu_memory)
+            shortcut=balanced_cpu_memory)
 
     def pre_score(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_request_list(pod)

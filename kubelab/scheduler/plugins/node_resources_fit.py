@@ -12,15 +12,18 @@ MostAllocated packs them; RequestedToCapacityRatio follows a configured shape).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubelab.scheduler.interface import Code, CycleState, Handle, PreFilterResult, Status
 from kubelab.scheduler.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
+    NodeScorer,
     ResourceAllocationScorer,
     Scorer,
+    least_allocated_cpu_memory,
     least_resource_scorer,
+    most_allocated_cpu_memory,
     most_resource_scorer,
     requested_to_capacity_ratio_scorer,
 )
@@ -62,11 +65,11 @@ class NodeResourcesFit:
         resources = [(r["name"], int(r.get("weight") or 1)) for r in strategy["resources"]]
         kind = strategy["type"]
         scorer: Scorer
-        cpu_memory = None
+        shortcut: Callable[[int, int, bool], NodeScorer] | None = None
         if kind in ("LeastAllocated", "MostAllocated"):
-            make = least_resource_scorer if kind == "LeastAllocated" else most_resource_scorer
-            weighted = make(resources)
-            scorer, cpu_memory = weighted, weighted.cpu_memory
+            least = kind == "LeastAllocated"
+            scorer = (least_resource_scorer if least else most_resource_scorer)(resources)
+            shortcut = least_allocated_cpu_memory if least else most_allocated_cpu_memory
         elif kind == "RequestedToCapacityRatio":
             shape = [(int(p["utilization"]), int(p["score"]))
                      for p in strategy["requestedToCapacityRatio"]["shape"]]
@@ -75,7 +78,7 @@ class NodeResourcesFit:
             raise ValueError(f"scoring strategy {kind} is not supported")
         self.strategy = kind
         self.scorer = ResourceAllocationScorer(kind, scorer, resources, use_requested=False,
-                                               cpu_memory=cpu_memory)
+                                               shortcut=shortcut)
 
     # --- Filter -------------------------------------------------------------------------------
 
