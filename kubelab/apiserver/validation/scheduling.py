@@ -39,21 +39,27 @@ def _node_selector_requirement(rq: Object, path: str) -> list[FieldError]:
     errs = [field_invalid(f"{path}.key", rq.get("key"), m)
             for m in is_qualified_name(str(rq.get("key") or ""))]
     op, values = rq.get("operator"), _list(rq.get("values"))
-    if op in ("In", "NotIn"):
-        if not values:
-            errs.append(field_required(f"{path}.values",
-                                       "must be specified when `operator` is 'In' or 'NotIn'"))
-    elif op in ("Exists", "DoesNotExist"):
-        if values:
-            errs.append(field_forbidden(
-                f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-    elif op in ("Gt", "Lt"):
+    if op in ("Gt", "Lt"):
         if len(values) != 1:
             errs.append(field_required(
                 f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+        return errs
+    return errs + _operator_and_values(op, values, path)
+
+
+def _operator_and_values(op: Any, values: list[Any], path: str) -> list[FieldError]:
+    """The In/NotIn/Exists/DoesNotExist rules node selectors and label selectors share."""
+    if op in ("In", "NotIn"):
+        if not values:
+            return [field_required(f"{path}.values",
+                                   "must be specified when `operator` is 'In' or 'NotIn'")]
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            return [field_forbidden(f"{path}.values", "may not be specified when `operator` is "
+                                    "'Exists' or 'DoesNotExist'")]
     else:
-        errs.append(field_invalid(f"{path}.operator", op, "not a valid selector operator"))
-    return errs
+        return [field_invalid(f"{path}.operator", op, "not a valid selector operator")]
+    return []
 
 
 def _node_selector_term(term: Object, path: str) -> list[FieldError]:
@@ -107,17 +113,7 @@ def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
                  for m in is_valid_label_value(str(value))]
     for i, expr in enumerate(_list(selector.get("matchExpressions"))):
         expr, where = _dict(expr), f"{path}.matchExpressions[{i}]"
-        op, values = expr.get("operator"), _list(expr.get("values"))
-        if op in ("In", "NotIn"):
-            if not values:
-                errs.append(field_required(f"{where}.values",
-                                           "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                errs.append(field_forbidden(f"{where}.values", "may not be specified when "
-                                            "`operator` is 'Exists' or 'DoesNotExist'"))
-        else:
-            errs.append(field_invalid(f"{where}.operator", op, "not a valid selector operator"))
+        errs += _operator_and_values(expr.get("operator"), _list(expr.get("values")), where)
         errs += [field_invalid(f"{where}.key", expr.get("key"), m)
                  for m in is_qualified_name(str(expr.get("key") or ""))]
     return errs
