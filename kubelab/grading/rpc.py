@@ -177,6 +177,8 @@ class Connection(Pipe):
         if path in VALUE_TYPES:
             if path in _SLOTTED:
                 fields = _SLOTTED[path][0](value)
+            elif isinstance(value, tuple):  # a NamedTuple (the store's records)
+                fields = value._asdict()  # type: ignore[attr-defined]
             else:
                 fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if f.init}
             return ["v", path, {k: self.encode(v) for k, v in fields.items()}]

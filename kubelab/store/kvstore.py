@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 
 from kubelab.sim import Clock, Trace
 from kubelab.store import snapshot
@@ -121,7 +120,7 @@ class Store:
         if more:
             kvs = kvs[:limit]
         if keys_only:
-            kvs = [replace(kv, value=b"") for kv in kvs]
+            kvs = [kv._replace(value=b"") for kv in kvs]
         return RangeResponse(tuple(kvs), count, more, current)
 
     def _check_revision(self, revision: int) -> None:

@@ -10,8 +10,7 @@ kubelab/store/disk.py); the API server adds it to the request's duration.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from kubelab.store.errors import InvalidArgumentError
 from kubelab.store.kv import KeyValue
@@ -91,8 +90,14 @@ def in_range(key: str, start: str, end: str | None) -> bool:
     return start <= key and (end == "\0" or key < end)
 
 
-@dataclass(frozen=True, slots=True)
-class Compare:
+class _CompareFields(NamedTuple):
+    target: CompareTarget
+    key: str
+    op: CompareOp
+    value: int | bytes
+
+
+class Compare(_CompareFields):
     """One guard of a txn: `target` of `key` `op` `value`, e.g. mod of /a = 5.
 
     A missing key compares as revision 0 and version 0, and any value comparison on it fails
@@ -100,24 +105,20 @@ class Compare:
     "key does not exist" and `mod_revision(key, "=", rv)` means "nobody wrote key since rv".
     """
 
-    target: CompareTarget
-    key: str
-    op: CompareOp
-    value: int | bytes
+    __slots__ = ()
 
-    def __post_init__(self) -> None:
-        if self.target not in _TARGETS:
-            raise InvalidArgumentError(f"compare target must be one of {_TARGETS}, "
-                                       f"got {self.target!r}")
-        if self.op not in _OPS:
-            raise InvalidArgumentError(f"compare op must be one of {_OPS}, got {self.op!r}")
-        if not isinstance(self.key, str) or not self.key:
+    def __new__(cls, target: CompareTarget, key: str, op: CompareOp, value: int | bytes) -> Compare:
+        if target not in _TARGETS:
+            raise InvalidArgumentError(f"compare target must be one of {_TARGETS}, got {target!r}")
+        if op not in _OPS:
+            raise InvalidArgumentError(f"compare op must be one of {_OPS}, got {op!r}")
+        if not isinstance(key, str) or not key:
             raise InvalidArgumentError("etcdserver: key is not provided")
-        if self.target == "value":
-            check_value(self.value)
-        elif type(self.value) is not int:
-            raise TypeError(f"compare on {self.target} needs an int, "
-                            f"got {type(self.value).__name__}")
+        if target == "value":
+            check_value(value)
+        elif type(value) is not int:
+            raise TypeError(f"compare on {target} needs an int, got {type(value).__name__}")
+        return super().__new__(cls, target, key, op, value)
 
     @staticmethod
     def mod_revision(key: str, op: CompareOp, revision: int) -> Compare:
@@ -136,8 +137,7 @@ class Compare:
         return Compare("value", key, op, value)
 
 
-@dataclass(frozen=True, slots=True)
-class RangeRequest:
+class RangeRequest(NamedTuple):
     """Read one key, a [key, range_end) interval, or every key under a prefix."""
 
     key: str
@@ -149,19 +149,22 @@ class RangeRequest:
     keys_only: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class PutRequest:
+class _PutFields(NamedTuple):
     key: str
     value: bytes
     prev_kv: bool = False
     lease: int = 0
 
-    def __post_init__(self) -> None:
-        check_value(self.value)
+
+class PutRequest(_PutFields):
+    __slots__ = ()
+
+    def __new__(cls, key: str, value: bytes, prev_kv: bool = False, lease: int = 0) -> PutRequest:
+        check_value(value)
+        return super().__new__(cls, key, value, prev_kv, lease)
 
 
-@dataclass(frozen=True, slots=True)
-class DeleteRequest:
+class DeleteRequest(NamedTuple):
     key: str
     range_end: str | None = None
     prefix: bool = False
@@ -171,23 +174,21 @@ class DeleteRequest:
 Op = RangeRequest | PutRequest | DeleteRequest
 
 
-@dataclass(frozen=True, slots=True)
-class RangeResponse:
+class RangeResponse(NamedTuple):
     kvs: tuple[KeyValue, ...]  # sorted by key; values are b"" when keys_only
-    count: int                 # keys in the range, ignoring limit
+    # etcd's field name; it hides tuple.count, which nobody needs on a response.
+    count: int  # type: ignore[assignment]  # keys in the range, ignoring limit
     more: bool                 # limit cut the answer short
     revision: int              # the store's revision when it answered
 
 
-@dataclass(frozen=True, slots=True)
-class PutResponse:
+class PutResponse(NamedTuple):
     revision: int
     prev_kv: KeyValue | None = None  # only when asked for (prev_kv=True) and the key existed
     latency: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class DeleteResponse:
+class DeleteResponse(NamedTuple):
     deleted: int
     prev_kvs: tuple[KeyValue, ...] = ()  # only when asked for
     revision: int = 0
@@ -197,8 +198,7 @@ class DeleteResponse:
 Response = RangeResponse | PutResponse | DeleteResponse
 
 
-@dataclass(frozen=True, slots=True)
-class TxnResponse:
+class TxnResponse(NamedTuple):
     succeeded: bool                   # did every compare hold (so `success` ran)?
     responses: tuple[Response, ...]   # one per op of the branch that ran
     revision: int

@@ -125,14 +125,20 @@ class WatchHub:
         end = len(events)
         if events and events[-1].kv.mod_revision > committed:
             end = bisect_right(events, committed, key=_revision)
+        # Watchers that have been sent the same revisions share one slice of the log (the
+        # API server's watch caches, one per resource, are usually all at the same point).
+        pending: dict[int, list[Event]] = {}
         for watcher in tuple(self._watchers):  # a callback may add or cancel watchers
             if watcher.canceled or watcher.next_rev > committed:
                 continue
             if not watcher.synced and watcher.next_rev < self.compact_revision:
                 self._cancel_compacted(watcher)
                 continue
-            begin = bisect_left(events, watcher.next_rev, 0, end, key=_revision)
-            batch = watcher.select(events[begin:end])
+            unsent = pending.get(watcher.next_rev)
+            if unsent is None:
+                begin = bisect_left(events, watcher.next_rev, 0, end, key=_revision)
+                unsent = pending[watcher.next_rev] = events[begin:end]
+            batch = watcher.select(unsent)
             watcher.next_rev = committed + 1
             watcher.synced = True
             if batch:
