@@ -20,21 +20,28 @@ class LivelockError(RuntimeError):
     """run_until_idle saw more steps than its guard allows: something keeps rescheduling itself."""
 
 
-@dataclass(order=True)
+@dataclass(eq=False)
 class Timer:
-    """A scheduled callback. Order is (when, priority, seq): seq keeps insertion order stable."""
+    """A scheduled callback; call cancel() to stop it. Timers run in (when, priority, seq)
+    order: seq keeps insertion order stable."""
 
     when: float
     priority: int
     seq: int
-    callback: Callable[..., Any] = field(compare=False)
-    args: tuple[Any, ...] = field(compare=False, default=())
-    cancelled: bool = field(compare=False, default=False)
+    callback: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    cancelled: bool = False
     # Periodic timers (background loops) do not count as pending work for run_until_idle.
-    background: bool = field(compare=False, default=False)
+    background: bool = False
+    # The clock that still holds this timer; None once it has run or been cancelled.
+    _clock: Clock | None = field(default=None, repr=False)
 
     def cancel(self) -> None:
-        self.cancelled = True
+        if not self.cancelled:
+            self.cancelled = True
+            if self._clock is not None:
+                self._clock._forget(self)
+                self._clock = None
 
 
 class Clock:
@@ -42,8 +49,12 @@ class Clock:
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = float(start)
-        self._heap: list[Timer] = []
+        # Entries are (when, priority, seq, timer): plain tuples, so heapq compares them in C,
+        # and seq is unique, so two timers are never compared themselves.
+        self._heap: list[tuple[float, int, int, Timer]] = []
         self._seq = 0
+        self._live = 0        # timers scheduled and neither run nor cancelled
+        self._foreground = 0  # ... of which not background
 
     @property
     def now(self) -> float:
@@ -60,9 +71,14 @@ class Clock:
         """Run callback(*args) at virtual time `when` (never in the past)."""
         if when != when:  # NaN would corrupt the heap order
             raise ValueError("call_at: time must be a number, got NaN")
+        if when < self._now:
+            when = self._now
         self._seq += 1
-        timer = Timer(max(when, self._now), priority, self._seq, callback, args, False, background)
-        heapq.heappush(self._heap, timer)
+        timer = Timer(when, priority, self._seq, callback, args, False, background, self)
+        heapq.heappush(self._heap, (when, priority, self._seq, timer))
+        self._live += 1
+        if not background:
+            self._foreground += 1
         return timer
 
     def call_later(
@@ -85,20 +101,20 @@ class Clock:
     def peek(self) -> float | None:
         """Time of the next live timer, or None when nothing is scheduled."""
         self._drop_cancelled()
-        return self._heap[0].when if self._heap else None
+        return self._heap[0][0] if self._heap else None
 
     def pending(self, *, include_background: bool = True) -> int:
-        return sum(
-            1 for t in self._heap
-            if not t.cancelled and (include_background or not t.background)
-        )
+        """How many timers are waiting to run (not counting cancelled ones)."""
+        return self._live if include_background else self._foreground
 
     def step(self) -> bool:
         """Run the next callback. Returns False when there is nothing left to run."""
         self._drop_cancelled()
         if not self._heap:
             return False
-        timer = heapq.heappop(self._heap)
+        timer = heapq.heappop(self._heap)[3]
+        self._forget(timer)
+        timer._clock = None
         self._advance_to(timer.when)
         timer.callback(*timer.args)
         return True
@@ -126,7 +142,7 @@ class Clock:
         (a controller that requeues forever, say) would otherwise hang the notebook.
         """
         steps = 0
-        while self.pending(include_background=False):
+        while self._foreground:
             if steps >= max_steps:
                 raise LivelockError(
                     f"run_until_idle: still busy after {max_steps} steps at t={self._now:.3f}s; "
@@ -136,11 +152,17 @@ class Clock:
             steps += 1
         return steps
 
+    def _forget(self, timer: Timer) -> None:
+        """timer leaves the live count (it is about to run, or it was cancelled)."""
+        self._live -= 1
+        if not timer.background:
+            self._foreground -= 1
+
     def _advance_to(self, when: float) -> None:
         self._now = max(self._now, when)
 
     def _drop_cancelled(self) -> None:
-        while self._heap and self._heap[0].cancelled:
+        while self._heap and self._heap[0][3].cancelled:
             heapq.heappop(self._heap)
 
 
