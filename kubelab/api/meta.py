@@ -82,7 +82,8 @@ def _rfc3339(seconds: int) -> str:
 
 def micro_time(seconds: float) -> str:
     """metav1.MicroTime (leases, events): `2025-01-01T00:00:30.250000Z`."""
-    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    delta = timedelta(seconds=seconds)  # rounds to whole microseconds, as it always did
+    return f"{_rfc3339(delta.days * 86400 + delta.seconds)[:-1]}.{delta.microseconds:06d}Z"
 
 
 def parse_time(text: str) -> float:

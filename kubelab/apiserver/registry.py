@@ -234,10 +234,12 @@ class Registry:
             new_meta["resourceVersion"] = str(server.store.revision)
             return new
         new_meta.pop("resourceVersion", None)
-        if encode(new).encode() == kv.value:  # nothing changed: no write, no new revision
+        data = encode(new).encode()
+        if data == kv.value:  # nothing changed: no write, no new revision
             new_meta["resourceVersion"] = str(kv.mod_revision)
             return new
-        if not self._write(ctx, kv.key, new, Compare.mod_revision(kv.key, "=", kv.mod_revision)):
+        if not self._write(ctx, kv.key, new, Compare.mod_revision(kv.key, "=", kv.mod_revision),
+                           data):
             raise conflict(info.resource, r.name, group=info.group)
         return new
 
@@ -261,11 +263,15 @@ class Registry:
 
     # ------------------------------------------------------------------ the store
 
-    def _write(self, ctx: RequestContext, key: str, obj: Object, compare: Compare) -> bool:
-        """Put obj at key if compare holds; sets metadata.resourceVersion. False if it failed."""
+    def _write(self, ctx: RequestContext, key: str, obj: Object, compare: Compare,
+               data: bytes | None = None) -> bool:
+        """Put obj at key if compare holds; sets metadata.resourceVersion. False if it failed.
+
+        data: obj already encoded without its resourceVersion, when the caller has it."""
         meta = obj["metadata"]
-        meta.pop("resourceVersion", None)
-        data = encode(obj).encode()
+        if data is None:
+            meta.pop("resourceVersion", None)
+            data = encode(obj).encode()
         if len(data) > MAX_REQUEST_BODY_BYTES:
             raise request_entity_too_large(f"limit is {MAX_REQUEST_BODY_BYTES}")
         if ctx.request.dry_run:
