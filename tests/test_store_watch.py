@@ -242,3 +242,33 @@ def test_watch_checks_arguments(store: Store) -> None:
         store.watch("/a", start_revision=-1, callback=print)
     with pytest.raises(InvalidArgumentError, match="key is not provided"):
         store.watch("", callback=print)
+
+
+def test_each_watcher_gets_exactly_its_keys_from_a_shared_batch(clock: Clock, store: Store) -> None:
+    # One delivery, many watchers at the same revision: the batch's key span lets most skip it,
+    # and none may lose an event at the edges of its range.
+    ranges = {"key /b": ("/b", None, False), "prefix /b": ("/b", None, True),
+              "[/a, /c)": ("/a", "/c", False), "[/c, /d)": ("/c", "/d", False),
+              ">= /bz": ("/bz", "\0", False), "key /zz": ("/zz", None, False)}
+    recs = {name: Recorder(clock) for name in ranges}
+    for name, (key, end, prefix) in ranges.items():
+        store.watch(key, end, prefix=prefix, callback=recs[name])
+    for batch in (["/a", "/b", "/b/x", "/bz", "/c"], ["/c"], ["/bz"], ["/cc", "/d"], ["/b"]):
+        for key in batch:  # one delivery per batch: each has its own key span
+            store.put(key, b"v")
+        clock.run_until_idle()
+    store.delete_range("/b")
+    store.put("/b", b"w")
+    clock.run_until_idle()
+    got = {name: [(e.type, e.kv.key) for e in rec.events] for name, rec in recs.items()}
+    first = [("PUT", "/a"), ("PUT", "/b"), ("PUT", "/b/x"), ("PUT", "/bz"), ("PUT", "/c")]
+    last = [("PUT", "/b"), ("DELETE", "/b"), ("PUT", "/b")]
+    assert got == {
+        "key /b": [e for e in first if e[1] == "/b"] + last,
+        "prefix /b": [e for e in first if e[1].startswith("/b")] + [("PUT", "/bz")] + last,
+        "[/a, /c)": first[:4] + [("PUT", "/bz")] + last,
+        "[/c, /d)": [("PUT", "/c"), ("PUT", "/c"), ("PUT", "/cc")],
+        ">= /bz": [("PUT", "/bz"), ("PUT", "/c"), ("PUT", "/c"), ("PUT", "/bz"), ("PUT", "/cc"),
+                   ("PUT", "/d")],
+        "key /zz": [],
+    }

@@ -51,6 +51,13 @@ class Watcher:
     def cancel(self) -> None:
         self._hub.remove(self)
 
+    def overlaps(self, lowest: str, highest: str) -> bool:
+        """Could a key between lowest and highest (inclusive) be one this watcher watches?"""
+        start, end = self.key, self.range_end
+        if end is None:
+            return lowest <= start <= highest
+        return highest >= start and (end == "\0" or lowest < end)
+
     def select(self, events: list[Event]) -> list[Event]:
         """This watcher's share of events, with prev_kv dropped unless it asked for it."""
         start, end = self.key, self.range_end
@@ -127,18 +134,23 @@ class WatchHub:
             end = bisect_right(events, committed, key=_revision)
         # Watchers that have been sent the same revisions share one slice of the log (the
         # API server's watch caches, one per resource, are usually all at the same point).
-        pending: dict[int, list[Event]] = {}
+        # The slice's lowest and highest key let most watchers skip it without looking at
+        # each event (etcd finds a key's watchers by range; we test each watcher's range).
+        pending: dict[int, tuple[list[Event], str, str]] = {}
         for watcher in tuple(self._watchers):  # a callback may add or cancel watchers
             if watcher.canceled or watcher.next_rev > committed:
                 continue
             if not watcher.synced and watcher.next_rev < self.compact_revision:
                 self._cancel_compacted(watcher)
                 continue
-            unsent = pending.get(watcher.next_rev)
-            if unsent is None:
+            found = pending.get(watcher.next_rev)
+            if found is None:
                 begin = bisect_left(events, watcher.next_rev, 0, end, key=_revision)
-                unsent = pending[watcher.next_rev] = events[begin:end]
-            batch = watcher.select(unsent)
+                unsent = events[begin:end]
+                keys = [e.kv.key for e in unsent] or [""]
+                found = pending[watcher.next_rev] = (unsent, min(keys), max(keys))
+            unsent, lowest, highest = found
+            batch = watcher.select(unsent) if unsent and watcher.overlaps(lowest, highest) else []
             watcher.next_rev = committed + 1
             watcher.synced = True
             if batch:
