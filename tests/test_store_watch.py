@@ -266,7 +266,7 @@ def test_each_watcher_gets_exactly_its_keys_from_a_shared_batch(clock: Clock, st
     assert got == {
         "key /b": [e for e in first if e[1] == "/b"] + last,
         "prefix /b": [e for e in first if e[1].startswith("/b")] + [("PUT", "/bz")] + last,
-        "[/a, /c)": first[:4] + [("PUT", "/bz")] + last,
+        "[/a, /c)": [*first[:4], ("PUT", "/bz"), *last],
         "[/c, /d)": [("PUT", "/c"), ("PUT", "/c"), ("PUT", "/cc")],
         ">= /bz": [("PUT", "/bz"), ("PUT", "/c"), ("PUT", "/c"), ("PUT", "/bz"), ("PUT", "/cc"),
                    ("PUT", "/d")],
