@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -129,6 +130,31 @@ def test_json_patch(env: Env) -> None:
     err = env.error("patch", "configmaps", name="cm", options={"patchType": "json"},
                     body=[{"op": "replace", "path": "/data/zzz", "value": "x"}])
     assert err.code == 422
+
+
+@pytest.mark.parametrize("patch_type", ["merge", "strategic", "json"])
+def test_a_patch_is_validated_against_the_object_as_stored(env: Env, patch_type: str) -> None:
+    # The update compares the patched object with the live one that the patch was applied to;
+    # if applying the patch changed that live copy, immutable fields would slip through.
+    env.create("pods", pod())
+    body: Any = [{"op": "replace", "path": "/spec/containers/0/image", "value": "nginx:1.27"},
+                 {"op": "replace", "path": "/metadata/uid", "value": "changed"}] \
+        if patch_type == "json" else {"metadata": {"uid": "changed"},
+                                      "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}
+    err = env.error("patch", "pods", name="web", body=body, options={"patchType": patch_type})
+    assert err.code == 422 and "metadata.uid" in err.message, err.message
+
+
+def test_merge_patches_leave_the_live_object_alone() -> None:
+    from kubelab.apiserver.patch import apply_patch
+    live = {"metadata": {"name": "web", "labels": {"a": "1"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx"}], "finalizers": ["x"]}}
+    before = json.dumps(live, sort_keys=True)
+    apply_patch(live, {"metadata": {"labels": {"a": None, "b": "2"}}, "spec": {
+        "containers": [{"name": "app", "image": "nginx:2"}, {"name": "side", "image": "envoy"}],
+        "$deleteFromPrimitiveList/finalizers": ["x"]}}, "strategic", True)
+    apply_patch(live, {"metadata": {"labels": {"a": "3"}}, "spec": None}, "merge", True)
+    assert json.dumps(live, sort_keys=True) == before
 
 
 def test_patch_with_stale_resource_version_conflicts(env: Env) -> None:

@@ -194,12 +194,17 @@ class Registry:
 
     # ------------------------------------------------------------------ update
 
-    def update(self, ctx: RequestContext, obj: Object, existing: KeyValue | None = None) -> Object:
-        """PUT of the object or of its status (or a namespace's finalize) subresource."""
+    def update(self, ctx: RequestContext, obj: Object, existing: KeyValue | None = None,
+               decoded: Object | None = None) -> Object:
+        """PUT of the object or of its status (or a namespace's finalize) subresource.
+
+        existing: the live key-value, if the caller has read it; decoded: its decoded object,
+        if the caller has one that nobody has changed (a patch reads and decodes it first)."""
         r, served, server = ctx.request, ctx.served, self.server
         info = served.info
         kv = existing or self.read(ctx, r.namespace, r.name)
-        old = decode(kv.value, kv.mod_revision)
+        old = decoded if decoded is not None and existing is not None else \
+            decode(kv.value, kv.mod_revision)
         meta = obj.setdefault("metadata", {})
         _ensure_namespace(meta, r.namespace if info.namespaced else "")
         rv = parse_resource_version(str(meta.get("resourceVersion") or ""))

@@ -246,13 +246,16 @@ class APIServer:
             live = decode(kv.value, kv.mod_revision)
             ctx.enter("decode")
             target = subresources.scale_of(live) if sub == "scale" else live
-            patched = apply_patch(target, r.body, str(r.options.get("patchType", "merge")),
-                                  served.builtin)
+            patch_type = str(r.options.get("patchType", "merge"))
+            patched = apply_patch(target, r.body, patch_type, served.builtin)
             if sub == "scale":
                 return subresources.update_scale(reg, ctx, patched)
             obj = decode_body(patched, served.info, served.schema)
             subresources.check_name(obj, r.name)
-            return reg.update(ctx, obj, kv)
+            # A merge patch builds new dicts and leaves live as it was read: the update can
+            # compare against it instead of decoding the stored bytes again (a JSON patch
+            # edits live in place).
+            return reg.update(ctx, obj, kv, live if patch_type != "json" else None)
         if sub == "scale":
             return subresources.update_scale(reg, ctx, r.body)
         ctx.enter("decode")
