@@ -141,6 +141,9 @@ class _Decoder:
                 out[key] = None
             elif typ is ANY:
                 out[key] = self.any(item, depth + 1)
+            elif typ.__class__ is Struct and type(item) is dict:  # the next most common
+                out[key] = self.struct(item, typ, f"{path}.{key}" if path else key,
+                                       f"{ipath}.{key}" if ipath else key, depth + 1)
             else:
                 out[key] = self.field(item, typ, f"{path}.{key}" if path else key,
                                       f"{ipath}.{key}" if ipath else key, schema.name, depth + 1)
@@ -160,7 +163,16 @@ class _Decoder:
         if isinstance(typ, ListOf):
             if type(value) is not list:
                 self.fail(value, typ.go, path, owner)
-            return [self.field(item, typ.item, path, f"{ipath}[{i}]", owner, depth + 1)
+            item_type = typ.item
+            if item_type.__class__ is Struct:  # a list of objects (containers, ...): no detour
+                return [self.struct(item, item_type, path, f"{ipath}[{i}]", depth + 1)
+                        if type(item) is dict else
+                        self.field(item, item_type, path, f"{ipath}[{i}]", owner, depth + 1)
+                        for i, item in enumerate(value)]
+            if item_type is STRING and all(type(item) is str for item in value):
+                self.size += sum(map(len, value))
+                return list(value)
+            return [self.field(item, item_type, path, f"{ipath}[{i}]", owner, depth + 1)
                     for i, item in enumerate(value)]
         if type(value) is not dict:
             self.fail(value, typ.go, path, owner)
