@@ -45,9 +45,12 @@ class WatchInfo:
     field_selector: str
 
 
+_loads = json.JSONDecoder().decode  # json.loads without its per-call checks: every read decodes
+
+
 def decode(value: bytes, revision: int) -> dict[str, Any]:
     """A stored object, with metadata.resourceVersion = the revision that wrote it."""
-    obj: dict[str, Any] = json.loads(value)
+    obj: dict[str, Any] = _loads(value.decode())  # the API server writes UTF-8 JSON
     obj["metadata"]["resourceVersion"] = str(revision)
     return obj
 
