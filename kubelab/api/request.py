@@ -22,7 +22,7 @@ VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletec
 WatchEvent = dict[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)
 class Request:
     verb: str
     resource: str
