@@ -138,23 +138,25 @@ class WatchHub:
         # each event (etcd finds a key's watchers by range; we test each watcher's range).
         pending: dict[int, tuple[list[Event], str, str]] = {}
         for watcher in tuple(self._watchers):  # a callback may add or cancel watchers
-            if watcher.canceled or watcher.next_rev > committed:
+            rev = watcher.next_rev
+            if rev > committed or watcher.canceled:
                 continue
-            if not watcher.synced and watcher.next_rev < self.compact_revision:
-                self._cancel_compacted(watcher)
-                continue
-            found = pending.get(watcher.next_rev)
+            if not watcher.synced:
+                if rev < self.compact_revision:
+                    self._cancel_compacted(watcher)
+                    continue
+                watcher.synced = True
+            found = pending.get(rev)
             if found is None:
-                begin = bisect_left(events, watcher.next_rev, 0, end, key=_revision)
-                unsent = events[begin:end]
+                unsent = events[bisect_left(events, rev, 0, end, key=_revision):end]
                 keys = [e.kv.key for e in unsent] or [""]
-                found = pending[watcher.next_rev] = (unsent, min(keys), max(keys))
-            unsent, lowest, highest = found
-            batch = watcher.select(unsent) if unsent and watcher.overlaps(lowest, highest) else []
+                found = pending[rev] = (unsent, min(keys), max(keys))
             watcher.next_rev = committed + 1
-            watcher.synced = True
-            if batch:
-                watcher.callback(WatchResponse(tuple(batch), committed))
+            unsent, lowest, highest = found
+            if unsent and watcher.overlaps(lowest, highest):
+                batch = watcher.select(unsent)
+                if batch:
+                    watcher.callback(WatchResponse(tuple(batch), committed))
         self._trim()
 
     def _cancel_compacted(self, watcher: Watcher) -> None:
