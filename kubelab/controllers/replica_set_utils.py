@@ -33,7 +33,7 @@ def calculate_status(rs: Object, pods: list[Object], manage_error: ApiError | No
             labeled += 1
         if is_pod_ready(pod):
             ready += 1
-            if is_pod_available(pod, min_ready, now):
+            if not min_ready or is_pod_available(pod, min_ready, now):  # ready is available then
                 available += 1
     conditions = [c for c in status.get("conditions") or () if c.get("type") != "ReplicaFailure"]
     failure = next((c for c in status.get("conditions") or () if c.get("type") == "ReplicaFailure"),

@@ -1,0 +1,115 @@
+"""The controllers' shortcuts (issue: density): each must agree with the general code it
+stands for, and each cache must notice what would make it wrong."""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+from controllers_helpers import cluster, replica_set, settle
+
+from kubelab.api.labels import Operator, Requirement, Selector, parse_selector, selector_from_set
+from kubelab.api.meta import deep_copy, get_controller_of, get_controller_of_no_copy
+from kubelab.controllers.deployment.util import equal_ignore_hash
+
+Object = dict[str, Any]
+
+
+def test_deep_copy_copies_every_json_node_and_hands_the_rest_to_copy_deepcopy() -> None:
+    obj: Object = {"a": [1, 2.5, {"b": None, "c": True}], "d": {"e": "f"}, "g": (1, [2])}
+    clone = deep_copy(obj)
+    assert clone == obj
+    clone["a"][2]["b"] = "changed"
+    clone["d"]["e"] = "changed"
+    clone["g"][1].append(3)
+    assert obj == {"a": [1, 2.5, {"b": None, "c": True}], "d": {"e": "f"}, "g": (1, [2])}
+
+
+def test_get_controller_of_copies_and_no_copy_does_not() -> None:
+    ref = {"kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}
+    obj = {"metadata": {"ownerReferences": [{"kind": "X", "uid": "v"}, ref]}}
+    assert get_controller_of(obj) == ref and get_controller_of(obj) is not ref
+    assert get_controller_of_no_copy(obj) is ref
+    assert get_controller_of_no_copy({"metadata": {}}) is None
+
+
+def _reference_without_hash(template: Object | None) -> Object:
+    """The upstream way: copy, delete the label, drop what became empty."""
+    t = copy.deepcopy(template or {})
+    meta = t.setdefault("metadata", {})
+    labels = dict(meta.get("labels") or {})
+    labels.pop("pod-template-hash", None)
+    if labels:
+        meta["labels"] = labels
+    else:
+        meta.pop("labels", None)
+    if not meta:
+        t.pop("metadata")
+    return t
+
+
+def test_equal_ignore_hash_agrees_with_copying_and_deleting_the_label() -> None:
+    rand = random.Random(3)
+
+    def template() -> Object | None:
+        if rand.random() < 0.05:
+            return None
+        t: Object = {}
+        if rand.random() < 0.8:
+            meta: Object = {}
+            if rand.random() < 0.8:
+                meta["labels"] = {k: rand.choice("xy") for k in rand.sample(
+                    ["app", "tier", "pod-template-hash"], rand.randrange(4))}
+            if rand.random() < 0.3:
+                meta["annotations"] = {"a": rand.choice("xy")} if rand.random() < 0.7 else {}
+            t["metadata"] = meta
+        if rand.random() < 0.9:
+            t["spec"] = {"containers": [{"name": "c", "image": rand.choice(["a", "b"])}]}
+        return t
+    for _ in range(2000):
+        t1, t2 = template(), template()
+        assert equal_ignore_hash(t1, t2) == (_reference_without_hash(t1) == _reference_without_hash(t2))
+
+
+def test_equality_selectors_match_like_their_requirements() -> None:
+    rand = random.Random(5)
+    selectors = [selector_from_set({"app": "web"}), selector_from_set({"app": "web", "tier": "x"}),
+                 selector_from_set({}), parse_selector("app in (web)"), parse_selector("app==web"),
+                 Selector((Requirement("app", Operator.In, ()),)),
+                 parse_selector("app in (web,db)"), parse_selector("app!=web,tier")]
+    assert [s._pairs is not None for s in selectors] == [True, True, True, True, True, False, False, False]
+    for _ in range(500):
+        keys = rand.sample(["app", "tier", "z"], rand.randrange(4))
+        labels = {k: rand.choice(["web", "db", "x"]) for k in keys}
+        for s in selectors:
+            assert s.matches(labels) == all(r.matches(labels) for r in s.requirements)
+    assert not Selector(matches_nothing=True).matches({})
+
+
+def test_a_status_written_by_someone_else_is_corrected_not_taken_for_our_own_echo() -> None:
+    c = cluster()
+    c.apply(replica_set("rs", replicas=3))
+    settle(c)
+    assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3
+    rs = c.get("replicasets", "rs")
+    rs["status"]["readyReplicas"] = 0
+    c.client.update_status(rs)
+    c.run(2)
+    assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3
+
+
+def test_a_spec_change_coalesced_with_our_status_write_is_still_synced() -> None:
+    """Our echo is skipped only when it changed nothing but status: an update that also
+    carries someone's spec change (a relist delivers only the latest version) still syncs."""
+    c = cluster()
+    c.apply(replica_set("rs", replicas=2))
+    settle(c)
+    rsc = c.components["controller-manager"]["replicaset-controller"]
+    old = c.get("replicasets", "rs")
+    cur = copy.deepcopy(old)
+    cur["spec"]["replicas"] = 5
+    cur["metadata"]["resourceVersion"] = "999999"
+    rsc._status_written["default/rs"] = "999999"
+    rsc._update_rs(old, cur)
+    assert "default/rs" in rsc.queue._dirty
