@@ -7,11 +7,14 @@ import copy
 import random
 from typing import Any
 
+import pytest
 from controllers_helpers import cluster, replica_set, settle
 
 from kubelab.api.labels import Operator, Requirement, Selector, parse_selector, selector_from_set
 from kubelab.api.meta import deep_copy, get_controller_of, get_controller_of_no_copy
 from kubelab.controllers.deployment.util import equal_ignore_hash
+from kubelab.controllers.replica_set import label_selector
+from kubelab.controllers.replica_set_utils import PodVerdict, PodVerdicts
 
 Object = dict[str, Any]
 
@@ -113,3 +116,51 @@ def test_a_spec_change_coalesced_with_our_status_write_is_still_synced() -> None
     rsc._status_written["default/rs"] = "999999"
     rsc._update_rs(old, cur)
     assert "default/rs" in rsc.queue._dirty
+
+
+def _judged_afresh(rs: Object, selector: Selector, pods: list[Object]) -> list[PodVerdict]:
+    verdicts = PodVerdicts()
+    verdicts.refresh(rs, selector, pods)
+    return [verdicts[p] for p in pods]
+
+
+def test_pod_verdicts_are_remembered_per_pod_object_and_renewed_for_new_versions() -> None:
+    rs = {"metadata": {"uid": "rs-1"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
+    selector = label_selector({"matchLabels": {"app": "web"}})
+    ours = [{"kind": "ReplicaSet", "uid": "rs-1", "controller": True}]
+    pods: list[Object] = [{"metadata": {"name": f"p{i}", "labels": {"app": "web"}, "ownerReferences": ours},
+                           "status": {"phase": "Pending"}} for i in range(3)]
+    verdicts = PodVerdicts()
+    verdicts.refresh(rs, selector, pods)
+    assert [verdicts[p] for p in pods] == _judged_afresh(rs, selector, pods)
+    assert all(v == PodVerdict(active=True, claimed=True, labeled=True, ready=False)
+               for v in (verdicts[p] for p in pods))
+    # New versions of two pods (the informer replaces the object, never edits it).
+    running = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    ready_pod = {**pods[0], "status": running}
+    relabelled = {**pods[1], "metadata": {**pods[1]["metadata"], "labels": {"app": "db"}}}
+    pods = [ready_pod, relabelled, pods[2]]
+    verdicts.refresh(rs, selector, pods)
+    assert [verdicts[p] for p in pods] == _judged_afresh(rs, selector, pods)
+    assert verdicts[ready_pod].ready and not verdicts[relabelled].claimed
+    # The template's labels change: fully-labelled is judged again for every pod.
+    rs2 = {**rs, "spec": {"template": {"metadata": {"labels": {"app": "web", "tier": "x"}}}}}
+    verdicts.refresh(rs2, selector, pods)
+    assert not any(verdicts[p].labeled for p in pods)
+    # A new ReplicaSet under the same name (another uid) owns none of them.
+    rs3 = {**rs, "metadata": {"uid": "rs-2"}}
+    verdicts.refresh(rs3, selector, pods)
+    assert not any(verdicts[p].claimed for p in pods)
+    with pytest.raises(KeyError):
+        verdicts[{"metadata": {}}]
+
+
+def test_fully_labeled_replicas_follow_a_template_label_change() -> None:
+    c = cluster()
+    c.apply(replica_set("rs", replicas=2))
+    settle(c)
+    assert c.get("replicasets", "rs")["status"]["fullyLabeledReplicas"] == 2
+    c.client.patch("replicasets", "rs", {"spec": {"template": {"metadata": {"labels": {"tier": "x"}}}}})
+    c.run(2)
+    status = c.get("replicasets", "rs")["status"]
+    assert (status["replicas"], status["fullyLabeledReplicas"]) == (2, 0)

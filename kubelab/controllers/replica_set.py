@@ -34,7 +34,6 @@ from kubelab.controllers.controller_utils import (
     UIDTrackingControllerExpectations,
     add_indexer_once,
     controller_uid_index_func,
-    filter_active_pods,
     filter_pods_by_owner,
     get_pod_ready_condition,
     has_namespace_terminating_cause,
@@ -45,7 +44,7 @@ from kubelab.controllers.controller_utils import (
     slow_start_batch,
 )
 from kubelab.controllers.pod_ranking import rank_pods_for_deletion, ranks_by_related_pods_on_same_node
-from kubelab.controllers.replica_set_utils import calculate_status, update_replica_set_status
+from kubelab.controllers.replica_set_utils import PodVerdicts, calculate_status, update_replica_set_status
 
 __all__ = ["ReplicaSetController", "label_selector"]
 
@@ -100,6 +99,7 @@ class ReplicaSetController:
         self.queue = self.controller.queue
         # key -> the resourceVersion our last status write returned: its echo needs no sync.
         self._status_written: dict[str, str] = {}
+        self._verdicts: dict[str, PodVerdicts] = {}  # key -> what its pods count for
         rs_informer = informers.informer_for("replicasets")
         pod_informer = informers.informer_for("pods")
         self.rs_indexer = add_indexer_once(rs_informer, CONTROLLER_UID_INDEX, controller_uid_index_func)
@@ -234,21 +234,25 @@ class ReplicaSetController:
         rs, exists = self.rs_indexer.get_by_key(key)
         if not exists:
             self.expectations.delete_expectations(key)
+            self._verdicts.pop(key, None)
             return
         needs_sync = self.expectations.satisfied_expectations(key)
         try:
             selector = label_selector(rs["spec"].get("selector"))
         except ParseError:
             return  # validation keeps these out; an invalid selector matches nothing
-        pods = filter_active_pods(filter_pods_by_owner(self.pod_indexer, rs))
-        pods = self._claim_pods(rs, selector, pods)
+        pods = filter_pods_by_owner(self.pod_indexer, rs)
+        verdicts = self._verdicts.setdefault(key, PodVerdicts())
+        verdicts.refresh(rs, selector, pods)
+        pods = verdicts.active(pods)  # FilterActivePods
+        pods = self._claim_pods(rs, selector, pods, verdicts)
         manage_error: ApiError | None = None
         if needs_sync and not rs["metadata"].get("deletionTimestamp"):
             try:
                 self.manage_replicas(pods, rs)
             except ApiError as err:
                 manage_error = err
-        status = calculate_status(rs, pods, manage_error, self.clock.now)
+        status = calculate_status(rs, pods, verdicts, manage_error, self.clock.now)
         updated = update_replica_set_status(self.client, rs, status)
         if updated is not rs:
             self._status_written[key] = updated["metadata"].get("resourceVersion", "")
@@ -264,7 +268,10 @@ class ReplicaSetController:
         if manage_error is not None:
             raise manage_error
 
-    def _claim_pods(self, rs: Object, selector: Selector, pods: list[Object]) -> list[Object]:
+    def _claim_pods(self, rs: Object, selector: Selector, pods: list[Object],
+                    verdicts: PodVerdicts) -> list[Object]:
+        if verdicts.all_claimed(pods):
+            return pods  # the steady state: every pod ours and matching, nothing to adopt or release
         meta = rs["metadata"]
 
         def fresh() -> Object:

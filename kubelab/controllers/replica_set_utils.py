@@ -3,38 +3,107 @@
 status.replicas counts the active pods the ReplicaSet owns; fullyLabeledReplicas those whose
 labels include all of the template's; readyReplicas those Ready; availableReplicas those Ready
 for at least minReadySeconds. observedGeneration says which spec these numbers answer.
+
+PodVerdicts is ours, not upstream's: what each pod counts for, remembered between syncs.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubelab.api.errors import ApiError
-from kubelab.api.labels import selector_from_set
-from kubelab.api.meta import deep_copy, rfc3339
+from kubelab.api.labels import Selector, selector_from_set
+from kubelab.api.meta import deep_copy, get_controller_of_no_copy, rfc3339
 from kubelab.client.client import Client
-from kubelab.controllers.controller_utils import is_pod_available, is_pod_ready
+from kubelab.controllers.controller_utils import is_pod_active, is_pod_available, is_pod_ready
 
-__all__ = ["calculate_status", "update_replica_set_status"]
+__all__ = ["PodVerdict", "PodVerdicts", "calculate_status", "update_replica_set_status"]
 
 Object = dict[str, Any]
 
 
-def calculate_status(rs: Object, pods: list[Object], manage_error: ApiError | None,
-                     now: float) -> Object:
-    """calculateStatus: counts over the claimed active pods, and the ReplicaFailure condition."""
+class PodVerdict(NamedTuple):
+    active: bool   # IsPodActive: FilterActivePods keeps it
+    claimed: bool  # controlled by the ReplicaSet and matching its selector: ClaimPods keeps it as is
+    labeled: bool  # has every label of the ReplicaSet's template (fullyLabeledReplicas)
+    ready: bool    # IsPodReady
+
+
+class PodVerdicts:
+    """What each pod of one ReplicaSet counts for in a sync, remembered per pod object.
+
+    A ReplicaSet syncs whenever one of its pods changes, and each sync looks at every one of
+    its pods: active? still ours and matching? fully labelled? Ready? Go answers that for 1,000
+    pods in microseconds; Python, once per pod becoming Ready, 30,000 times, takes minutes.
+    Objects in an informer cache are never changed in place (a new version of a pod is a new
+    dict), so the answers for one pod object hold while the ReplicaSet's uid, selector and
+    template labels do: a sync examines only the pods that changed since the last one.
+    Availability is not remembered: with minReadySeconds it depends on the time."""
+
+    def __init__(self) -> None:
+        self._basis: tuple[Any, ...] | None = None
+        # id(pod) -> (pod, verdict). The entry holds the pod, so no other object can take its
+        # id while the entry lives: a lookup by id finds this very pod's verdict or nothing.
+        self._verdicts: dict[int, tuple[Object, PodVerdict]] = {}
+
+    def refresh(self, rs: Object, selector: Selector, pods: list[Object]) -> None:
+        """Judge the pods not seen before; forget those not in `pods`."""
+        labels = ((rs["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
+        basis = (rs["metadata"]["uid"], selector, labels)
+        if basis != self._basis:
+            self._basis, self._verdicts = basis, {}
+        old, new = self._verdicts, {}
+        template_selector = selector_from_set(labels)
+        for pod in pods:
+            entry = old.get(id(pod))
+            if entry is None:
+                entry = (pod, self._judge(pod, rs["metadata"]["uid"], selector, template_selector))
+            new[id(pod)] = entry
+        self._verdicts = new
+
+    @staticmethod
+    def _judge(pod: Object, uid: str, selector: Selector, template_selector: Selector) -> PodVerdict:
+        labels = pod["metadata"].get("labels") or {}
+        ref = get_controller_of_no_copy(pod)
+        return PodVerdict(active=is_pod_active(pod),
+                          claimed=ref is not None and ref.get("uid") == uid and selector.matches(labels),
+                          labeled=template_selector.matches(labels), ready=is_pod_ready(pod))
+
+    def __getitem__(self, pod: Object) -> PodVerdict:
+        """The verdict on a pod given to the last refresh (KeyError for any other)."""
+        return self._verdicts[id(pod)][1]
+
+    # The loops of a sync, written out here: one lookup per pod, no call.
+
+    def active(self, pods: list[Object]) -> list[Object]:
+        """FilterActivePods."""
+        verdicts = self._verdicts
+        return [pod for pod in pods if verdicts[id(pod)][1].active]
+
+    def all_claimed(self, pods: list[Object]) -> bool:
+        verdicts = self._verdicts
+        return all(verdicts[id(pod)][1].claimed for pod in pods)
+
+    def tally(self, pods: list[Object]) -> tuple[int, list[Object]]:
+        """How many of pods are fully labelled, and which are Ready."""
+        verdicts, labeled, ready = self._verdicts, 0, []
+        for pod in pods:
+            verdict = verdicts[id(pod)][1]
+            labeled += verdict.labeled
+            if verdict.ready:
+                ready.append(pod)
+        return labeled, ready
+
+
+def calculate_status(rs: Object, pods: list[Object], verdicts: PodVerdicts,
+                     manage_error: ApiError | None, now: float) -> Object:
+    """calculateStatus: counts over the claimed active pods, and the ReplicaFailure condition.
+    `verdicts` knows every pod in `pods` (PodVerdicts.refresh)."""
     status = deep_copy(rs.get("status") or {})
-    template_selector = selector_from_set((rs["spec"].get("template") or {}).get("metadata", {})
-                                          .get("labels"))
     min_ready = int(rs["spec"].get("minReadySeconds") or 0)
-    labeled = ready = available = 0
-    for pod in pods:
-        if template_selector.matches(pod["metadata"].get("labels") or {}):
-            labeled += 1
-        if is_pod_ready(pod):
-            ready += 1
-            if not min_ready or is_pod_available(pod, min_ready, now):  # ready is available then
-                available += 1
+    labeled, ready_pods = verdicts.tally(pods)
+    ready = len(ready_pods)
+    available = sum(is_pod_available(pod, min_ready, now) for pod in ready_pods) if min_ready else ready
     conditions = [c for c in status.get("conditions") or () if c.get("type") != "ReplicaFailure"]
     failure = next((c for c in status.get("conditions") or () if c.get("type") == "ReplicaFailure"),
                    None)

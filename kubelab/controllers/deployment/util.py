@@ -80,7 +80,7 @@ def compute_hash(template: Object, collision_count: int | None = None) -> str:
 def _labels_without_hash(template: Object) -> Object:
     labels = (template.get("metadata") or {}).get("labels") or {}
     if DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY not in labels:
-        return labels  # type: ignore[no-any-return]
+        return labels
     return {k: v for k, v in labels.items() if k != DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY}
 
 
