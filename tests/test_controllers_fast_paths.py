@@ -12,6 +12,9 @@ from controllers_helpers import cluster, replica_set, settle
 
 from kubelab.api.labels import Operator, Requirement, Selector, parse_selector, selector_from_set
 from kubelab.api.meta import deep_copy, get_controller_of, get_controller_of_no_copy
+from kubelab.client import events as events_module
+from kubelab.client.events import EventRecorder
+from kubelab.cluster import Cluster
 from kubelab.controllers.deployment.util import equal_ignore_hash
 from kubelab.controllers.replica_set import label_selector
 from kubelab.controllers.replica_set_utils import PodVerdict, PodVerdicts
@@ -164,3 +167,18 @@ def test_fully_labeled_replicas_follow_a_template_label_change() -> None:
     c.run(2)
     status = c.get("replicasets", "rs")["status"]
     assert (status["replicas"], status["fullyLabeledReplicas"]) == (2, 0)
+
+
+def test_an_event_recorder_remembers_only_the_most_recent_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(events_module, "LRU_CACHE_SIZE", 3)
+    c = Cluster(nodes=1, components=[])
+    recorder = EventRecorder(c.client, "test", c.clock)
+    pod = c.client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                           "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    for reason in ("A", "B", "A", "C", "D"):  # A is used again before C and D come: B goes
+        recorder.event(pod, "Normal", reason, "m")
+    recorder.event(pod, "Normal", "A", "m")  # still remembered: aggregated
+    recorder.event(pod, "Normal", "B", "m")  # forgotten: a new Event
+    counts = sorted((e["reason"], e["count"]) for e in c.events())
+    assert counts == [("A", 3), ("B", 1), ("B", 1), ("C", 1), ("D", 1)]
+    assert len(recorder._seen) == 3 and len(recorder._buckets) == 1
