@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import copy
 import random
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from controllers_helpers import cluster, replica_set, settle
 
 from kubelab.api.labels import Operator, Requirement, Selector, parse_selector, selector_from_set
-from kubelab.api.meta import deep_copy, get_controller_of, get_controller_of_no_copy
+from kubelab.api.meta import EPOCH, deep_copy, get_controller_of, get_controller_of_no_copy, micro_time
 from kubelab.client import events as events_module
 from kubelab.client.events import EventRecorder
 from kubelab.cluster import Cluster
@@ -182,3 +183,11 @@ def test_an_event_recorder_remembers_only_the_most_recent_events(monkeypatch: py
     counts = sorted((e["reason"], e["count"]) for e in c.events())
     assert counts == [("A", 3), ("B", 1), ("B", 1), ("C", 1), ("D", 1)]
     assert len(recorder._seen) == 3 and len(recorder._buckets) == 1
+
+
+def test_micro_time_formats_like_strftime() -> None:
+    rand = random.Random(11)
+    values = [0, 1.25, -3.5, 86399.9999995, 5e-7, 1.5e-6] + [rand.uniform(-1e6, 1e8) for _ in range(3000)]
+    for value in values:
+        expected = (EPOCH + timedelta(seconds=value)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        assert micro_time(value) == expected

@@ -83,7 +83,9 @@ def _rfc3339(seconds: int) -> str:
 
 def micro_time(seconds: float) -> str:
     """metav1.MicroTime (leases, events): `2025-01-01T00:00:30.250000Z`."""
-    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # The whole seconds come from rfc3339's cache; only the microseconds are new each time.
+    delta = timedelta(seconds=seconds)  # rounds to the microsecond, as the datetime would
+    return f"{_rfc3339(delta.days * 86400 + delta.seconds)[:-1]}.{delta.microseconds:06d}Z"
 
 
 def parse_time(text: str) -> float:
