@@ -135,7 +135,7 @@ def test_pod_verdicts_are_remembered_per_pod_object_and_renewed_for_new_versions
     pods: list[Object] = [{"metadata": {"name": f"p{i}", "labels": {"app": "web"}, "ownerReferences": ours},
                            "status": {"phase": "Pending"}} for i in range(3)]
     verdicts = PodVerdicts()
-    verdicts.refresh(rs, selector, pods)
+    assert verdicts.refresh(rs, selector, pods) == (pods, True)
     assert [verdicts[p] for p in pods] == _judged_afresh(rs, selector, pods)
     assert all(v == PodVerdict(active=True, claimed=True, labeled=True, ready=False)
                for v in (verdicts[p] for p in pods))
@@ -143,10 +143,14 @@ def test_pod_verdicts_are_remembered_per_pod_object_and_renewed_for_new_versions
     running = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
     ready_pod = {**pods[0], "status": running}
     relabelled = {**pods[1], "metadata": {**pods[1]["metadata"], "labels": {"app": "db"}}}
-    pods = [ready_pod, relabelled, pods[2]]
-    verdicts.refresh(rs, selector, pods)
+    gone = {**pods[2], "metadata": {**pods[2]["metadata"], "deletionTimestamp": "2025-01-01T00:00:09Z"}}
+    pods = [ready_pod, relabelled, gone]
+    active, all_claimed = verdicts.refresh(rs, selector, pods)
+    assert (active, all_claimed) == ([ready_pod, relabelled], False)
     assert [verdicts[p] for p in pods] == _judged_afresh(rs, selector, pods)
-    assert verdicts[ready_pod].ready and not verdicts[relabelled].claimed
+    assert verdicts[ready_pod].ready and not verdicts[relabelled].claimed and not verdicts[gone].active
+    assert verdicts.tally(active) == (1, [ready_pod])        # the refresh's own count
+    assert verdicts.tally([relabelled, gone]) == (1, [])     # any other list: counted afresh
     # The template's labels change: fully-labelled is judged again for every pod.
     rs2 = {**rs, "spec": {"template": {"metadata": {"labels": {"app": "web", "tier": "x"}}}}}
     verdicts.refresh(rs2, selector, pods)

@@ -243,9 +243,9 @@ class ReplicaSetController:
             return  # validation keeps these out; an invalid selector matches nothing
         pods = filter_pods_by_owner(self.pod_indexer, rs)
         verdicts = self._verdicts.setdefault(key, PodVerdicts())
-        verdicts.refresh(rs, selector, pods)
-        pods = verdicts.active(pods)  # FilterActivePods
-        pods = self._claim_pods(rs, selector, pods, verdicts)
+        pods, all_claimed = verdicts.refresh(rs, selector, pods)  # FilterActivePods
+        if not all_claimed:  # else ClaimPods would keep every pod and change nothing
+            pods = self._claim_pods(rs, selector, pods)
         manage_error: ApiError | None = None
         if needs_sync and not rs["metadata"].get("deletionTimestamp"):
             try:
@@ -268,10 +268,7 @@ class ReplicaSetController:
         if manage_error is not None:
             raise manage_error
 
-    def _claim_pods(self, rs: Object, selector: Selector, pods: list[Object],
-                    verdicts: PodVerdicts) -> list[Object]:
-        if verdicts.all_claimed(pods):
-            return pods  # the steady state: every pod ours and matching, nothing to adopt or release
+    def _claim_pods(self, rs: Object, selector: Selector, pods: list[Object]) -> list[Object]:
         meta = rs["metadata"]
 
         def fresh() -> Object:
