@@ -132,7 +132,8 @@ def test_pod_verdicts_are_remembered_per_pod_object_and_renewed_for_new_versions
     rs = {"metadata": {"uid": "rs-1"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
     selector = label_selector({"matchLabels": {"app": "web"}})
     ours = [{"kind": "ReplicaSet", "uid": "rs-1", "controller": True}]
-    pods: list[Object] = [{"metadata": {"name": f"p{i}", "labels": {"app": "web"}, "ownerReferences": ours},
+    pods: list[Object] = [{"metadata": {"name": f"p{i}", "uid": f"u{i}", "resourceVersion": "1",
+                                        "labels": {"app": "web"}, "ownerReferences": ours},
                            "status": {"phase": "Pending"}} for i in range(3)]
     verdicts = PodVerdicts()
     assert verdicts.refresh(rs, selector, pods) == (pods, True)
@@ -141,9 +142,11 @@ def test_pod_verdicts_are_remembered_per_pod_object_and_renewed_for_new_versions
                for v in (verdicts[p] for p in pods))
     # New versions of two pods (the informer replaces the object, never edits it).
     running = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
-    ready_pod = {**pods[0], "status": running}
-    relabelled = {**pods[1], "metadata": {**pods[1]["metadata"], "labels": {"app": "db"}}}
-    gone = {**pods[2], "metadata": {**pods[2]["metadata"], "deletionTimestamp": "2025-01-01T00:00:09Z"}}
+    ready_pod = {**pods[0], "metadata": {**pods[0]["metadata"], "resourceVersion": "2"}, "status": running}
+    relabelled = {**pods[1], "metadata": {**pods[1]["metadata"], "labels": {"app": "db"},
+                                          "resourceVersion": "3"}}
+    gone = {**pods[2], "metadata": {**pods[2]["metadata"], "deletionTimestamp": "2025-01-01T00:00:09Z",
+                                    "resourceVersion": "4"}}
     pods = [ready_pod, relabelled, gone]
     active, all_claimed = verdicts.refresh(rs, selector, pods)
     assert (active, all_claimed) == ([ready_pod, relabelled], False)
@@ -159,8 +162,10 @@ def test_pod_verdicts_are_remembered_per_pod_object_and_renewed_for_new_versions
     rs3 = {**rs, "metadata": {"uid": "rs-2"}}
     verdicts.refresh(rs3, selector, pods)
     assert not any(verdicts[p].claimed for p in pods)
+    with pytest.raises(KeyError):  # a pod never judged, or a version never judged
+        verdicts[{"metadata": {"uid": "u9", "resourceVersion": "1"}}]
     with pytest.raises(KeyError):
-        verdicts[{"metadata": {}}]
+        verdicts[{**gone, "metadata": {**gone["metadata"], "resourceVersion": "5"}}]
 
 
 def test_fully_labeled_replicas_follow_a_template_label_change() -> None:

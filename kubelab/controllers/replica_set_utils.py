@@ -35,16 +35,16 @@ class PodVerdicts:
     A ReplicaSet syncs whenever one of its pods changes, and each sync looks at every one of
     its pods: active? still ours and matching? fully labelled? Ready? Go answers that for 1,000
     pods in microseconds; Python, once per pod becoming Ready, 30,000 times, takes minutes.
-    Objects in an informer cache are never changed in place (a new version of a pod is a new
-    dict), so the answers for one pod object hold while the ReplicaSet's uid, selector and
-    template labels do: a sync examines only the pods that changed since the last one.
-    Availability is not remembered: with minReadySeconds it depends on the time."""
+    A pod's resourceVersion changes with every change to it, so the answers for one version
+    of a pod hold while the ReplicaSet's uid, selector and template labels do: a sync examines
+    only the pods that changed since the last one. Availability is not remembered: with
+    minReadySeconds it depends on the time."""
 
     def __init__(self) -> None:
         self._basis: tuple[Any, ...] | None = None
-        # id(pod) -> (pod, verdict). The entry holds the pod, so no other object can take its
-        # id while the entry lives: a lookup by id finds this very pod's verdict or nothing.
-        self._verdicts: dict[int, tuple[Object, PodVerdict]] = {}
+        # pod uid -> (its resourceVersion, the verdict). Not the pod itself: a ReplicaSet that
+        # does not sync for a while must not keep the old versions of its pods alive.
+        self._verdicts: dict[str, tuple[str, PodVerdict]] = {}
         # The last refresh's active pods, with how many are fully labelled and which Ready:
         # when all of them are claimed, calculate_status counts that very list.
         self._tally: tuple[list[Object], int, list[Object]] | None = None
@@ -59,17 +59,18 @@ class PodVerdicts:
         basis = (uid, selector, labels)
         if basis != self._basis:
             self._basis, self._verdicts = basis, {}
-        old: dict[int, tuple[Object, PodVerdict]] = self._verdicts
-        new: dict[int, tuple[Object, PodVerdict]] = {}
+        old: dict[str, tuple[str, PodVerdict]] = self._verdicts
+        new: dict[str, tuple[str, PodVerdict]] = {}
         template_selector = selector_from_set(labels)
         active: list[Object] = []
         ready: list[Object] = []
         all_claimed, labeled = True, 0
         for pod in pods:
-            entry = old.get(id(pod))
-            if entry is None:
-                entry = (pod, self._judge(pod, uid, selector, template_selector))
-            new[id(pod)] = entry
+            meta = pod["metadata"]
+            entry = old.get(meta["uid"])
+            if entry is None or entry[0] != meta["resourceVersion"]:
+                entry = (meta["resourceVersion"], self._judge(pod, uid, selector, template_selector))
+            new[meta["uid"]] = entry
             is_active, claimed, is_labeled, is_ready = entry[1]
             if is_active:
                 active.append(pod)
@@ -90,7 +91,11 @@ class PodVerdicts:
 
     def __getitem__(self, pod: Object) -> PodVerdict:
         """The verdict on a pod given to the last refresh (KeyError for any other)."""
-        return self._verdicts[id(pod)][1]
+        meta = pod["metadata"]
+        rv, verdict = self._verdicts[meta["uid"]]
+        if rv != meta["resourceVersion"]:
+            raise KeyError(f"{meta['uid']} at resourceVersion {meta['resourceVersion']}")
+        return verdict
 
     def tally(self, pods: list[Object]) -> tuple[int, list[Object]]:
         """How many of pods are fully labelled, and which are Ready."""
