@@ -6,8 +6,9 @@
 - density: Deployments with nodes x pods-per-node replicas through the whole control plane
   (controller manager, scheduler, one kubelet per node); wall seconds from the apply to every
   pod Running, and peak memory. Run in a child process so that the memory figure is its own.
-  100 nodes x 30 pods by default; the issue's 1,000 x 30 takes far longer than a benchmark run
-  should (more than 15 minutes here): set KUBELAB_BENCH_DENSITY_FULL=1 to include it.
+  100 nodes x 30 pods by default; the issue's 1,000 x 30 still takes longer than a benchmark run
+  should (about 8 CPU-minutes, 2.4 GiB peak; before the controller fast paths it did not finish
+  in 15 minutes): set KUBELAB_BENCH_DENSITY_FULL=1 to include it.
 
     python -m benchmarks kubelet                      # the figures
     python -m benchmarks.bench_kubelet 100 30         # one density run, prints JSON (progress on stderr)

@@ -18,6 +18,7 @@ __all__ = [
     "Object",
     "deep_copy",
     "get_controller_of",
+    "get_controller_of_no_copy",
     "micro_time",
     "namespace_key",
     "new_uid",
@@ -83,7 +84,8 @@ def _rfc3339(seconds: int) -> str:
 
 def micro_time(seconds: float) -> str:
     """metav1.MicroTime (leases, events): `2025-01-01T00:00:30.250000Z`."""
-    delta = timedelta(seconds=seconds)  # rounds to whole microseconds, as it always did
+    # The whole seconds come from rfc3339's cache; only the microseconds are new each time.
+    delta = timedelta(seconds=seconds)  # rounds to the microsecond, as the datetime would
     return f"{_rfc3339(delta.days * 86400 + delta.seconds)[:-1]}.{delta.microseconds:06d}Z"
 
 
@@ -100,14 +102,37 @@ def parse_time(text: str) -> float:
 
 def deep_copy(obj: Object) -> Object:
     """DeepCopy: objects from an informer cache are shared and read-only; copy before changing."""
-    return copy.deepcopy(obj)
+    return _copy_json(obj)  # type: ignore[no-any-return]
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _copy_json(value: Any) -> Any:
+    """A JSON tree copied node by node: a third of copy.deepcopy's time, which pays for a memo
+    of shared nodes and cycles that JSON cannot have. Anything else goes to copy.deepcopy."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy_json(v) for v in value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
 
 
 def get_controller_of(obj: Object) -> dict[str, Any] | None:
-    """metav1.GetControllerOf: the ownerReference with controller: true, if any."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+    """metav1.GetControllerOf: the ownerReference with controller: true, if any (a copy)."""
+    ref = get_controller_of_no_copy(obj)
+    return dict(ref) if ref is not None else None
+
+
+def get_controller_of_no_copy(obj: Object) -> dict[str, Any] | None:
+    """metav1.GetControllerOfNoCopy: the same reference itself, read-only. The hot paths (a
+    ReplicaSet claims every pod it has on every sync) take this one."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller"):
-            return dict(ref)
+            return ref  # type: ignore[no-any-return]
     return None
 
 

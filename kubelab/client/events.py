@@ -14,6 +14,7 @@ ImagePullBackOff for hours does not flood the API server with events.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from kubelab.api.errors import ApiError
@@ -27,6 +28,24 @@ __all__ = ["NORMAL", "WARNING", "EventRecorder"]
 NORMAL, WARNING = "Normal", "Warning"
 AGGREGATE_WINDOW = 600.0  # seconds: events_cache.go's defaultAggregateIntervalInSeconds
 SPAM_BURST, SPAM_QPS = 25, 1.0 / 300.0  # events_cache.go's defaultSpamBurst, defaultSpamQPS
+# events_cache.go's maxLruCacheEntries: what a recorder remembers (events to aggregate, spam
+# buckets) is bounded; the least recently used entry goes first. A ReplicaSet controller that
+# creates 30,000 pods says "Created pod: <name>" 30,000 times, each different.
+LRU_CACHE_SIZE = 4096
+
+
+def _lru_get(cache: OrderedDict[Any, Any], key: Any) -> Any:
+    value = cache.get(key)
+    if value is not None:
+        cache.move_to_end(key)
+    return value
+
+
+def _lru_add(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    if len(cache) > LRU_CACHE_SIZE:
+        cache.popitem(last=False)
 
 
 class EventRecorder:
@@ -34,22 +53,23 @@ class EventRecorder:
                  trace: Trace | None = None) -> None:
         self.client, self.component, self.clock, self.host = client, component, clock, host
         self.trace = trace
-        self._seen: dict[tuple[str, ...], tuple[str, str, int, float]] = {}
+        self._seen: OrderedDict[tuple[str, ...], tuple[str, str, int, float]] = OrderedDict()
         self._nanos = 0  # the last event name's nanoseconds
-        self._buckets: dict[tuple[str, ...], tuple[float, float]] = {}  # spam key -> (tokens, at)
+        # spam key -> (tokens, at)
+        self._buckets: OrderedDict[tuple[str, ...], tuple[float, float]] = OrderedDict()
         self.filtered = 0  # events dropped by the spam filter
 
     def _spam_filtered(self, ref: dict[str, Any], type_: str) -> bool:
         """getSpamKey: source, involved object and type; a token bucket per key."""
         key = (ref["kind"], ref.get("namespace", ""), ref["name"], ref["uid"], type_)
         now = self.clock.now
-        tokens, at = self._buckets.get(key, (float(SPAM_BURST), now))
+        tokens, at = _lru_get(self._buckets, key) or (float(SPAM_BURST), now)
         tokens = min(float(SPAM_BURST), tokens + (now - at) * SPAM_QPS)
         if tokens < 1.0:
-            self._buckets[key] = (tokens, now)
+            _lru_add(self._buckets, key, (tokens, now))
             self.filtered += 1
             return True
-        self._buckets[key] = (tokens - 1.0, now)
+        _lru_add(self._buckets, key, (tokens - 1.0, now))
         return False
 
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
@@ -67,12 +87,12 @@ class EventRecorder:
             self.trace.record(self.component, "event", f"{ref['kind']}/{ref['name']}",
                               type=type_, reason=reason)
         try:
-            seen = self._seen.get(key)
+            seen = _lru_get(self._seen, key)
             if seen is not None and now - seen[3] < AGGREGATE_WINDOW:
                 name, ns, count, first = seen
                 self.client.patch("events", name, {"count": count + 1, "lastTimestamp": rfc3339(now)},
                                   ns)
-                self._seen[key] = (name, ns, count + 1, first)
+                _lru_add(self._seen, key, (name, ns, count + 1, first))
                 return
             # Upstream names an event <object>.<wall-clock nanoseconds>. Virtual time stands
             # still within a step, so two events at one instant would share a name: the
@@ -97,7 +117,7 @@ class EventRecorder:
                     if err.code != 409:
                         raise
                     nanos += 1
-            self._seen[key] = (name, namespace, 1, now)
+            _lru_add(self._seen, key, (name, namespace, 1, now))
         except ApiError as err:
             if self.trace is not None:
                 self.trace.record(self.component, "event-failed", f"{ref['kind']}/{ref['name']}",

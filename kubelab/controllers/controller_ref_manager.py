@@ -15,7 +15,7 @@ from typing import Any
 
 from kubelab.api.errors import ApiError
 from kubelab.api.labels import Selector
-from kubelab.api.meta import get_controller_of
+from kubelab.api.meta import get_controller_of_no_copy
 from kubelab.client.client import Client
 
 __all__ = ["ControllerRefManager", "recheck_deletion_timestamp"]
@@ -51,7 +51,14 @@ class ControllerRefManager:
         """ClaimObjects: the objects this owner keeps. Errors of single adoptions or releases
         are collected and raised together after all objects were looked at."""
         claimed, errors = [], []
+        uid, matches = self.owner["metadata"]["uid"], self.selector.matches
         for obj in objects:
+            # The steady state first, without the calls: ours and still matching. A ReplicaSet
+            # claims each of its pods on every sync.
+            ref = get_controller_of_no_copy(obj)
+            if ref is not None and ref.get("uid") == uid and matches(obj["metadata"].get("labels") or {}):
+                claimed.append(obj)
+                continue
             try:
                 if self._claim_object(obj, patch_type):
                     claimed.append(obj)
@@ -66,7 +73,7 @@ class ControllerRefManager:
 
     def _claim_object(self, obj: Object, patch_type: str) -> bool:
         owner_meta, meta = self.owner["metadata"], obj["metadata"]
-        ref = get_controller_of(obj)
+        ref = get_controller_of_no_copy(obj)
         if ref is not None:
             if ref.get("uid") != owner_meta["uid"]:
                 return False  # owned by someone else

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelab.api.errors import ApiError
-from kubelab.api.meta import get_controller_of, parse_time
+from kubelab.api.meta import get_controller_of_no_copy, parse_time
 from kubelab.client.client import Client
 from kubelab.client.events import NORMAL, WARNING, EventRecorder
 from kubelab.client.indexer import Indexer
@@ -105,7 +105,7 @@ def filter_active_pods(pods: list[Object]) -> list[Object]:
 
 def pod_controller_uid_index_func(pod: Any) -> list[str]:
     """The index function behind filter_pods_by_owner."""
-    ref = get_controller_of(pod)
+    ref = get_controller_of_no_copy(pod)
     if ref is not None:
         return [str(ref.get("uid", ""))]
     return [f"{ORPHAN_POD_INDEX_KEY}/{pod['metadata'].get('namespace', '')}"]
@@ -121,7 +121,7 @@ def add_indexer_once(informer: SharedIndexInformer, name: str, fn: Callable[[Any
 
 def controller_uid_index_func(obj: Any) -> list[str]:
     """ControllerUIDIndex: objects by the uid of their controller (none for orphans)."""
-    ref = get_controller_of(obj)
+    ref = get_controller_of_no_copy(obj)
     return [str(ref.get("uid", ""))] if ref is not None else []
 
 

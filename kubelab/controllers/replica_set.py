@@ -19,7 +19,7 @@ from typing import Any
 
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.labels import Selector, selector_from_label_selector
-from kubelab.api.meta import get_controller_of, split_key
+from kubelab.api.meta import get_controller_of_no_copy, split_key
 from kubelab.client.component import ComponentContext
 from kubelab.client.controller import Controller
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
@@ -34,16 +34,17 @@ from kubelab.controllers.controller_utils import (
     UIDTrackingControllerExpectations,
     add_indexer_once,
     controller_uid_index_func,
-    filter_active_pods,
     filter_pods_by_owner,
+    get_pod_ready_condition,
     has_namespace_terminating_cause,
+    is_pod_active,
     is_pod_ready,
     new_controller_ref,
     pod_controller_uid_index_func,
     slow_start_batch,
 )
 from kubelab.controllers.pod_ranking import rank_pods_for_deletion, ranks_by_related_pods_on_same_node
-from kubelab.controllers.replica_set_utils import calculate_status, update_replica_set_status
+from kubelab.controllers.replica_set_utils import PodVerdicts, calculate_status, update_replica_set_status
 
 __all__ = ["ReplicaSetController", "label_selector"]
 
@@ -61,14 +62,23 @@ def label_selector(ls: Any) -> Selector:
 
 
 def _seen_by_sync(pod: Object) -> tuple[Any, ...]:
-    """What a ReplicaSet sync reads from a pod (nodeName aside: it only breaks ties between
-    pods to delete, and a sync for any other reason reads the current value)."""
-    meta, status = pod["metadata"], pod.get("status") or {}
-    ready = next(((c.get("status"), c.get("lastTransitionTime")) for c in status.get("conditions") or ()
-                  if c.get("type") == "Ready"), None)
-    restarts = [c.get("restartCount", 0) for c in status.get("containerStatuses") or ()]
+    """What a ReplicaSet sync counts from a pod: whether it is claimed (labels, controller
+    reference), active (deletionTimestamp, a Succeeded or Failed phase) and Ready since when
+    (available is Ready for minReadySeconds). What else a sync reads from pods (nodeName, the
+    Pending or Running phase, restarts, the pod-deletion-cost annotation) only ranks surplus pods
+    for deletion, and a sync that deletes, whatever woke it, reads their current values."""
+    meta = pod["metadata"]
+    ready = get_pod_ready_condition(pod)
+    ready_since = ready.get("lastTransitionTime", "") if ready is not None and \
+        ready.get("status") == "True" else None
     return (meta.get("labels"), meta.get("ownerReferences"), meta.get("deletionTimestamp"),
-            meta.get("annotations"), status.get("phase"), ready, restarts)
+            is_pod_active(pod), ready_since)
+
+
+def _only_status_changed(old: Object, cur: Object) -> bool:
+    return old.get("spec") == cur.get("spec") and \
+        {k: v for k, v in old["metadata"].items() if k != "resourceVersion"} == \
+        {k: v for k, v in cur["metadata"].items() if k != "resourceVersion"}
 
 
 def _tombstone(obj: Any) -> Object:
@@ -87,6 +97,9 @@ class ReplicaSetController:
         self.controller = Controller(self.NAME, self.sync_replica_set, ctx.clock, workers=workers,
                                      cost=cost, trace=ctx.trace)
         self.queue = self.controller.queue
+        # key -> the resourceVersion our last status write returned: its echo needs no sync.
+        self._status_written: dict[str, str] = {}
+        self._verdicts: dict[str, PodVerdicts] = {}  # key -> what its pods count for
         rs_informer = informers.informer_for("replicasets")
         pod_informer = informers.informer_for("pods")
         self.rs_indexer = add_indexer_once(rs_informer, CONTROLLER_UID_INDEX, controller_uid_index_func)
@@ -113,10 +126,19 @@ class ReplicaSetController:
     def _update_rs(self, old: Object, cur: Object) -> None:
         if old["metadata"].get("uid") != cur["metadata"].get("uid"):
             self._delete_rs(DeletedFinalStateUnknown(self._key(old), old))
-        self.controller.enqueue(cur)
+        key = self._key(cur)
+        written = self._status_written.pop(key, None)
+        if written is not None and cur["metadata"].get("resourceVersion") == written and \
+                _only_status_changed(old, cur):
+            # Ours, not upstream's: upstream syncs on every update, so each status write
+            # comes back as one more sync, which finds the status it just wrote. At 1,000
+            # pods per ReplicaSet that doubles the cost of every pod becoming Ready.
+            return
+        self.queue.add(key)
 
     def _delete_rs(self, obj: Any) -> None:
         key = self._key(_tombstone(obj))
+        self._status_written.pop(key, None)
         self.expectations.delete_expectations(key)  # a new RS of that name starts clean
         self.queue.add(key)
 
@@ -144,7 +166,7 @@ class ReplicaSetController:
             # A restarted controller may first see a pod already being deleted.
             self._delete_pod(pod)
             return
-        ref = get_controller_of(pod)
+        ref = get_controller_of_no_copy(pod)
         if ref is not None:
             rs = self._resolve_controller_ref(pod["metadata"].get("namespace", ""), ref)
             if rs is not None:
@@ -160,9 +182,10 @@ class ReplicaSetController:
             return  # a resync: nothing changed
         if _seen_by_sync(old) == _seen_by_sync(cur):
             # Ours, not upstream's: upstream syncs on every pod update ("the associated
-            # ReplicaSet will only list from local storage, so it should be ok"). A binding
-            # changes nothing a sync reads, and in Python a sync of a 1,000-pod ReplicaSet per
-            # binding is what would make 30,000 pods slow. The outcome is the same.
+            # ReplicaSet will only list from local storage, so it should be ok"). A binding, or
+            # the kubelet's first status (Pending, not Ready), changes nothing a sync counts,
+            # and in Python a sync of a 1,000-pod ReplicaSet per such update is what would make
+            # 30,000 pods slow. The outcome is the same.
             return
         label_changed = old["metadata"].get("labels") != cur["metadata"].get("labels")
         if cur["metadata"].get("deletionTimestamp"):
@@ -172,7 +195,7 @@ class ReplicaSetController:
             if label_changed:
                 self._delete_pod(old)
             return
-        cur_ref, old_ref = get_controller_of(cur), get_controller_of(old)
+        cur_ref, old_ref = get_controller_of_no_copy(cur), get_controller_of_no_copy(old)
         namespace = cur["metadata"].get("namespace", "")
         if cur_ref != old_ref and old_ref is not None:
             rs = self._resolve_controller_ref(namespace, old_ref)
@@ -194,7 +217,7 @@ class ReplicaSetController:
 
     def _delete_pod(self, obj: Any) -> None:
         pod = _tombstone(obj)
-        ref = get_controller_of(pod) if pod else None
+        ref = get_controller_of_no_copy(pod) if pod else None
         if ref is None:
             return  # nobody cares about orphans going away
         rs = self._resolve_controller_ref(pod["metadata"].get("namespace", ""), ref)
@@ -211,22 +234,28 @@ class ReplicaSetController:
         rs, exists = self.rs_indexer.get_by_key(key)
         if not exists:
             self.expectations.delete_expectations(key)
+            self._verdicts.pop(key, None)
             return
         needs_sync = self.expectations.satisfied_expectations(key)
         try:
             selector = label_selector(rs["spec"].get("selector"))
         except ParseError:
             return  # validation keeps these out; an invalid selector matches nothing
-        pods = filter_active_pods(filter_pods_by_owner(self.pod_indexer, rs))
-        pods = self._claim_pods(rs, selector, pods)
+        pods = filter_pods_by_owner(self.pod_indexer, rs)
+        verdicts = self._verdicts.setdefault(key, PodVerdicts())
+        pods, all_claimed = verdicts.refresh(rs, selector, pods)  # FilterActivePods
+        if not all_claimed:  # else ClaimPods would keep every pod and change nothing
+            pods = self._claim_pods(rs, selector, pods)
         manage_error: ApiError | None = None
         if needs_sync and not rs["metadata"].get("deletionTimestamp"):
             try:
                 self.manage_replicas(pods, rs)
             except ApiError as err:
                 manage_error = err
-        status = calculate_status(rs, pods, manage_error, self.clock.now)
+        status = calculate_status(rs, pods, verdicts, manage_error, self.clock.now)
         updated = update_replica_set_status(self.client, rs, status)
+        if updated is not rs:
+            self._status_written[key] = updated["metadata"].get("resourceVersion", "")
         spec = updated["spec"]
         min_ready = int(spec.get("minReadySeconds") or 0)
         if manage_error is None and min_ready > 0 and \
@@ -294,7 +323,7 @@ class ReplicaSetController:
         if diff >= len(pods):
             return list(pods)  # all of them: no need to rank
         related: list[Object] = []
-        ref = get_controller_of(rs)
+        ref = get_controller_of_no_copy(rs)
         siblings = self.rs_indexer.by_index(CONTROLLER_UID_INDEX, str(ref.get("uid"))) \
             if ref is not None else [rs]
         for sibling in siblings or [rs]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelab.api.errors import ApiError, ParseError
-from kubelab.api.meta import deep_copy, get_controller_of
+from kubelab.api.meta import deep_copy, get_controller_of_no_copy
 from kubelab.client.component import ComponentContext
 from kubelab.client.controller import Controller
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
@@ -101,7 +101,7 @@ class DeploymentController:
         if rs["metadata"].get("deletionTimestamp"):
             self._delete_rs(rs)
             return
-        ref = get_controller_of(rs)
+        ref = get_controller_of_no_copy(rs)
         if ref is not None:
             d = self._resolve_controller_ref(rs["metadata"].get("namespace", ""), ref)
             if d is not None:
@@ -113,7 +113,7 @@ class DeploymentController:
     def _update_rs(self, old: Object, cur: Object) -> None:
         if old["metadata"].get("resourceVersion") == cur["metadata"].get("resourceVersion"):
             return
-        cur_ref, old_ref = get_controller_of(cur), get_controller_of(old)
+        cur_ref, old_ref = get_controller_of_no_copy(cur), get_controller_of_no_copy(old)
         namespace = cur["metadata"].get("namespace", "")
         if cur_ref != old_ref and old_ref is not None:
             d = self._resolve_controller_ref(namespace, old_ref)
@@ -130,7 +130,7 @@ class DeploymentController:
 
     def _delete_rs(self, obj: Any) -> None:
         rs = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-        ref = get_controller_of(rs) if rs else None
+        ref = get_controller_of_no_copy(rs) if rs else None
         if ref is not None:
             d = self._resolve_controller_ref(rs["metadata"].get("namespace", ""), ref)
             if d is not None:
@@ -147,14 +147,14 @@ class DeploymentController:
             self.controller.enqueue(d)
 
     def _deployment_for_pod(self, pod: Object) -> Object | None:
-        ref = get_controller_of(pod)
+        ref = get_controller_of_no_copy(pod)
         if ref is None or ref.get("kind") != "ReplicaSet":
             return None
         namespace = pod["metadata"].get("namespace", "")
         rs, exists = self.rs_indexer.get_by_key(f"{namespace}/{ref.get('name')}")
         if not exists or rs["metadata"].get("uid") != ref.get("uid"):
             return None
-        rs_ref = get_controller_of(rs)
+        rs_ref = get_controller_of_no_copy(rs)
         return self._resolve_controller_ref(namespace, rs_ref) if rs_ref else None
 
     # ------------------------------------------------------------------ listing
@@ -171,8 +171,7 @@ class DeploymentController:
         meta = d["metadata"]
         selector = label_selector(d["spec"].get("selector"))
         candidates = [rs for rs in self.rs_lister.by_namespace(meta.get("namespace", "")).list()
-                      if not get_controller_of(rs) or
-                      get_controller_of(rs).get("uid") == meta["uid"]]  # type: ignore[union-attr]
+                      if (ref := get_controller_of_no_copy(rs)) is None or ref.get("uid") == meta["uid"]]
 
         def fresh() -> Object:
             latest = self.client.get("deployments", meta["name"], meta.get("namespace", "default"))

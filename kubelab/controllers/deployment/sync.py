@@ -107,12 +107,20 @@ def get_new_replica_set(dc: DeploymentController, d: Object, rs_list: list[Objec
     new_revision = str(max_revision(old_rss) + 1)
     status = d.setdefault("status", {})
     if existing is not None:
-        rs = deep_copy(existing)
-        changed = set_new_replica_set_annotations(d, rs, new_revision, True, max_surge(d))
+        # Upstream copies the ReplicaSet before it sets the annotations. Every sync comes
+        # here (twice), and almost never changes anything: we try them on a copy of the
+        # annotations alone, and copy the ReplicaSet only to write it. Unchanged, it is
+        # returned as the cache has it, read-only like the old ReplicaSets.
+        annotations = dict(existing["metadata"].get("annotations") or {})
+        changed = set_new_replica_set_annotations(d, {"metadata": {"annotations": annotations}},
+                                                  new_revision, True, max_surge(d))
         min_ready = d["spec"].get("minReadySeconds", 0)
-        if changed or rs["spec"].get("minReadySeconds", 0) != min_ready:
+        if changed or existing["spec"].get("minReadySeconds", 0) != min_ready:
+            rs = deep_copy(existing)
+            rs["metadata"]["annotations"] = annotations
             rs["spec"]["minReadySeconds"] = min_ready
             return dc.client.update(rs)
+        rs = existing
         needs_update = _set_deployment_revision(d, (rs["metadata"].get("annotations") or {})
                                                 .get(REVISION_ANNOTATION, ""))
         if has_progress_deadline(d) and get_condition(status, "Progressing") is None:

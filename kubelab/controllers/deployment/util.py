@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kubelab.api.meta import deep_copy, rfc3339
+from kubelab.api.meta import rfc3339
 from kubelab.controllers.pod_ranking import sort_by_creation_timestamp
 
 __all__ = [
@@ -77,23 +77,28 @@ def compute_hash(template: Object, collision_count: int | None = None) -> str:
     return "".join(_ALPHANUMS[ord(c) % len(_ALPHANUMS)] for c in str(h))
 
 
-def _without_hash(template: Object | None) -> Object:
-    t = deep_copy(template or {})
-    meta = t.setdefault("metadata", {})
-    labels = dict(meta.get("labels") or {})
-    labels.pop(DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, None)
-    if labels:
-        meta["labels"] = labels
-    else:
-        meta.pop("labels", None)  # Semantic.DeepEqual: an empty map equals a missing one
-    if not meta:
-        t.pop("metadata")
-    return t
+def _labels_without_hash(template: Object) -> Object:
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY not in labels:
+        return labels
+    return {k: v for k, v in labels.items() if k != DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY}
+
+
+def _other_metadata(template: Object) -> Object:
+    return {k: v for k, v in (template.get("metadata") or {}).items() if k != "labels"}
 
 
 def equal_ignore_hash(t1: Object | None, t2: Object | None) -> bool:
-    """EqualIgnoreHash: the same pod template, ignoring the pod-template-hash label."""
-    return _without_hash(t1) == _without_hash(t2)
+    """EqualIgnoreHash: the same pod template, ignoring the pod-template-hash label.
+
+    Upstream deep-copies both templates and deletes the label from the copies. A Deployment
+    asks this of each of its ReplicaSets on every sync, so we compare the parts instead: the
+    labels without the hash (an empty map equals a missing one, as Semantic.DeepEqual has it),
+    the rest of the metadata, and everything but the metadata. No copy of the spec is made."""
+    t1, t2 = t1 or {}, t2 or {}
+    return _labels_without_hash(t1) == _labels_without_hash(t2) and \
+        _other_metadata(t1) == _other_metadata(t2) and \
+        {k: v for k, v in t1.items() if k != "metadata"} == {k: v for k, v in t2.items() if k != "metadata"}
 
 
 def find_new_replica_set(deployment: Object, rss: list[Object]) -> Object | None:

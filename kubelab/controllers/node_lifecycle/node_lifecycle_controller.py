@@ -25,12 +25,11 @@ the Cluster when no kubelet runs) has nobody to heartbeat for it, so it is left 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
 from kubelab.api.errors import ApiError
-from kubelab.api.meta import parse_time, rfc3339
+from kubelab.api.meta import deep_copy, parse_time, rfc3339
 from kubelab.client.component import ComponentContext
 from kubelab.client.controller import Controller
 from kubelab.client.events import NORMAL, WARNING
@@ -132,7 +131,7 @@ class NodeLifecycleController:
             self.health.pop(name, None)
         zone_conditions: dict[str, list[Object | None]] = {}
         for cached in nodes:
-            node = copy.deepcopy(cached)
+            node = deep_copy(cached)  # upstream: nodes[i].DeepCopy()
             try:
                 observed, current = self.try_update_node_health(node)
             except ApiError:
@@ -281,7 +280,7 @@ class NodeLifecycleController:
             ready = _condition(pod.get("status"), "Ready")
             if ready is None or ready.get("status") == "False":
                 continue
-            fresh = copy.deepcopy(pod)
+            fresh = deep_copy(pod)
             cond = _condition(fresh["status"], "Ready")
             assert cond is not None
             cond.update(status="False", lastTransitionTime=rfc3339(self.clock.now))

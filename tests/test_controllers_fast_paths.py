@@ -1,0 +1,202 @@
+"""The controllers' shortcuts (issue: density): each must agree with the general code it
+stands for, and each cache must notice what would make it wrong."""
+
+from __future__ import annotations
+
+import copy
+import random
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from controllers_helpers import cluster, replica_set, settle
+
+from kubelab.api.labels import Operator, Requirement, Selector, parse_selector, selector_from_set
+from kubelab.api.meta import EPOCH, deep_copy, get_controller_of, get_controller_of_no_copy, micro_time
+from kubelab.client import events as events_module
+from kubelab.client.events import EventRecorder
+from kubelab.cluster import Cluster
+from kubelab.controllers.deployment.util import equal_ignore_hash
+from kubelab.controllers.replica_set import label_selector
+from kubelab.controllers.replica_set_utils import PodVerdict, PodVerdicts
+
+Object = dict[str, Any]
+
+
+def test_deep_copy_copies_every_json_node_and_hands_the_rest_to_copy_deepcopy() -> None:
+    obj: Object = {"a": [1, 2.5, {"b": None, "c": True}], "d": {"e": "f"}, "g": (1, [2])}
+    clone = deep_copy(obj)
+    assert clone == obj
+    clone["a"][2]["b"] = "changed"
+    clone["d"]["e"] = "changed"
+    clone["g"][1].append(3)
+    assert obj == {"a": [1, 2.5, {"b": None, "c": True}], "d": {"e": "f"}, "g": (1, [2])}
+
+
+def test_get_controller_of_copies_and_no_copy_does_not() -> None:
+    ref = {"kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}
+    obj = {"metadata": {"ownerReferences": [{"kind": "X", "uid": "v"}, ref]}}
+    assert get_controller_of(obj) == ref and get_controller_of(obj) is not ref
+    assert get_controller_of_no_copy(obj) is ref
+    assert get_controller_of_no_copy({"metadata": {}}) is None
+
+
+def _reference_without_hash(template: Object | None) -> Object:
+    """The upstream way: copy, delete the label, drop what became empty."""
+    t = copy.deepcopy(template or {})
+    meta = t.setdefault("metadata", {})
+    labels = dict(meta.get("labels") or {})
+    labels.pop("pod-template-hash", None)
+    if labels:
+        meta["labels"] = labels
+    else:
+        meta.pop("labels", None)
+    if not meta:
+        t.pop("metadata")
+    return t
+
+
+def test_equal_ignore_hash_agrees_with_copying_and_deleting_the_label() -> None:
+    rand = random.Random(3)
+
+    def template() -> Object | None:
+        if rand.random() < 0.05:
+            return None
+        t: Object = {}
+        if rand.random() < 0.8:
+            meta: Object = {}
+            if rand.random() < 0.8:
+                meta["labels"] = {k: rand.choice("xy") for k in rand.sample(
+                    ["app", "tier", "pod-template-hash"], rand.randrange(4))}
+            if rand.random() < 0.3:
+                meta["annotations"] = {"a": rand.choice("xy")} if rand.random() < 0.7 else {}
+            t["metadata"] = meta
+        if rand.random() < 0.9:
+            t["spec"] = {"containers": [{"name": "c", "image": rand.choice(["a", "b"])}]}
+        return t
+    for _ in range(2000):
+        t1, t2 = template(), template()
+        assert equal_ignore_hash(t1, t2) == (_reference_without_hash(t1) == _reference_without_hash(t2))
+
+
+def test_equality_selectors_match_like_their_requirements() -> None:
+    rand = random.Random(5)
+    selectors = [selector_from_set({"app": "web"}), selector_from_set({"app": "web", "tier": "x"}),
+                 selector_from_set({}), parse_selector("app in (web)"), parse_selector("app==web"),
+                 Selector((Requirement("app", Operator.In, ()),)),
+                 parse_selector("app in (web,db)"), parse_selector("app!=web,tier")]
+    assert [s._pairs is not None for s in selectors] == [True, True, True, True, True, False, False, False]
+    for _ in range(500):
+        keys = rand.sample(["app", "tier", "z"], rand.randrange(4))
+        labels = {k: rand.choice(["web", "db", "x"]) for k in keys}
+        for s in selectors:
+            assert s.matches(labels) == all(r.matches(labels) for r in s.requirements)
+    assert not Selector(matches_nothing=True).matches({})
+
+
+def test_a_status_written_by_someone_else_is_corrected_not_taken_for_our_own_echo() -> None:
+    c = cluster()
+    c.apply(replica_set("rs", replicas=3))
+    settle(c)
+    assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3
+    rs = c.get("replicasets", "rs")
+    rs["status"]["readyReplicas"] = 0
+    c.client.update_status(rs)
+    c.run(2)
+    assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3
+
+
+def test_a_spec_change_coalesced_with_our_status_write_is_still_synced() -> None:
+    """Our echo is skipped only when it changed nothing but status: an update that also
+    carries someone's spec change (a relist delivers only the latest version) still syncs."""
+    c = cluster()
+    c.apply(replica_set("rs", replicas=2))
+    settle(c)
+    rsc = c.components["controller-manager"]["replicaset-controller"]
+    old = c.get("replicasets", "rs")
+    cur = copy.deepcopy(old)
+    cur["spec"]["replicas"] = 5
+    cur["metadata"]["resourceVersion"] = "999999"
+    rsc._status_written["default/rs"] = "999999"
+    rsc._update_rs(old, cur)
+    assert "default/rs" in rsc.queue._dirty
+
+
+def _judged_afresh(rs: Object, selector: Selector, pods: list[Object]) -> list[PodVerdict]:
+    verdicts = PodVerdicts()
+    verdicts.refresh(rs, selector, pods)
+    return [verdicts[p] for p in pods]
+
+
+def test_pod_verdicts_are_remembered_per_pod_object_and_renewed_for_new_versions() -> None:
+    rs = {"metadata": {"uid": "rs-1"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
+    selector = label_selector({"matchLabels": {"app": "web"}})
+    ours = [{"kind": "ReplicaSet", "uid": "rs-1", "controller": True}]
+    pods: list[Object] = [{"metadata": {"name": f"p{i}", "uid": f"u{i}", "resourceVersion": "1",
+                                        "labels": {"app": "web"}, "ownerReferences": ours},
+                           "status": {"phase": "Pending"}} for i in range(3)]
+    verdicts = PodVerdicts()
+    assert verdicts.refresh(rs, selector, pods) == (pods, True)
+    assert [verdicts[p] for p in pods] == _judged_afresh(rs, selector, pods)
+    assert all(v == PodVerdict(active=True, claimed=True, labeled=True, ready=False)
+               for v in (verdicts[p] for p in pods))
+    # New versions of two pods (the informer replaces the object, never edits it).
+    running = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    ready_pod = {**pods[0], "metadata": {**pods[0]["metadata"], "resourceVersion": "2"}, "status": running}
+    relabelled = {**pods[1], "metadata": {**pods[1]["metadata"], "labels": {"app": "db"},
+                                          "resourceVersion": "3"}}
+    gone = {**pods[2], "metadata": {**pods[2]["metadata"], "deletionTimestamp": "2025-01-01T00:00:09Z",
+                                    "resourceVersion": "4"}}
+    pods = [ready_pod, relabelled, gone]
+    active, all_claimed = verdicts.refresh(rs, selector, pods)
+    assert (active, all_claimed) == ([ready_pod, relabelled], False)
+    assert [verdicts[p] for p in pods] == _judged_afresh(rs, selector, pods)
+    assert verdicts[ready_pod].ready and not verdicts[relabelled].claimed and not verdicts[gone].active
+    assert verdicts.tally(active) == (1, [ready_pod])        # the refresh's own count
+    assert verdicts.tally([relabelled, gone]) == (1, [])     # any other list: counted afresh
+    # The template's labels change: fully-labelled is judged again for every pod.
+    rs2 = {**rs, "spec": {"template": {"metadata": {"labels": {"app": "web", "tier": "x"}}}}}
+    verdicts.refresh(rs2, selector, pods)
+    assert not any(verdicts[p].labeled for p in pods)
+    # A new ReplicaSet under the same name (another uid) owns none of them.
+    rs3 = {**rs, "metadata": {"uid": "rs-2"}}
+    verdicts.refresh(rs3, selector, pods)
+    assert not any(verdicts[p].claimed for p in pods)
+    with pytest.raises(KeyError):  # a pod never judged, or a version never judged
+        verdicts[{"metadata": {"uid": "u9", "resourceVersion": "1"}}]
+    with pytest.raises(KeyError):
+        verdicts[{**gone, "metadata": {**gone["metadata"], "resourceVersion": "5"}}]
+
+
+def test_fully_labeled_replicas_follow_a_template_label_change() -> None:
+    c = cluster()
+    c.apply(replica_set("rs", replicas=2))
+    settle(c)
+    assert c.get("replicasets", "rs")["status"]["fullyLabeledReplicas"] == 2
+    c.client.patch("replicasets", "rs", {"spec": {"template": {"metadata": {"labels": {"tier": "x"}}}}})
+    c.run(2)
+    status = c.get("replicasets", "rs")["status"]
+    assert (status["replicas"], status["fullyLabeledReplicas"]) == (2, 0)
+
+
+def test_an_event_recorder_remembers_only_the_most_recent_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(events_module, "LRU_CACHE_SIZE", 3)
+    c = Cluster(nodes=1, components=[])
+    recorder = EventRecorder(c.client, "test", c.clock)
+    pod = c.client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                           "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    for reason in ("A", "B", "A", "C", "D"):  # A is used again before C and D come: B goes
+        recorder.event(pod, "Normal", reason, "m")
+    recorder.event(pod, "Normal", "A", "m")  # still remembered: aggregated
+    recorder.event(pod, "Normal", "B", "m")  # forgotten: a new Event
+    counts = sorted((e["reason"], e["count"]) for e in c.events())
+    assert counts == [("A", 3), ("B", 1), ("B", 1), ("C", 1), ("D", 1)]
+    assert len(recorder._seen) == 3 and len(recorder._buckets) == 1
+
+
+def test_micro_time_formats_like_strftime() -> None:
+    rand = random.Random(11)
+    values = [0, 1.25, -3.5, 86399.9999995, 5e-7, 1.5e-6] + [rand.uniform(-1e6, 1e8) for _ in range(3000)]
+    for value in values:
+        expected = (EPOCH + timedelta(seconds=value)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        assert micro_time(value) == expected
