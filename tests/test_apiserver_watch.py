@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_apiserver_support import Env, config_map, pod
+from test_apiserver_support import Env, config_map, node, pod
 
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Request, WatchEvent
@@ -191,9 +191,9 @@ def test_kubelet_watches_are_indexed_by_node(env: Env) -> None:
             for n in ("node-1", "node-2")}
     unassigned, _ = watch(env, "pods", "", field_selector="spec.nodeName=")
     cacher = env.server.served.cachers[("", "pods")]
-    assert set(cacher.by_node) == {"node-1", "node-2", ""} and not cacher.watchers
+    assert set(cacher.by_trigger) == {"node-1", "node-2", ""} and not cacher.watchers
     offered: list[str] = []
-    for watchers in cacher.by_node.values():
+    for watchers in cacher.by_trigger.values():
         for w in watchers.values():
             original = w.offer
 
@@ -211,6 +211,40 @@ def test_kubelet_watches_are_indexed_by_node(env: Env) -> None:
     assert recs["node-1"].seen() == [("ADDED", "p0"), ("ADDED", "p1"), ("ADDED", "p2")]
     assert recs["node-2"].events == []
     assert [t for t, _ in unassigned.seen()] == ["ADDED"] * 3 + ["DELETED"] * 3
+
+
+def test_kubelet_node_watches_are_indexed_by_name(env: Env) -> None:
+    # Upstream's node storage indexes watchers by metadata.name: a thousand kubelets each
+    # watching their own Node are not each offered every Node's heartbeat.
+    for n in ("node-1", "node-2"):
+        env.create("nodes", node(n))
+    recs = {n: watch(env, "nodes", "", field_selector=f"metadata.name={n}")[0]
+            for n in ("node-1", "node-2")}
+    everyone, _ = watch(env, "nodes", "")
+    env.settle()  # the creates reach the cache (each offered to its own node's watcher only)
+    cacher = env.server.served.cachers[("", "nodes")]
+    assert set(cacher.by_trigger) == {"node-1", "node-2"} and list(cacher.watchers) == [everyone_id(env)]
+    offered: list[str] = []
+    for watchers in cacher.by_trigger.values():
+        for w in watchers.values():
+            original = w.offer
+
+            def spy(ev: Any, w: Any = w, original: Any = original) -> None:
+                offered.append(w.info.field_selector)
+                original(ev)
+            w.offer = spy  # type: ignore[method-assign]
+    env.req("patch", "nodes", name="node-1", subresource="status",
+            body={"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    env.req("delete", "nodes", name="node-1")
+    env.settle()
+    assert offered == ["metadata.name=node-1", "metadata.name=node-1"]
+    assert recs["node-1"].seen() == [("ADDED", "node-1"), ("MODIFIED", "node-1"), ("DELETED", "node-1")]
+    assert recs["node-2"].seen() == [("ADDED", "node-2")]
+    assert [t for t, _ in everyone.seen()] == ["ADDED", "ADDED", "MODIFIED", "DELETED"]
+
+
+def everyone_id(env: Env) -> int:
+    return max(env.server.served.cachers[("", "nodes")].watchers)
 
 
 def test_stop_closes_every_watch_and_start_serves_again(env: Env) -> None:

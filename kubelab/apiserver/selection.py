@@ -19,10 +19,15 @@ from kubelab.api.errors import ParseError, bad_request
 from kubelab.api.fields import FieldSelector, parse_field_selector
 from kubelab.api.labels import Selector, parse_selector
 
-__all__ = ["CONTINUE_EXPIRED", "Predicate", "decode_continue", "encode_continue", "make_predicate",
-           "parse_resource_version"]
+__all__ = ["CONTINUE_EXPIRED", "TRIGGER_FIELDS", "Predicate", "decode_continue", "encode_continue",
+           "make_predicate", "parse_resource_version"]
 
 _UINT = re.compile(r"[0-9]+")
+# The field each resource's watch cache indexes its watchers by, as upstream's storage
+# registers them (pkg/registry/core/pod/storage/storage.go: spec.nodeName, so each kubelet's
+# pod watch is offered only its node's pods; pkg/registry/core/node/storage/storage.go:
+# metadata.name, so each kubelet's watch of its own Node is offered only that Node).
+TRIGGER_FIELDS = {"pods": "spec.nodeName", "nodes": "metadata.name"}
 CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a consistent list "
                     "result. You can start a new list without the continue parameter.")
 
@@ -33,6 +38,9 @@ class Predicate:
     label: Selector | None         # None: everything
     field: FieldSelector | None
     node_name: str | None = None   # spec.nodeName=<node> of a pod field selector, if any
+    # The value this watch asks for of the field its resource's watch cache is indexed by
+    # (upstream's TriggerFunc: pods by spec.nodeName, nodes by metadata.name), if it asks.
+    trigger: str | None = None
 
     def matches(self, obj: dict[str, Any]) -> bool:
         if self.label is not None:
@@ -60,7 +68,9 @@ def make_predicate(resource: str, namespace: str, label_selector: str,
     if field is not None and field.empty():
         field = None
     node = field.exact_value("spec.nodeName") if field is not None and resource == "pods" else None
-    return Predicate(namespace, label, field, node)
+    trigger_field = TRIGGER_FIELDS.get(resource)
+    trigger = field.exact_value(trigger_field) if field is not None and trigger_field else None
+    return Predicate(namespace, label, field, node, trigger)
 
 
 def parse_resource_version(text: str) -> int:

@@ -7,9 +7,10 @@ watch from a resourceVersion older than the window (or than the store's compacti
 a single ERROR event: 410 `too old resource version: <rv> (<oldest>)`.
 
 Filtering follows cacheWatcher.convertToWatchEvent: an object that starts to match a watcher's
-selectors arrives as ADDED, one that stops matching as DELETED. Pod watchers with a field
-selector spec.nodeName=<node> (every kubelet) are indexed by node, as upstream's
-indexedTriggerFunc does, so each pod event is offered only to the watchers of its node(s).
+selectors arrives as ADDED, one that stops matching as DELETED. Watchers whose field selector
+asks for one value of the resource's trigger field (pods: spec.nodeName=<node>, nodes:
+metadata.name=<node>; every kubelet has one of each) are indexed by that value, as upstream's
+indexedTriggerFunc does, so each event is offered only to the watchers it can concern.
 """
 
 from __future__ import annotations
@@ -91,6 +92,13 @@ class CacheEvent:
             self._node = (((self.obj or {}).get("spec") or {}).get("nodeName") or "",
                           ((self.prev or {}).get("spec") or {}).get("nodeName") or "")
         return self._node
+
+    def triggers(self, resource: str) -> tuple[str, str]:
+        """The new and the old object's value of the field `resource` is indexed by."""
+        if resource == "pods":
+            return self.nodes()
+        name = self.key.rsplit("/", 1)[-1]  # metadata.name is the key's last segment
+        return name, name
 
 
 class CacheWatcher:
@@ -198,12 +206,14 @@ class Cacher:
         self.evicted = False
         self.start_rev = server.store.revision  # every event after this is (or was) in window
         self.watchers: dict[int, CacheWatcher] = {}
-        self.by_node: dict[str, dict[int, CacheWatcher]] = {}
+        # Watchers that ask for one value of the indexed trigger field (TRIGGER_FIELDS), by it.
+        self.by_trigger: dict[str, dict[int, CacheWatcher]] = {}
         self._store_watch = server.store.watch(prefix, prefix=True, prev_kv=True,
                                                callback=self._on_response)
 
     def open_watchers(self) -> list[CacheWatcher]:
-        return [*self.watchers.values(), *(w for ws in self.by_node.values() for w in ws.values())]
+        return [*self.watchers.values(),
+                *(w for ws in self.by_trigger.values() for w in ws.values())]
 
     def stop(self) -> None:
         self._store_watch.cancel()
@@ -236,19 +246,19 @@ class Cacher:
         for ev in reversed(recent):
             watcher.offer(ev)
             ev.forget_decoded()
-        if predicate.node_name is not None:
-            self.by_node.setdefault(predicate.node_name, {})[info.id] = watcher
+        if predicate.trigger is not None:
+            self.by_trigger.setdefault(predicate.trigger, {})[info.id] = watcher
         else:
             self.watchers[info.id] = watcher
         return watcher
 
     def remove(self, watcher: CacheWatcher) -> None:
         self.watchers.pop(watcher.info.id, None)
-        node = watcher.predicate.node_name
-        if node is not None and node in self.by_node:
-            self.by_node[node].pop(watcher.info.id, None)
-            if not self.by_node[node]:
-                del self.by_node[node]
+        value = watcher.predicate.trigger
+        if value is not None and value in self.by_trigger:
+            self.by_trigger[value].pop(watcher.info.id, None)
+            if not self.by_trigger[value]:
+                del self.by_trigger[value]
 
     def _on_response(self, response: WatchResponse) -> None:
         if response.canceled:  # cannot happen to a synced watch; start over if it does
@@ -274,11 +284,11 @@ class Cacher:
     def _dispatch(self, ev: CacheEvent) -> None:
         for watcher in list(self.watchers.values()):
             watcher.offer(ev)
-        if self.by_node:
-            node, prev_node = ev.nodes()
-            targets = dict(self.by_node.get(node, {}))
-            if prev_node != node:
-                targets.update(self.by_node.get(prev_node, {}))
+        if self.by_trigger:
+            now, before = ev.triggers(self.resource)
+            targets = dict(self.by_trigger.get(now, {}))
+            if before != now:
+                targets.update(self.by_trigger.get(before, {}))
             for watcher in targets.values():
                 watcher.offer(ev)
         ev.forget_decoded()
