@@ -99,8 +99,11 @@ class PodVerdicts:
 
     def tally(self, pods: list[Object]) -> tuple[int, list[Object]]:
         """How many of pods are fully labelled, and which are Ready."""
-        if self._tally is not None and pods is self._tally[0]:
-            return self._tally[1], self._tally[2]
+        # The refresh's tally serves this sync's status once, then goes: kept, it would hold
+        # this version of every pod alive until the ReplicaSet's next sync.
+        last, self._tally = self._tally, None
+        if last is not None and pods is last[0]:
+            return last[1], last[2]
         ready = [pod for pod in pods if self[pod].ready]
         return sum(self[pod].labeled for pod in pods), ready
 
