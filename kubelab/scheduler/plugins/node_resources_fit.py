@@ -18,7 +18,7 @@ from typing import Any
 from kubelab.scheduler.interface import Code, CycleState, Handle, PreFilterResult, Status
 from kubelab.scheduler.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
-    NodeScorer,
+    NodesScorer,
     ResourceAllocationScorer,
     Scorer,
     least_allocated_cpu_memory,
@@ -65,7 +65,7 @@ class NodeResourcesFit:
         resources = [(r["name"], int(r.get("weight") or 1)) for r in strategy["resources"]]
         kind = strategy["type"]
         scorer: Scorer
-        shortcut: Callable[[int, int, bool], NodeScorer] | None = None
+        shortcut: Callable[[int, int, bool], NodesScorer] | None = None
         if kind in ("LeastAllocated", "MostAllocated"):
             least = kind == "LeastAllocated"
             scorer = (least_resource_scorer if least else most_resource_scorer)(resources)
@@ -97,19 +97,27 @@ class NodeResourcesFit:
         return None, None
 
     def filter(self, state: CycleState, pod: Object, node_info: NodeInfo) -> Status | None:
+        return _fits_request(self._pre_filter_state(state, pod), node_info)
+
+    def filter_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        request = self._pre_filter_state(state, pod)
+        if request.scalar_resources:
+            return [_fits_request(request, n) for n in nodes]
+        cpu, memory, storage = request.milli_cpu, request.memory, request.ephemeral_storage
+        # The usual case, room for one more pod and for cpu, memory and ephemeral-storage,
+        # is checked inline; any other node gets the full check, which names the shortfalls.
+        return [None if (len(n.pods) < n.allocatable.allowed_pod_number
+                         and cpu <= n.allocatable.milli_cpu - n.requested.milli_cpu
+                         and memory <= n.allocatable.memory - n.requested.memory
+                         and storage <= n.allocatable.ephemeral_storage - n.requested.ephemeral_storage)
+                else _fits_request(request, n) for n in nodes]
+
+    def _pre_filter_state(self, state: CycleState, pod: Object) -> Resource:
         try:
             request: Resource = state.read(_PRE_FILTER_KEY)
         except KeyError:
             request = self._request(pod)
-        have, used = node_info.allocatable, node_info.requested
-        if (len(node_info.pods) < have.allowed_pod_number  # the usual case, checked quickly
-                and request.milli_cpu <= have.milli_cpu - used.milli_cpu
-                and request.memory <= have.memory - used.memory
-                and request.ephemeral_storage <= have.ephemeral_storage - used.ephemeral_storage
-                and not request.scalar_resources):
-            return None
-        return _fits_request(request, node_info)
-
+        return request
 
     # --- Score --------------------------------------------------------------------------------
 
@@ -118,11 +126,17 @@ class NodeResourcesFit:
         return None
 
     def score(self, state: CycleState, pod: Object, node_info: NodeInfo) -> int:
+        return self.scorer.score(node_info, self._pre_score_state(state, pod))
+
+    def score_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[int]:
+        return self.scorer.score_nodes(nodes, self._pre_score_state(state, pod))
+
+    def _pre_score_state(self, state: CycleState, pod: Object) -> list[int]:
         try:
             requests: list[int] = state.read(_PRE_SCORE_KEY)
         except KeyError:
             requests = self.scorer.pod_request_list(pod)
-        return self.scorer.score(node_info, requests)
+        return requests
 
 
 def _fits_request(request: Resource, node_info: NodeInfo) -> Status | None:
