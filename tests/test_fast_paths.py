@@ -269,3 +269,33 @@ def test_a_failing_batch_filter_falls_back_to_one_node_at_a_time() -> None:
     assert _verdicts(verdicts) == [None, error, (Code.Unschedulable, ("no",), "Flaky"), None]
     with pytest.raises(SchedulingError, match="disk on fire"):
         fwk.schedule_pod(make_pod("p"), snapshot)
+
+
+def test_remembered_scores_follow_every_change_of_a_node() -> None:
+    least = least_resource_scorer(DEFAULT_RESOURCES)
+    fit = ResourceAllocationScorer("x", least, DEFAULT_RESOURCES, False, shortcut=least_allocated_cpu_memory)
+    general = ResourceAllocationScorer("x", least, DEFAULT_RESOURCES, False)
+    snapshot = Snapshot([make_node(n, "4", "8Gi") for n in "abc"])
+    request = [500, 1 << 30]
+
+    def agree() -> list[int]:
+        nodes = snapshot.node_info_list
+        scores = fit.score_nodes(nodes, request)
+        assert scores == [general.score(n, request) for n in nodes]
+        return scores
+
+    before = agree()
+    generation = snapshot.get("a").generation
+    snapshot.add_pod(make_pod("p1", "2", "4Gi", node_name="a"))
+    assert snapshot.get("a").generation != generation
+    after = agree()
+    assert after[0] < before[0] and after[1:] == before[1:]
+    snapshot.remove_pod(make_pod("p1", node_name="a"))
+    assert agree() == before
+    snapshot.update_node(make_node("b", "8", "8Gi"))  # set_node: more cpu
+    assert agree()[1] > before[1]
+    snapshot.remove_node("c")
+    snapshot.add_node(make_node("c", "1", "1Gi"))  # same name, a new NodeInfo
+    assert agree()[2] < before[2]
+    request = [3000, 1 << 20]  # another pod
+    agree()

@@ -51,6 +51,7 @@ DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = (("cpu", 1), ("memory", 1))
 MAX_CUSTOM_PRIORITY_SCORE = 10  # RequestedToCapacityRatio shapes score 0..10
 _MAX_UTILIZATION = 100
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
+_UNSEEN = (0, 0)  # generations start at 1
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
@@ -245,20 +246,37 @@ class ResourceAllocationScorer:
         self.use_requested = use_requested
         self._cpu_memory = cpu_memory
         self.score: NodeScorer = self.score_resources
-        self.score_nodes: NodesScorer = self._score_each
+        self._score_nodes: NodesScorer = self._score_each
         if [n for n, _ in self.resources] == ["cpu", "memory"]:
             if shortcut is not None:
-                self.score_nodes = shortcut(self.resources[0][1], self.resources[1][1], use_requested)
+                self._score_nodes = shortcut(self.resources[0][1], self.resources[1][1], use_requested)
                 self.score = self._score_one
             elif cpu_memory is not None:
                 self.score = self._score_cpu_memory
+        # node name -> (its generation, its score) for a pod requesting _memo_requests
+        self._memo: dict[str, tuple[int, int]] = {}
+        self._memo_requests: list[int] | None = None
+
+    def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
+        """score() of each node. A node's score is remembered with its generation and worked
+        out again only when the node or the pod's requests change: consecutive pods often ask
+        for the same (replicas of one workload), and a scheduling cycle changes one node."""
+        if pod_requests_list != self._memo_requests:
+            self._memo, self._memo_requests = {}, list(pod_requests_list)
+        memo = self._memo
+        changed = [n for n in nodes if memo.get(n.name, _UNSEEN)[0] != n.generation]
+        if changed:
+            scores = self._score_nodes(changed, pod_requests_list)
+            for node_info, score in zip(changed, scores, strict=True):
+                memo[node_info.name] = (node_info.generation, score)
+        return [memo[n.name][1] for n in nodes]
 
     def _score_each(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
         score = self.score
         return [score(node_info, pod_requests_list) for node_info in nodes]
 
     def _score_one(self, node_info: NodeInfo, pod_requests_list: list[int]) -> int:
-        return self.score_nodes([node_info], pod_requests_list)[0]
+        return self._score_nodes([node_info], pod_requests_list)[0]
 
     def pod_request_list(self, pod: Object) -> list[int]:
         """calculatePodResourceRequestList, in the order of self.resources."""
