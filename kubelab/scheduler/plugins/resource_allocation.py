@@ -51,7 +51,6 @@ DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = (("cpu", 1), ("memory", 1))
 MAX_CUSTOM_PRIORITY_SCORE = 10  # RequestedToCapacityRatio shapes score 0..10
 _MAX_UTILIZATION = 100
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
-_UNSEEN = (0, 0)  # generations start at 1
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
@@ -253,23 +252,25 @@ class ResourceAllocationScorer:
                 self.score = self._score_one
             elif cpu_memory is not None:
                 self.score = self._score_cpu_memory
-        # node name -> (its generation, its score) for a pod requesting _memo_requests
-        self._memo: dict[str, tuple[int, int]] = {}
+        # NodeInfo generation -> that node's score, for a pod requesting _memo_requests
+        self._memo: dict[int, int] = {}
         self._memo_requests: list[int] | None = None
 
     def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
-        """score() of each node. A node's score is remembered with its generation and worked
-        out again only when the node or the pod's requests change: consecutive pods often ask
+        """score() of each node. Scores are remembered by the nodes' generations, so a node is
+        worked out again only when it or the pod's requests change: consecutive pods often ask
         for the same (replicas of one workload), and a scheduling cycle changes one node."""
-        if pod_requests_list != self._memo_requests:
+        if pod_requests_list != self._memo_requests or len(self._memo) > 4 * len(nodes) + 1000:
+            # Another pod shape, or too many generations left behind by changed nodes.
             self._memo, self._memo_requests = {}, list(pod_requests_list)
         memo = self._memo
-        changed = [n for n in nodes if memo.get(n.name, _UNSEEN)[0] != n.generation]
-        if changed:
-            scores = self._score_nodes(changed, pod_requests_list)
-            for node_info, score in zip(changed, scores, strict=True):
-                memo[node_info.name] = (node_info.generation, score)
-        return [memo[n.name][1] for n in nodes]
+        scores = [memo.get(n.generation, -1) for n in nodes]  # -1: not known yet (scores are >= 0)
+        if -1 in scores:
+            changed = [i for i, score in enumerate(scores) if score == -1]
+            worked_out = self._score_nodes([nodes[i] for i in changed], pod_requests_list)
+            for i, score in zip(changed, worked_out, strict=True):
+                scores[i] = memo[nodes[i].generation] = score
+        return scores
 
     def _score_each(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
         score = self.score
