@@ -19,6 +19,7 @@ from kubelab.scheduler.algorithm import FitError, NodePluginScores, SchedulingEr
 from kubelab.scheduler.config import load_config
 from kubelab.scheduler.framework import Framework
 from kubelab.scheduler.interface import Code, CycleState, NodeScore, Status
+from kubelab.scheduler.plugins.node_memo import NodeMemo
 from kubelab.scheduler.plugins.registry import in_tree_registry
 from kubelab.scheduler.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
@@ -299,3 +300,43 @@ def test_remembered_scores_follow_every_change_of_a_node() -> None:
     assert agree()[2] < before[2]
     request = [3000, 1 << 20]  # another pod
     agree()
+
+
+def test_node_memo_works_out_only_changed_nodes_and_stays_the_size_of_the_cluster() -> None:
+    snapshot = Snapshot([make_node(n) for n in "abc"])
+    memo: NodeMemo[int] = NodeMemo()
+    asked: list[list[str]] = []
+
+    def pods_per_node(changed: list[NodeInfo]) -> list[int]:
+        asked.append([n.name for n in changed])
+        return [len(n.pods) for n in changed]
+
+    nodes = snapshot.node_info_list
+    assert memo.results("shape", nodes, pods_per_node) == [0, 0, 0]
+    for i in range(20):
+        snapshot.add_pod(make_pod(f"p{i}", node_name="b"))
+        assert memo.results("shape", nodes, pods_per_node) == [0, i + 1, 0]
+    assert asked == [["a", "b", "c"]] + [["b"]] * 20 and len(memo) == 3
+    assert memo.results("another shape", nodes, pods_per_node) == [0, 20, 0]
+    assert asked[-1] == ["a", "b", "c"]
+
+
+def test_fit_filter_verdicts_follow_the_node() -> None:
+    fwk = Framework()
+    fwk.snapshot = snapshot = Snapshot([make_node("a", "1", "1Gi"), make_node("b", "1", "1Gi")])
+    fit = fwk.plugins["NodeResourcesFit"]
+    pod = make_pod("p", "600m", "100Mi")
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, pod, snapshot.node_info_list)
+
+    def verdicts() -> list[Any]:
+        nodes = snapshot.node_info_list
+        batch = _verdicts(fit.filter_nodes(state, pod, nodes))  # type: ignore[attr-defined]
+        assert batch == _verdicts([fit.filter(state, pod, n) for n in nodes])  # type: ignore[attr-defined]
+        return batch
+
+    assert verdicts() == [None, None]
+    snapshot.add_pod(make_pod("q", "500m", "100Mi", node_name="a"))
+    assert verdicts() == [(Code.Unschedulable, ("Insufficient cpu",), ""), None]
+    snapshot.update_node(make_node("a", "2", "1Gi"))
+    assert verdicts() == [None, None]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubelab.scheduler.interface import Code, CycleState, Handle, PreFilterResult, Status
+from kubelab.scheduler.plugins.node_memo import NodeMemo
 from kubelab.scheduler.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
     NodesScorer,
@@ -77,6 +78,7 @@ class NodeResourcesFit:
         else:
             raise ValueError(f"scoring strategy {kind} is not supported")
         self.strategy = kind
+        self._verdicts: NodeMemo[Status | None] = NodeMemo()  # filter verdicts (see node_memo.py)
         self.scorer = ResourceAllocationScorer(kind, scorer, resources, use_requested=False,
                                                shortcut=shortcut)
 
@@ -101,16 +103,10 @@ class NodeResourcesFit:
 
     def filter_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[Status | None]:
         request = self._pre_filter_state(state, pod)
-        if request.scalar_resources:
-            return [_fits_request(request, n) for n in nodes]
-        cpu, memory, storage = request.milli_cpu, request.memory, request.ephemeral_storage
-        # The usual case, room for one more pod and for cpu, memory and ephemeral-storage,
-        # is checked inline; any other node gets the full check, which names the shortfalls.
-        return [None if (len(n.pods) < n.allocatable.allowed_pod_number
-                         and cpu <= n.allocatable.milli_cpu - n.requested.milli_cpu
-                         and memory <= n.allocatable.memory - n.requested.memory
-                         and storage <= n.allocatable.ephemeral_storage - n.requested.ephemeral_storage)
-                else _fits_request(request, n) for n in nodes]
+        shape = (request.milli_cpu, request.memory, request.ephemeral_storage,
+                 tuple(sorted(request.scalar_resources.items())))
+        return self._verdicts.results(shape, nodes, lambda changed: [_fits_request(request, n)
+                                                                     for n in changed])
 
     def _pre_filter_state(self, state: CycleState, pod: Object) -> Resource:
         try:

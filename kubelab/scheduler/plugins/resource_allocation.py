@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from kubelab.scheduler.interface import MAX_NODE_SCORE
 from kubelab.scheduler.plugins.helper import build_broken_linear_function, go_round
+from kubelab.scheduler.plugins.node_memo import NodeMemo
 from kubelab.scheduler.types import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
@@ -252,25 +253,13 @@ class ResourceAllocationScorer:
                 self.score = self._score_one
             elif cpu_memory is not None:
                 self.score = self._score_cpu_memory
-        # NodeInfo generation -> that node's score, for a pod requesting _memo_requests
-        self._memo: dict[int, int] = {}
-        self._memo_requests: list[int] | None = None
+        self._memo: NodeMemo[int] = NodeMemo()
 
     def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
-        """score() of each node. Scores are remembered by the nodes' generations, so a node is
-        worked out again only when it or the pod's requests change: consecutive pods often ask
-        for the same (replicas of one workload), and a scheduling cycle changes one node."""
-        if pod_requests_list != self._memo_requests or len(self._memo) > 4 * len(nodes) + 1000:
-            # Another pod shape, or too many generations left behind by changed nodes.
-            self._memo, self._memo_requests = {}, list(pod_requests_list)
-        memo = self._memo
-        scores = [memo.get(n.generation, -1) for n in nodes]  # -1: not known yet (scores are >= 0)
-        if -1 in scores:
-            changed = [i for i, score in enumerate(scores) if score == -1]
-            worked_out = self._score_nodes([nodes[i] for i in changed], pod_requests_list)
-            for i, score in zip(changed, worked_out, strict=True):
-                scores[i] = memo[nodes[i].generation] = score
-        return scores
+        """score() of each node. A node is worked out again only when it or the pod's
+        requests have changed since it was last scored (see node_memo.py)."""
+        return self._memo.results(tuple(pod_requests_list), nodes,
+                                  lambda changed: self._score_nodes(changed, pod_requests_list))
 
     def _score_each(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
         score = self.score
