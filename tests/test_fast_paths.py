@@ -340,3 +340,35 @@ def test_fit_filter_verdicts_follow_the_node() -> None:
     assert verdicts() == [(Code.Unschedulable, ("Insufficient cpu",), ""), None]
     snapshot.update_node(make_node("a", "2", "1Gi"))
     assert verdicts() == [None, None]
+
+
+class _Scorer:
+    """A score plugin that gives every node the same score."""
+
+    name = "Fixed"
+    value: Any = 0
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def score(self, state: CycleState, pod: Object, node_info: NodeInfo) -> Any:
+        return self.value
+
+
+@pytest.mark.parametrize(("value", "error"), [
+    (0, None), (100, None), (42.5, None),  # the rule is 0 <= score <= 100, not "an integer"
+    (101, "invalid score 101"), (-1, "invalid score -1"),
+])
+def test_score_range_check(value: Any, error: str | None) -> None:
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "profiles": [{"plugins": {"score": {"enabled": [{"name": "Fixed"}]}}}]}
+    scorer = type("Fixed", (_Scorer,), {"value": value})
+    fwk = Framework(load_config(config, {"Fixed": scorer}).profiles[0], registry={"Fixed": scorer})
+    snapshot = Snapshot([make_node("a"), make_node("b")])
+    if error is None:
+        assert fwk.schedule_pod(make_pod("p"), snapshot).suggested_host in ("a", "b")
+    else:
+        with pytest.raises(SchedulingError) as info:
+            fwk.schedule_pod(make_pod("p"), snapshot)
+        assert str(info.value) == (f'plugin "Fixed" returns an {error}, it should in the range of [0, 100] '
+                                   "after normalizing")

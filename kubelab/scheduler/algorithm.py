@@ -244,12 +244,15 @@ def select_host(node_scores: Sequence[tuple[str, int]], rand: random.Random) -> 
     node_scores: NodePluginScores, or the plain (name, total) pairs of prioritize_nodes."""
     if not node_scores:
         raise SchedulingError("empty priorityList")
-    selected, best = node_scores[0]
+    scores = iter(node_scores)
+    selected, best = next(scores)
     tied = 1
-    for name, total in node_scores[1:]:
+    for name, total in scores:
+        if total < best:
+            continue
         if total > best:
             selected, best, tied = name, total, 1
-        elif total == best:
+        else:
             tied += 1
             if int(rand.random() * tied) == 0:  # probability 1/tied, like rand.Intn(tied) == 0
                 selected = name

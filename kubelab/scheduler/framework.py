@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from operator import add
+from itertools import repeat
+from operator import add, mul
 from typing import Any
 
 from kubelab.scheduler import algorithm
@@ -55,6 +56,8 @@ from kubelab.scheduler.snapshot import Snapshot
 from kubelab.scheduler.types import NodeInfo, Object
 
 __all__ = ["Framework"]
+
+_VALID_SCORES = frozenset(range(MIN_NODE_SCORE, MAX_NODE_SCORE + 1))
 
 
 class Framework:
@@ -287,14 +290,16 @@ class Framework:
                     scores = [ns.score for ns in node_scores]
             except Exception as err:
                 raise SchedulingError(f'plugin "{pl.name}" failed with: {err}') from err
-            if scores and not MIN_NODE_SCORE <= min(scores) <= max(scores) <= MAX_NODE_SCORE:
+            if (not _VALID_SCORES.issuperset(scores)  # a quick look (integers only), then the rule
+                    and scores and not MIN_NODE_SCORE <= min(scores) <= max(scores) <= MAX_NODE_SCORE):
                 bad = next(s for s in scores if not MIN_NODE_SCORE <= s <= MAX_NODE_SCORE)
                 raise SchedulingError(f'plugin "{pl.name}" returns an invalid score {bad}, it '
                                       f"should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
                                       "after normalizing")
             weight = self.score_weights[pl.name]
-            # map(add, ...) sums in C: this line runs for every feasible node of every plugin.
-            totals = list(map(add, totals, scores if weight == 1 else [s * weight for s in scores]))
+            if any(scores):  # all zero (e.g. no node has the pod's images) adds nothing
+                # map sums and multiplies in C: this runs for every feasible node of every plugin.
+                totals = list(map(add, totals, scores if weight == 1 else map(mul, scores, repeat(weight))))
             if explanation is not None:
                 explanation.record_scores(pl.name, names, raw, scores, weight)
         return totals

@@ -71,30 +71,35 @@ def pod_requests(pod: Object, non_missing: Mapping[str, int] | None = None) -> d
     `non_missing` fills in a value for each container that does not request that resource
     (upstream's NonMissingContainerRequests, used for the scoring defaults)."""
     spec = pod.get("spec") or {}
-
-    def container(c: Mapping[str, Any]) -> dict[str, int]:
-        reqs = _resource_list((c.get("resources") or {}).get("requests"))
-        for name, value in (non_missing or {}).items():
-            reqs.setdefault(name, value)
-        return reqs
-
     total: dict[str, int] = {}
     for c in spec.get("containers") or ():
-        _add(total, container(c))
-    sidecars: dict[str, int] = {}
-    init_peak: dict[str, int] = {}
-    for c in spec.get("initContainers") or ():
-        reqs = container(c)
-        if c.get("restartPolicy") == "Always":  # a sidecar keeps running beside the rest
-            _add(total, reqs)
-            _add(sidecars, reqs)
-            reqs = dict(sidecars)
-        else:
-            _add(reqs, sidecars)
-        _max(init_peak, reqs)
-    _max(total, init_peak)
-    _add(total, _resource_list(spec.get("overhead")))
+        _add(total, _container_requests(c, non_missing))
+    init_containers = spec.get("initContainers")
+    if init_containers:
+        sidecars: dict[str, int] = {}
+        init_peak: dict[str, int] = {}
+        for c in init_containers:
+            reqs = _container_requests(c, non_missing)
+            if c.get("restartPolicy") == "Always":  # a sidecar keeps running beside the rest
+                _add(total, reqs)
+                _add(sidecars, reqs)
+                reqs = dict(sidecars)
+            else:
+                _add(reqs, sidecars)
+            _max(init_peak, reqs)
+        _max(total, init_peak)
+    overhead = spec.get("overhead")
+    if overhead:
+        _add(total, _resource_list(overhead))
     return total
+
+
+def _container_requests(c: Mapping[str, Any], non_missing: Mapping[str, int] | None) -> dict[str, int]:
+    reqs = _resource_list((c.get("resources") or {}).get("requests"))
+    if non_missing:
+        for name, value in non_missing.items():
+            reqs.setdefault(name, value)
+    return reqs
 
 
 class Resource:

@@ -36,8 +36,10 @@ class NodeMemo(Generic[T]):
             self._key, self._by_generation, self._generation_of = key, {}, {}
         remembered = self._by_generation
         results: list[Any] = [remembered.get(n.generation, _UNKNOWN) for n in nodes]
-        if _UNKNOWN in results:
-            missing = [i for i, result in enumerate(results) if result is _UNKNOWN]
+        missing: list[int] = []
+        for _ in range(results.count(_UNKNOWN)):  # count and index search in C; misses are few
+            missing.append(results.index(_UNKNOWN, missing[-1] + 1 if missing else 0))
+        if missing:
             for i, result in zip(missing, work_out([nodes[i] for i in missing]), strict=True):
                 node_info = nodes[i]
                 # Forget the node's older generation, so the memo never outgrows the cluster.
