@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 from kubelab.scheduler.explain import Explanation
@@ -147,8 +148,7 @@ def schedule_pod(fwk: Framework, state: CycleState, pod: Object, snapshot: Snaps
         if explanation is not None:
             explanation.note = "one feasible node: scoring skipped"
         return ScheduleResult(feasible[0].name, evaluated, 1, explanation)
-    scores = prioritize_nodes(fwk, state, pod, feasible, explanation)
-    host = select_host(scores, fwk.rand)
+    host = select_host(_node_totals(fwk, state, pod, feasible, explanation), fwk.rand)
     return ScheduleResult(host, evaluated, len(feasible), explanation)
 
 
@@ -228,24 +228,30 @@ def find_nodes_that_pass_filters(fwk: Framework, state: CycleState, pod: Object,
 def prioritize_nodes(fwk: Framework, state: CycleState, pod: Object, nodes: Sequence[NodeInfo],
                      explanation: Explanation | None = None) -> list[tuple[str, int]]:
     """PreScore, then Score, NormalizeScore and weights; (node name, total) per node."""
+    return list(_node_totals(fwk, state, pod, nodes, explanation))
+
+
+def _node_totals(fwk: Framework, state: CycleState, pod: Object, nodes: Sequence[NodeInfo],
+                 explanation: Explanation | None = None) -> Iterator[tuple[str, int]]:
+    """prioritize_nodes as an iterator, for select_host to read without a list of pairs."""
     names = [n.name for n in nodes]
     if not fwk.has_score_plugins():
-        return [(name, 1) for name in names]
+        return zip(names, repeat(1))
     status = fwk.run_pre_score_plugins(state, pod, nodes, explanation)
     if status is not None:
         raise SchedulingError(status.message())
-    totals = fwk.run_score_plugins(state, pod, nodes, explanation)
-    return list(zip(names, totals, strict=True))
+    return zip(names, fwk.run_score_plugins(state, pod, nodes, explanation), strict=True)
 
 
-def select_host(node_scores: Sequence[tuple[str, int]], rand: random.Random) -> str:
+def select_host(node_scores: Iterable[tuple[str, int]], rand: random.Random) -> str:
     """The highest total wins; ties are broken uniformly at random by reservoir sampling:
     the k-th tied node replaces the choice with probability 1/k (selectHost).
     node_scores: NodePluginScores, or the plain (name, total) pairs of prioritize_nodes."""
-    if not node_scores:
-        raise SchedulingError("empty priorityList")
     scores = iter(node_scores)
-    selected, best = next(scores)
+    first = next(scores, None)
+    if first is None:
+        raise SchedulingError("empty priorityList")
+    selected, best = first
     tied = 1
     for name, total in scores:
         if total < best:
@@ -254,6 +260,6 @@ def select_host(node_scores: Sequence[tuple[str, int]], rand: random.Random) -> 
             selected, best, tied = name, total, 1
         else:
             tied += 1
-            if int(rand.random() * tied) == 0:  # probability 1/tied, like rand.Intn(tied) == 0
+            if rand.random() * tied < 1:  # probability 1/tied, like rand.Intn(tied) == 0
                 selected = name
     return selected
