@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from operator import add
+from itertools import repeat
+from operator import add, mul
 from typing import Any
 
 from kubelab.scheduler import algorithm
@@ -55,6 +56,8 @@ from kubelab.scheduler.snapshot import Snapshot
 from kubelab.scheduler.types import NodeInfo, Object
 
 __all__ = ["Framework"]
+
+_VALID_SCORES = frozenset(range(MIN_NODE_SCORE, MAX_NODE_SCORE + 1))
 
 
 class Framework:
@@ -192,22 +195,39 @@ class Framework:
                            explanation: Explanation | None = None) -> Status | None:
         """The node fits (None) unless a Filter plugin says otherwise; the first one to
         reject decides, and the rest do not run."""
+        return self.run_filter_plugins_on_nodes(state, pod, [node_info], explanation)[0]
+
+    def run_filter_plugins_on_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo],
+                                    explanation: Explanation | None = None) -> list[Status | None]:
+        """run_filter_plugins for each node, worked out plugin by plugin: each plugin sees the
+        nodes no earlier plugin rejected. Every node meets the same plugins, in the same order,
+        as it would alone, and the explanation records the same verdicts."""
         plugins = state.active_filters
         if plugins is None:
             plugins = [p for p in self.filter_plugins if p.name not in state.skip_filter_plugins]
+        verdicts: list[Status | None] = [None] * len(nodes)
+        passing = list(range(len(nodes)))  # the positions of the nodes no plugin has rejected yet
         for pl in plugins:
-            try:
-                status = pl.filter(state, pod, node_info)
-            except Exception as err:
-                status = as_status(err)
+            if not passing:
+                break
+            candidates = nodes if len(passing) == len(nodes) else [nodes[i] for i in passing]
+            statuses = _filter_nodes(pl, state, pod, candidates)
             if explanation is not None:
-                explanation.record_filter(node_info.name, pl.name, status)
-            if status is not None and status.code != Code.Success:
-                if not status.is_rejected():
-                    return Status(Code.Error, f'running "{pl.name}" filter plugin: {status.message()}',
-                                  plugin=pl.name)
-                return status.with_plugin(pl.name)
-        return None
+                for node_info, status in zip(candidates, statuses, strict=True):
+                    explanation.record_filter(node_info.name, pl.name, status)
+            if not any(statuses):  # all passed: the usual case
+                continue
+            still = []
+            for i, status in zip(passing, statuses, strict=True):
+                if status is None or status.code == Code.Success:
+                    still.append(i)
+                elif not status.is_rejected():
+                    verdicts[i] = Status(Code.Error, f'running "{pl.name}" filter plugin: {status.message()}',
+                                         plugin=pl.name)
+                else:
+                    verdicts[i] = status.with_plugin(pl.name)
+            passing = still
+        return verdicts
 
     def run_post_filter_plugins(self, state: CycleState, pod: Object, node_to_status: Mapping[str, Status]
                                 ) -> tuple[PostFilterResult | None, Status]:
@@ -250,12 +270,19 @@ class Framework:
         for pl in self.score_plugins:
             if pl.name in state.skip_score_plugins:
                 continue
-            score = pl.score
             try:
-                scores = [score(state, pod, n) for n in nodes]
+                score_nodes = getattr(pl, "score_nodes", None)  # the batch form, if any
+                if score_nodes is not None:
+                    scores = score_nodes(state, pod, nodes)
+                else:
+                    score = pl.score
+                    scores = [score(state, pod, n) for n in nodes]
                 raw = scores
+                normalize_scores = getattr(pl, "normalize_scores", None)  # the batch form, if any
                 normalize = getattr(pl, "normalize_score", None)  # ScoreExtensions, if any
-                if normalize is not None:
+                if normalize_scores is not None:
+                    scores = normalize_scores(state, pod, names, scores)
+                elif normalize is not None:
                     node_scores = list(map(NodeScore, names, scores))
                     status = normalize(state, pod, node_scores)
                     if status is not None and not status.is_success():
@@ -263,14 +290,16 @@ class Framework:
                     scores = [ns.score for ns in node_scores]
             except Exception as err:
                 raise SchedulingError(f'plugin "{pl.name}" failed with: {err}') from err
-            if scores and not MIN_NODE_SCORE <= min(scores) <= max(scores) <= MAX_NODE_SCORE:
+            if (not _VALID_SCORES.issuperset(scores)  # a quick look (integers only), then the rule
+                    and scores and not MIN_NODE_SCORE <= min(scores) <= max(scores) <= MAX_NODE_SCORE):
                 bad = next(s for s in scores if not MIN_NODE_SCORE <= s <= MAX_NODE_SCORE)
                 raise SchedulingError(f'plugin "{pl.name}" returns an invalid score {bad}, it '
                                       f"should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
                                       "after normalizing")
             weight = self.score_weights[pl.name]
-            # map(add, ...) sums in C: this line runs for every feasible node of every plugin.
-            totals = list(map(add, totals, scores if weight == 1 else [s * weight for s in scores]))
+            if any(scores):  # all zero (e.g. no node has the pod's images) adds nothing
+                # map sums and multiplies in C: this runs for every feasible node of every plugin.
+                totals = list(map(add, totals, scores if weight == 1 else map(mul, scores, repeat(weight))))
             if explanation is not None:
                 explanation.record_scores(pl.name, names, raw, scores, weight)
         return totals
@@ -286,3 +315,22 @@ class Framework:
                               plugin=pl.name)
             return None
         return Status(Code.Error, "no bind plugin bound the pod")
+
+
+def _filter_nodes(pl: FilterPlugin, state: CycleState, pod: Object,
+                  nodes: Sequence[NodeInfo]) -> list[Status | None]:
+    """pl's verdict on each node; an exception is an Error status for that node alone."""
+    batch = getattr(pl, "filter_nodes", None)
+    if batch is not None:
+        try:
+            statuses: list[Status | None] = batch(state, pod, nodes)
+            return statuses
+        except Exception:
+            pass  # ask node by node, to pin the error on the node that caused it
+    statuses = []
+    for node_info in nodes:
+        try:
+            statuses.append(pl.filter(state, pod, node_info))
+        except Exception as err:
+            statuses.append(as_status(err))
+    return statuses

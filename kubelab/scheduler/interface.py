@@ -9,6 +9,15 @@ The extension points, in the order one scheduling cycle runs them:
     pre_filter -> filter (per node) -> [post_filter if no node fits]
     -> pre_score -> score (per feasible node) -> normalize_score -> weight -> select_host
     -> bind
+
+Upstream runs Filter and Score for many nodes at once on 16 goroutines (parallelize.Until in
+pkg/scheduler/schedule_one.go and framework/runtime/framework.go). Python has no such help, and
+one method call per node per plugin costs more than most plugins' work. So a plugin may also
+offer kubelab's batch forms, which the framework prefers: filter_nodes and score_nodes answer
+for a list of nodes what filter and score answer node by node, and normalize_scores does on plain
+integers what normalize_score does on NodeScores. They are optional and must agree exactly with
+the per-node forms (tests/test_fast_paths.py checks the in-tree ones); a plugin that only has
+the per-node methods, like the ones learners write, works unchanged.
 """
 
 from __future__ import annotations
@@ -28,9 +37,11 @@ __all__ = [
     "BindPlugin",
     "Code",
     "CycleState",
+    "FilterNodesPlugin",
     "FilterPlugin",
     "Handle",
     "NodeScore",
+    "NormalizeScoresExtension",
     "Plugin",
     "PostFilterPlugin",
     "PostFilterResult",
@@ -38,6 +49,7 @@ __all__ = [
     "PreFilterResult",
     "PreScorePlugin",
     "ScoreExtensions",
+    "ScoreNodesPlugin",
     "ScorePlugin",
     "StateNotFoundError",
     "Status",
@@ -203,6 +215,13 @@ class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, pod: Object, node_info: NodeInfo) -> Status | None: ...
 
 
+class FilterNodesPlugin(FilterPlugin, Protocol):
+    """The batch form: [filter(state, pod, n) for n in nodes], computed faster."""
+
+    def filter_nodes(self, state: CycleState, pod: Object,
+                     nodes: Sequence[NodeInfo]) -> list[Status | None]: ...
+
+
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(self, state: CycleState, pod: Object,
                     node_to_status: Mapping[str, Status]) -> tuple[PostFilterResult | None, Status]: ...
@@ -216,8 +235,22 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Object, node_info: NodeInfo) -> int: ...
 
 
+class ScoreNodesPlugin(ScorePlugin, Protocol):
+    """The batch form: [score(state, pod, n) for n in nodes], computed faster."""
+
+    def score_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[int]: ...
+
+
 class ScoreExtensions(Protocol):
     def normalize_score(self, state: CycleState, pod: Object, scores: list[NodeScore]) -> Status | None: ...
+
+
+class NormalizeScoresExtension(Protocol):
+    """The batch form of normalize_score: the normalized scores, in the order given, of the
+    nodes whose raw scores are `scores` (`names`, in the same order, name the nodes)."""
+
+    def normalize_scores(self, state: CycleState, pod: Object, names: list[str],
+                         scores: list[int]) -> list[int]: ...
 
 
 class BindPlugin(Plugin, Protocol):

@@ -14,6 +14,7 @@ is added on top.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -70,30 +71,35 @@ def pod_requests(pod: Object, non_missing: Mapping[str, int] | None = None) -> d
     `non_missing` fills in a value for each container that does not request that resource
     (upstream's NonMissingContainerRequests, used for the scoring defaults)."""
     spec = pod.get("spec") or {}
-
-    def container(c: Mapping[str, Any]) -> dict[str, int]:
-        reqs = _resource_list((c.get("resources") or {}).get("requests"))
-        for name, value in (non_missing or {}).items():
-            reqs.setdefault(name, value)
-        return reqs
-
     total: dict[str, int] = {}
     for c in spec.get("containers") or ():
-        _add(total, container(c))
-    sidecars: dict[str, int] = {}
-    init_peak: dict[str, int] = {}
-    for c in spec.get("initContainers") or ():
-        reqs = container(c)
-        if c.get("restartPolicy") == "Always":  # a sidecar keeps running beside the rest
-            _add(total, reqs)
-            _add(sidecars, reqs)
-            reqs = dict(sidecars)
-        else:
-            _add(reqs, sidecars)
-        _max(init_peak, reqs)
-    _max(total, init_peak)
-    _add(total, _resource_list(spec.get("overhead")))
+        _add(total, _container_requests(c, non_missing))
+    init_containers = spec.get("initContainers")
+    if init_containers:
+        sidecars: dict[str, int] = {}
+        init_peak: dict[str, int] = {}
+        for c in init_containers:
+            reqs = _container_requests(c, non_missing)
+            if c.get("restartPolicy") == "Always":  # a sidecar keeps running beside the rest
+                _add(total, reqs)
+                _add(sidecars, reqs)
+                reqs = dict(sidecars)
+            else:
+                _add(reqs, sidecars)
+            _max(init_peak, reqs)
+        _max(total, init_peak)
+    overhead = spec.get("overhead")
+    if overhead:
+        _add(total, _resource_list(overhead))
     return total
+
+
+def _container_requests(c: Mapping[str, Any], non_missing: Mapping[str, int] | None) -> dict[str, int]:
+    reqs = _resource_list((c.get("resources") or {}).get("requests"))
+    if non_missing:
+        for name, value in non_missing.items():
+            reqs.setdefault(name, value)
+    return reqs
 
 
 class Resource:
@@ -181,13 +187,22 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
+# types.go nextGeneration: one counter for all NodeInfos, so that a node deleted and added back
+# under the same name never gets a generation it had before (kubernetes issue #63262).
+_generations = itertools.count(1)
+
+
 class NodeInfo:
     """A node and the pods on it, with requested resources kept as running integer sums.
 
     Allocatable comes from status.allocatable, as upstream; a node written by hand with only
-    status.capacity uses that instead (kubelet would have filled allocatable in)."""
+    status.capacity uses that instead (kubelet would have filled allocatable in).
 
-    __slots__ = ("allocatable", "images", "labels", "name", "no_schedule_taints", "node",
+    Invariant: change a NodeInfo only through set_node, add_pod(_info) and remove_pod. Each
+    of them gives it a new `generation` (types.go Generation), which is how a plugin that
+    remembers per-node results knows the node has changed."""
+
+    __slots__ = ("allocatable", "generation", "images", "labels", "name", "no_schedule_taints", "node",
                  "non_zero_requested", "pods", "prefer_no_schedule_taints", "requested", "taints",
                  "unschedulable")
 
@@ -204,6 +219,7 @@ class NodeInfo:
         self.pods: dict[str, PodInfo] = {}  # pod_key -> PodInfo, in the order they arrived
         self.requested = Resource()  # sum of the pods' requests (Filter uses this)
         self.non_zero_requested = Resource()  # the same with the defaults applied (scoring)
+        self.generation = next(_generations)
         if node is not None:
             self.set_node(node)
         for pod in pods:
@@ -211,6 +227,7 @@ class NodeInfo:
 
     def set_node(self, node: Object) -> None:
         meta, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
+        self.generation = next(_generations)
         self.node = node
         self.name = meta.get("name", "")
         self.labels = meta.get("labels") or {}
@@ -243,6 +260,7 @@ class NodeInfo:
         self._update(info, -1)
 
     def _update(self, info: PodInfo, sign: int) -> None:
+        self.generation = next(_generations)
         self.requested.add(info.requests, sign)
         self.non_zero_requested.milli_cpu += sign * info.non0_cpu
         self.non_zero_requested.memory += sign * info.non0_mem

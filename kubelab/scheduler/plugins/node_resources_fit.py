@@ -16,9 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubelab.scheduler.interface import Code, CycleState, Handle, PreFilterResult, Status
+from kubelab.scheduler.plugins.node_memo import NodeMemo
 from kubelab.scheduler.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
-    NodeScorer,
+    NodesScorer,
     ResourceAllocationScorer,
     Scorer,
     least_allocated_cpu_memory,
@@ -65,7 +66,7 @@ class NodeResourcesFit:
         resources = [(r["name"], int(r.get("weight") or 1)) for r in strategy["resources"]]
         kind = strategy["type"]
         scorer: Scorer
-        shortcut: Callable[[int, int, bool], NodeScorer] | None = None
+        shortcut: Callable[[int, int, bool], NodesScorer] | None = None
         if kind in ("LeastAllocated", "MostAllocated"):
             least = kind == "LeastAllocated"
             scorer = (least_resource_scorer if least else most_resource_scorer)(resources)
@@ -77,6 +78,7 @@ class NodeResourcesFit:
         else:
             raise ValueError(f"scoring strategy {kind} is not supported")
         self.strategy = kind
+        self._verdicts: NodeMemo[Status | None] = NodeMemo()  # filter verdicts (see node_memo.py)
         self.scorer = ResourceAllocationScorer(kind, scorer, resources, use_requested=False,
                                                shortcut=shortcut)
 
@@ -97,19 +99,21 @@ class NodeResourcesFit:
         return None, None
 
     def filter(self, state: CycleState, pod: Object, node_info: NodeInfo) -> Status | None:
+        return _fits_request(self._pre_filter_state(state, pod), node_info)
+
+    def filter_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        request = self._pre_filter_state(state, pod)
+        shape = (request.milli_cpu, request.memory, request.ephemeral_storage,
+                 tuple(sorted(request.scalar_resources.items())))
+        return self._verdicts.results(shape, nodes, lambda changed: [_fits_request(request, n)
+                                                                     for n in changed])
+
+    def _pre_filter_state(self, state: CycleState, pod: Object) -> Resource:
         try:
             request: Resource = state.read(_PRE_FILTER_KEY)
         except KeyError:
             request = self._request(pod)
-        have, used = node_info.allocatable, node_info.requested
-        if (len(node_info.pods) < have.allowed_pod_number  # the usual case, checked quickly
-                and request.milli_cpu <= have.milli_cpu - used.milli_cpu
-                and request.memory <= have.memory - used.memory
-                and request.ephemeral_storage <= have.ephemeral_storage - used.ephemeral_storage
-                and not request.scalar_resources):
-            return None
-        return _fits_request(request, node_info)
-
+        return request
 
     # --- Score --------------------------------------------------------------------------------
 
@@ -118,11 +122,17 @@ class NodeResourcesFit:
         return None
 
     def score(self, state: CycleState, pod: Object, node_info: NodeInfo) -> int:
+        return self.scorer.score(node_info, self._pre_score_state(state, pod))
+
+    def score_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[int]:
+        return self.scorer.score_nodes(nodes, self._pre_score_state(state, pod))
+
+    def _pre_score_state(self, state: CycleState, pod: Object) -> list[int]:
         try:
             requests: list[int] = state.read(_PRE_SCORE_KEY)
         except KeyError:
             requests = self.scorer.pod_request_list(pod)
-        return self.scorer.score(node_info, requests)
+        return requests
 
 
 def _fits_request(request: Resource, node_info: NodeInfo) -> Status | None:

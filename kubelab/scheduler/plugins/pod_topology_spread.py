@@ -219,17 +219,20 @@ class PodTopologySpread:
         return go_round(score)
 
     def normalize_score(self, state: CycleState, pod: Object, scores: list[NodeScore]) -> Status | None:
-        s: _PreScoreState = state.read(_PRE_SCORE_KEY)
-        valid = [n.score for n in scores if n.name not in s.ignored_nodes]
-        lowest, highest = min(valid, default=0), max(valid, default=0)
-        for n in scores:
-            if n.name in s.ignored_nodes:
-                n.score = 0
-            elif highest == 0:
-                n.score = MAX_NODE_SCORE
-            else:
-                n.score = MAX_NODE_SCORE * (highest + lowest - n.score) // highest
+        normalized = self.normalize_scores(state, pod, [n.name for n in scores], [n.score for n in scores])
+        for n, score in zip(scores, normalized, strict=True):
+            n.score = score
         return None
+
+    def normalize_scores(self, state: CycleState, pod: Object, names: list[str],
+                         scores: list[int]) -> list[int]:
+        s: _PreScoreState = state.read(_PRE_SCORE_KEY)
+        ignored = s.ignored_nodes
+        valid = [score for name, score in zip(names, scores, strict=True) if name not in ignored]
+        lowest, highest = min(valid, default=0), max(valid, default=0)
+        return [0 if name in ignored else MAX_NODE_SCORE if highest == 0
+                else MAX_NODE_SCORE * (highest + lowest - score) // highest
+                for name, score in zip(names, scores, strict=True)]
 
 
 def _parse(c: Mapping[str, Any], pod_labels: Mapping[str, str]) -> Constraint:

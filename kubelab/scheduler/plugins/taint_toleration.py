@@ -14,6 +14,7 @@ from typing import Any
 from kubelab.scheduler.interface import MAX_NODE_SCORE, Code, CycleState, Handle, NodeScore, Status
 from kubelab.scheduler.plugins.helper import (
     default_normalize_score,
+    default_normalize_scores,
     find_matching_untolerated_taint,
     tolerations_tolerate_taint,
 )
@@ -40,6 +41,9 @@ class TaintToleration:
         key, value = taint.get("key") or "", taint.get("value") or ""
         return Status(Code.UnschedulableAndUnresolvable, f"node(s) had untolerated taint {{{key}: {value}}}")
 
+    def filter_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        return [None if not n.no_schedule_taints else self.filter(state, pod, n) for n in nodes]
+
     def pre_score(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> Status | None:
         # Only tolerations with an empty effect or PreferNoSchedule can tolerate these taints.
         tolerations = [t for t in (pod.get("spec") or {}).get("tolerations") or ()
@@ -54,6 +58,13 @@ class TaintToleration:
         return sum(1 for taint in node_info.prefer_no_schedule_taints
                    if not tolerations_tolerate_taint(tolerations, taint))
 
+    def score_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[int]:
+        return [0 if not n.prefer_no_schedule_taints else self.score(state, pod, n) for n in nodes]
+
     def normalize_score(self, state: CycleState, pod: Object, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+    def normalize_scores(self, state: CycleState, pod: Object, names: list[str],
+                         scores: list[int]) -> list[int]:
+        return default_normalize_scores(MAX_NODE_SCORE, True, scores)
