@@ -20,6 +20,7 @@ import base64
 import binascii
 import json
 import math
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from kubelab.api.errors import ApiError, ParseError, bad_request, request_entity_too_large
@@ -34,8 +35,23 @@ MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 # Go's decoder stops at 10000 levels of nesting; Python's stack is smaller, so we stop earlier.
 MAX_DEPTH = 200
 
-_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False,
-                          check_circular=False).encode
+
+
+def _compact_encoder() -> Callable[[Any], str]:
+    """json.dumps with compact separators, built once. JSONEncoder.encode builds the same C
+    encoder anew on every call (json/encoder.py, iterencode); every write encodes, so we keep
+    the one it would build. Without the C module, the plain encoder does the same job."""
+    encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False,
+                               check_circular=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encoder.encode
+    chunks = make(None, encoder.default, json.encoder.encode_basestring, None, ":", ",",
+                  False, False, False)  # markers, ..., sort_keys, skipkeys, allow_nan
+    return lambda obj: "".join(chunks(obj, 0))
+
+
+_dumps = _compact_encoder()
 _JSON_TYPES = {str: "string", bool: "bool", int: "number", float: "number", list: "array",
                dict: "object", type(None): "null"}
 _INT_RANGES = {"int32": 2**31, "int64": 2**63}

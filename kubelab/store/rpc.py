@@ -118,7 +118,7 @@ class Compare(_CompareFields):
             check_value(value)
         elif type(value) is not int:
             raise TypeError(f"compare on {target} needs an int, got {type(value).__name__}")
-        return super().__new__(cls, target, key, op, value)
+        return tuple.__new__(cls, (target, key, op, value))
 
     @staticmethod
     def mod_revision(key: str, op: CompareOp, revision: int) -> Compare:
@@ -161,7 +161,7 @@ class PutRequest(_PutFields):
 
     def __new__(cls, key: str, value: bytes, prev_kv: bool = False, lease: int = 0) -> PutRequest:
         check_value(value)
-        return super().__new__(cls, key, value, prev_kv, lease)
+        return tuple.__new__(cls, (key, value, prev_kv, lease))
 
 
 class DeleteRequest(NamedTuple):
