@@ -61,7 +61,7 @@ def new_uid(rand: random.Random) -> str:
     version=4) gives, without its cost: this runs on every create)."""
     value = rand.getrandbits(128)
     value = (value & ~(0xF000 << 64) & ~(0xC000 << 48)) | (4 << 76) | (0x8000 << 48)
-    h = f"{value:032x}"
+    h = value.to_bytes(16).hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 

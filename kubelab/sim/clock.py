@@ -20,7 +20,7 @@ class LivelockError(RuntimeError):
     """run_until_idle saw more steps than its guard allows: something keeps rescheduling itself."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Timer:
     """A scheduled callback; call cancel() to stop it. Timers run in (when, priority, seq)
     order: seq keeps insertion order stable."""

@@ -7,6 +7,7 @@ ValidateConfigMap), with the same field paths and words.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -221,7 +222,9 @@ def validate_config_map(cm: Object) -> list[FieldError]:
     return errs
 
 
-def _config_key_errors(key: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _config_key_errors(key: str) -> tuple[str, ...]:
+    # The same few keys come back in ConfigMap after ConfigMap: remember the answers.
     errs = []
     if len(key) > 253:
         errs.append("must be no more than 253 characters")
@@ -233,4 +236,4 @@ def _config_key_errors(key: str) -> list[str]:
         errs.append(f"must not be '{key}'")
     elif key.startswith(".."):
         errs.append("must not start with '..'")
-    return errs
+    return tuple(errs)
