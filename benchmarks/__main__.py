@@ -1,6 +1,7 @@
 """`make bench`: run every benchmarks/bench_*.py and print one table.
 
-Each module exposes `run() -> list[Figure]`. Timing lives here, never in tests.
+Each module exposes `run() -> list[Figure]`. Timing lives here, never in tests. The first and
+last rows time a fixed reference loop: this machine's speed drifts (see common.machine_speed).
 Pass module names (e.g. `python -m benchmarks store`) to run only some.
 """
 
@@ -11,7 +12,7 @@ import pkgutil
 import sys
 
 import benchmarks
-from benchmarks.common import Figure, table
+from benchmarks.common import Figure, machine_speed, table
 
 
 def main(argv: list[str]) -> int:
@@ -19,11 +20,12 @@ def main(argv: list[str]) -> int:
                    if m.name.startswith("bench_"))
     if argv:
         names = [n for n in names if n.removeprefix("bench_") in argv]
-    figures: list[Figure] = []
+    figures = [Figure("machine speed before (reference loop)", machine_speed(), "M steps/s")]
     for name in names:
         module = importlib.import_module(f"benchmarks.{name}")
         print(f"running {name} ...", file=sys.stderr, flush=True)
         figures.extend(module.run())
+    figures.append(Figure("machine speed after (reference loop)", machine_speed(), "M steps/s"))
     print(table(figures))
     return 0
 

@@ -44,7 +44,7 @@ def _namespace(server: APIServer, token: str, name: str) -> None:
         "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
 
 
-ROUNDS = 3  # the create figure is the best of ROUNDS fresh servers (as timeit advises)
+ROUNDS = 5  # the create figure is the best of ROUNDS fresh servers (as timeit advises)
 
 
 def _creates(n: int) -> tuple[APIServer, Clock, str, float]:

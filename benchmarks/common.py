@@ -32,6 +32,24 @@ def rate(n: int, fn: Callable[[], object]) -> float:
     return n / elapsed if elapsed > 0 else float("inf")
 
 
+def machine_speed(rounds: int = 3) -> float:
+    """Millions of steps per second of a fixed pure-Python loop (dict, list and str work, the
+    kind kubelab does), best of rounds. This machine's speed drifts by half from one minute
+    to the next (a shared VM): the row printed before and after the benchmarks says which
+    phase their figures were taken in."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        table: dict[str, list[int]] = {}
+        for i in range(200_000):
+            key = f"k{i % 1000}"
+            table.setdefault(key, []).append(i)
+            if len(table[key]) > 8:
+                table[key].clear()
+        best = min(best, time.perf_counter() - start)
+    return 0.2 / best
+
+
 def table(figures: list[Figure]) -> str:
     rows = [("figure", "value", "unit", "target", "")]
     for f in figures:
