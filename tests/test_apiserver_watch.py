@@ -184,6 +184,21 @@ def test_each_watcher_gets_its_own_copy(env: Env) -> None:
     assert b.events[0]["object"]["data"]["k"] == "v"
 
 
+def test_watchers_with_selectors_get_their_own_copies_too(env: Env) -> None:
+    # The copy decoded to test the selectors goes to one watcher only; the others (and the
+    # selector tests that follow) get their own.
+    recs = [watch(env, label_selector="app=web")[0] for _ in range(3)]
+    env.create("configmaps", labelled("x", app="web"))
+    env.settle()
+    recs[0].events[0]["object"]["metadata"]["labels"]["app"] = "mutated"
+    env.req("update", "configmaps", name="x", body=labelled("x", app="db"))  # stops matching
+    env.settle()
+    assert [r.seen() for r in recs] == [[("ADDED", "x"), ("DELETED", "x")]] * 3
+    objects = [e["object"] for r in recs for e in r.events]
+    assert len({id(o) for o in objects}) == 6
+    assert [o["metadata"]["labels"]["app"] for o in objects[2:]] == ["web"] * 4
+
+
 def test_kubelet_watches_are_indexed_by_node(env: Env) -> None:
     for i in range(3):
         env.create("pods", pod(f"p{i}"))

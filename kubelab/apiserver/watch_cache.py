@@ -86,6 +86,17 @@ class CacheEvent:
     def forget_decoded(self) -> None:
         self._obj = self._prev = None
 
+    def take(self) -> dict[str, Any]:
+        """The new object for one watcher to keep. The copy decoded to test selectors goes to
+        the first watcher that takes it (nobody else holds it); later ones get fresh copies."""
+        obj, self._obj = self._obj, None
+        return obj if obj is not None else decode(self.value or b"", self.rev)
+
+    def take_prev(self) -> dict[str, Any]:
+        """The old object for one watcher to keep, as take() does for the new one."""
+        prev, self._prev = self._prev, None
+        return prev if prev is not None else decode(self.prev_value or b"", self.rev)
+
     def nodes(self) -> tuple[str, str]:
         """spec.nodeName of the new and the old pod ("" when absent)."""
         if self._node is None:
@@ -149,10 +160,10 @@ class CacheWatcher:
             before = prev is not None and p.matches(prev)
         # Each watcher gets its own copy, as if it had read its own HTTP stream.
         if now and ev.value is not None:
-            self.send({"type": "MODIFIED" if before else "ADDED", "object": decode(ev.value, ev.rev)})
+            self.send({"type": "MODIFIED" if before else "ADDED", "object": ev.take()})
         elif before and ev.prev_value is not None:
             # The old content, at the event's resourceVersion (cache_watcher.go).
-            self.send({"type": "DELETED", "object": decode(ev.prev_value, ev.rev)})
+            self.send({"type": "DELETED", "object": ev.take_prev()})
 
     def send(self, event: WatchEvent) -> None:
         if self._outbox or self._flush_pending:
