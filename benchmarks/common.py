@@ -34,7 +34,7 @@ def rate(n: int, fn: Callable[[], object]) -> float:
 
 def machine_speed(rounds: int = 3) -> float:
     """Millions of steps per second of a fixed pure-Python loop (dict, list and str work, the
-    kind kubelab does), best of rounds. This machine's speed drifts by half from one minute
+    kind kubelab does), best of rounds. This machine's speed drifts as much as twofold from one minute
     to the next (a shared VM): the row printed before and after the benchmarks says which
     phase their figures were taken in."""
     best = float("inf")
