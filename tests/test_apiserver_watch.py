@@ -199,14 +199,8 @@ def test_watchers_with_selectors_get_their_own_copies_too(env: Env) -> None:
     assert [o["metadata"]["labels"]["app"] for o in objects[2:]] == ["web"] * 4
 
 
-def test_kubelet_watches_are_indexed_by_node(env: Env) -> None:
-    for i in range(3):
-        env.create("pods", pod(f"p{i}"))
-    recs = {n: watch(env, "pods", "", field_selector=f"spec.nodeName={n}")[0]
-            for n in ("node-1", "node-2")}
-    unassigned, _ = watch(env, "pods", "", field_selector="spec.nodeName=")
-    cacher = env.server.served.cachers[("", "pods")]
-    assert set(cacher.by_trigger) == {"node-1", "node-2", ""} and not cacher.watchers
+def spy_on_indexed_watchers(cacher: Any) -> list[str]:
+    """The field selectors of the indexed watchers each event is offered to, in order."""
     offered: list[str] = []
     for watchers in cacher.by_trigger.values():
         for w in watchers.values():
@@ -215,7 +209,19 @@ def test_kubelet_watches_are_indexed_by_node(env: Env) -> None:
             def spy(ev: Any, w: Any = w, original: Any = original) -> None:
                 offered.append(w.info.field_selector)
                 original(ev)
-            w.offer = spy  # type: ignore[method-assign]
+            w.offer = spy
+    return offered
+
+
+def test_kubelet_watches_are_indexed_by_node(env: Env) -> None:
+    for i in range(3):
+        env.create("pods", pod(f"p{i}"))
+    recs = {n: watch(env, "pods", "", field_selector=f"spec.nodeName={n}")[0]
+            for n in ("node-1", "node-2")}
+    unassigned, _ = watch(env, "pods", "", field_selector="spec.nodeName=")
+    cacher = env.server.served.cachers[("", "pods")]
+    assert set(cacher.by_trigger) == {"node-1", "node-2", ""} and not cacher.watchers
+    offered = spy_on_indexed_watchers(cacher)
     env.settle()
     for i in range(3):
         env.req("create", "pods", name=f"p{i}", subresource="binding", body={
@@ -239,15 +245,7 @@ def test_kubelet_node_watches_are_indexed_by_name(env: Env) -> None:
     env.settle()  # the creates reach the cache (each offered to its own node's watcher only)
     cacher = env.server.served.cachers[("", "nodes")]
     assert set(cacher.by_trigger) == {"node-1", "node-2"} and list(cacher.watchers) == [everyone_id(env)]
-    offered: list[str] = []
-    for watchers in cacher.by_trigger.values():
-        for w in watchers.values():
-            original = w.offer
-
-            def spy(ev: Any, w: Any = w, original: Any = original) -> None:
-                offered.append(w.info.field_selector)
-                original(ev)
-            w.offer = spy  # type: ignore[method-assign]
+    offered = spy_on_indexed_watchers(cacher)
     env.req("patch", "nodes", name="node-1", subresource="status",
             body={"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
     env.req("delete", "nodes", name="node-1")

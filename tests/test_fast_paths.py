@@ -24,11 +24,7 @@ from kubelab.scheduler.plugins.registry import in_tree_registry
 from kubelab.scheduler.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
     ResourceAllocationScorer,
-    balanced_cpu_memory,
-    balanced_resource_scorer,
-    least_allocated_cpu_memory,
     least_resource_scorer,
-    most_allocated_cpu_memory,
     most_resource_scorer,
 )
 from kubelab.scheduler.snapshot import Snapshot
@@ -52,35 +48,29 @@ def _pod(rand: random.Random, i: int) -> dict[str, Any]:
             "spec": {"nodeName": "n", "containers": [{"name": "c", "resources": {"requests": requests}}]}}
 
 
-@pytest.mark.parametrize(("general", "shortcut", "use_requested"), [
-    (least_resource_scorer([("cpu", 1), ("memory", 1)]), least_allocated_cpu_memory, False),
-    (least_resource_scorer([("cpu", 3), ("memory", 1)]), least_allocated_cpu_memory, False),
-    (most_resource_scorer([("cpu", 1), ("memory", 2)]), most_allocated_cpu_memory, False),
-    (balanced_resource_scorer, balanced_cpu_memory, True),
+@pytest.mark.parametrize("general", [
+    least_resource_scorer([("cpu", 1), ("memory", 1)]),
+    least_resource_scorer([("cpu", 3), ("memory", 1)]),
+    most_resource_scorer([("cpu", 1), ("memory", 2)]),
 ])
-def test_cpu_memory_shortcuts_score_like_the_general_path(general: Any, shortcut: Any,
-                                                          use_requested: bool) -> None:
-    weights = getattr(general, "weights", [1, 1])
-    resources = [("cpu", weights[0]), ("memory", weights[1])]
-    fast = ResourceAllocationScorer("x", general, resources, use_requested, shortcut=shortcut)
-    slow = ResourceAllocationScorer("x", general, resources, use_requested)
+def test_the_cpu_memory_shortcut_scores_like_the_general_path(general: Any) -> None:
+    resources = [("cpu", general.weights[0]), ("memory", general.weights[1])]
+    fast = ResourceAllocationScorer("x", general, resources, False, cpu_memory=general.cpu_memory)
+    slow = ResourceAllocationScorer("x", general, resources, False)
     assert fast.score is not fast.score_resources and slow.score == slow.score_resources
     rand = random.Random(7)
     for _ in range(300):
         info = NodeInfo(_node(rand), [_pod(rand, i) for i in range(rand.randrange(4))])
         requests = fast.pod_request_list(_pod(rand, 99))
         assert fast.score(info, requests) == slow.score(info, requests)
+        assert fast.score_nodes([info], requests) == [slow.score(info, requests)]
 
 
 def test_other_resources_take_the_general_path() -> None:
     resources = [("memory", 1), ("cpu", 1)]
-    scorer = ResourceAllocationScorer("x", least_resource_scorer(resources), resources, False,
-                                      shortcut=least_allocated_cpu_memory)
-    assert scorer.score == scorer.score_resources
-    legacy = ResourceAllocationScorer("x", most_resource_scorer(DEFAULT_RESOURCES), DEFAULT_RESOURCES,
-                                      False, cpu_memory=most_resource_scorer(DEFAULT_RESOURCES).cpu_memory)
-    info = NodeInfo(_node(random.Random(1)))
-    assert legacy.score(info, [100, 1 << 30]) == legacy.score_resources(info, [100, 1 << 30])
+    scorer = least_resource_scorer(resources)
+    assert ResourceAllocationScorer("x", scorer, resources, False, cpu_memory=scorer.cpu_memory
+                                    ).score.__name__ == "score_resources"
 
 
 def test_select_host_takes_plain_pairs_and_node_plugin_scores_alike() -> None:
@@ -274,7 +264,7 @@ def test_a_failing_batch_filter_falls_back_to_one_node_at_a_time() -> None:
 
 def test_remembered_scores_follow_every_change_of_a_node() -> None:
     least = least_resource_scorer(DEFAULT_RESOURCES)
-    fit = ResourceAllocationScorer("x", least, DEFAULT_RESOURCES, False, shortcut=least_allocated_cpu_memory)
+    fit = ResourceAllocationScorer("x", least, DEFAULT_RESOURCES, False, cpu_memory=least.cpu_memory)
     general = ResourceAllocationScorer("x", least, DEFAULT_RESOURCES, False)
     snapshot = Snapshot([make_node(n, "4", "8Gi") for n in "abc"])
     request = [500, 1 << 30]

@@ -16,7 +16,6 @@ from kubelab.scheduler.interface import Code, CycleState, Handle, Status
 from kubelab.scheduler.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
     ResourceAllocationScorer,
-    balanced_cpu_memory,
     balanced_resource_scorer,
 )
 from kubelab.scheduler.types import NodeInfo, Object
@@ -32,8 +31,7 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         resources = [(r["name"], int(r.get("weight") or 1)) for r in args.get("resources") or ()]
         self.scorer = ResourceAllocationScorer(
-            self.name, balanced_resource_scorer, resources or DEFAULT_RESOURCES, use_requested=True,
-            shortcut=balanced_cpu_memory)
+            self.name, balanced_resource_scorer, resources or DEFAULT_RESOURCES, use_requested=True)
 
     def pre_score(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_request_list(pod)

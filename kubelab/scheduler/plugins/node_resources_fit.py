@@ -19,12 +19,9 @@ from kubelab.scheduler.interface import Code, CycleState, Handle, PreFilterResul
 from kubelab.scheduler.plugins.node_memo import NodeMemo
 from kubelab.scheduler.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
-    NodesScorer,
     ResourceAllocationScorer,
     Scorer,
-    least_allocated_cpu_memory,
     least_resource_scorer,
-    most_allocated_cpu_memory,
     most_resource_scorer,
     requested_to_capacity_ratio_scorer,
 )
@@ -66,11 +63,11 @@ class NodeResourcesFit:
         resources = [(r["name"], int(r.get("weight") or 1)) for r in strategy["resources"]]
         kind = strategy["type"]
         scorer: Scorer
-        shortcut: Callable[[int, int, bool], NodesScorer] | None = None
+        cpu_memory: Callable[[int, int, int, int], int] | None = None
         if kind in ("LeastAllocated", "MostAllocated"):
-            least = kind == "LeastAllocated"
-            scorer = (least_resource_scorer if least else most_resource_scorer)(resources)
-            shortcut = least_allocated_cpu_memory if least else most_allocated_cpu_memory
+            make = least_resource_scorer if kind == "LeastAllocated" else most_resource_scorer
+            weighted = make(resources)
+            scorer, cpu_memory = weighted, weighted.cpu_memory
         elif kind == "RequestedToCapacityRatio":
             shape = [(int(p["utilization"]), int(p["score"]))
                      for p in strategy["requestedToCapacityRatio"]["shape"]]
@@ -80,7 +77,7 @@ class NodeResourcesFit:
         self.strategy = kind
         self._verdicts: NodeMemo[Status | None] = NodeMemo()  # filter verdicts (see node_memo.py)
         self.scorer = ResourceAllocationScorer(kind, scorer, resources, use_requested=False,
-                                               shortcut=shortcut)
+                                               cpu_memory=cpu_memory)
 
     # --- Filter -------------------------------------------------------------------------------
 

@@ -34,12 +34,9 @@ __all__ = [
     "ResourceAllocationScorer",
     "Scorer",
     "WeightedScorer",
-    "balanced_cpu_memory",
     "balanced_resource_scorer",
-    "least_allocated_cpu_memory",
     "least_requested_score",
     "least_resource_scorer",
-    "most_allocated_cpu_memory",
     "most_requested_score",
     "most_resource_scorer",
     "requested_to_capacity_ratio_scorer",
@@ -150,123 +147,37 @@ NodeScorer = Callable[[NodeInfo, list[int]], int]  # (node, the pod's requests) 
 NodesScorer = Callable[[Sequence[NodeInfo], list[int]], list[int]]  # the same for many nodes
 
 
-# Shortcuts for exactly (cpu, memory), the default resources: resourceAllocationScorer.score
-# and the strategy's scorer in one function, with the per-resource formula written out, for a
-# whole list of nodes. They give the same integers as the general path; they exist because they
-# run for every feasible node of every scheduling cycle, where building two lists and making
-# four calls per node costs more than the arithmetic. `use_requested` picks the real requests
-# (BalancedAllocation) or the non-zero ones (NodeResourcesFit).
-
-def least_allocated_cpu_memory(cpu_weight: int, memory_weight: int, use_requested: bool) -> NodesScorer:
-    """leastResourceScorer over (cpu, memory): least_requested_score of each, weighted."""
-    def score_nodes(nodes: Sequence[NodeInfo], pod_requests: list[int]) -> list[int]:
-        cpu_request, memory_request = pod_requests[0], pod_requests[1]
-        scores = []
-        for node_info in nodes:
-            used = node_info.requested if use_requested else node_info.non_zero_requested
-            have = node_info.allocatable
-            node_score = weight_sum = 0
-            cpu, capacity = used.milli_cpu + cpu_request, have.milli_cpu
-            if capacity:
-                if cpu <= capacity:
-                    node_score = (capacity - cpu) * MAX_NODE_SCORE // capacity * cpu_weight
-                weight_sum = cpu_weight
-            memory, capacity = used.memory + memory_request, have.memory
-            if capacity:
-                if memory <= capacity:
-                    node_score += (capacity - memory) * MAX_NODE_SCORE // capacity * memory_weight
-                weight_sum += memory_weight
-            scores.append(node_score // weight_sum if weight_sum else 0)
-        return scores
-    return score_nodes
-
-
-def most_allocated_cpu_memory(cpu_weight: int, memory_weight: int, use_requested: bool) -> NodesScorer:
-    """mostResourceScorer over (cpu, memory): most_requested_score of each, weighted."""
-    def score_nodes(nodes: Sequence[NodeInfo], pod_requests: list[int]) -> list[int]:
-        cpu_request, memory_request = pod_requests[0], pod_requests[1]
-        scores = []
-        for node_info in nodes:
-            used = node_info.requested if use_requested else node_info.non_zero_requested
-            have = node_info.allocatable
-            node_score = weight_sum = 0
-            cpu, capacity = used.milli_cpu + cpu_request, have.milli_cpu
-            if capacity:  # requested is capped at capacity
-                node_score = (cpu if cpu < capacity else capacity) * MAX_NODE_SCORE // capacity * cpu_weight
-                weight_sum = cpu_weight
-            memory, capacity = used.memory + memory_request, have.memory
-            if capacity:
-                memory = memory if memory < capacity else capacity
-                node_score += memory * MAX_NODE_SCORE // capacity * memory_weight
-                weight_sum += memory_weight
-            scores.append(node_score // weight_sum if weight_sum else 0)
-        return scores
-    return score_nodes
-
-
-def balanced_cpu_memory(cpu_weight: int, memory_weight: int, use_requested: bool) -> NodesScorer:
-    """balanced_resource_scorer over (cpu, memory) (it ignores weights, as upstream does)."""
-    def score_nodes(nodes: Sequence[NodeInfo], pod_requests: list[int]) -> list[int]:
-        cpu_request, memory_request = pod_requests[0], pod_requests[1]
-        scores = []
-        for node_info in nodes:
-            used = node_info.requested if use_requested else node_info.non_zero_requested
-            have = node_info.allocatable
-            cpu, cpu_capacity = used.milli_cpu + cpu_request, have.milli_cpu
-            memory, memory_capacity = used.memory + memory_request, have.memory
-            if not (cpu_capacity and memory_capacity):
-                scores.append(balanced_resource_scorer([cpu, memory], [cpu_capacity, memory_capacity]))
-                continue
-            cpu_fraction, memory_fraction = cpu / cpu_capacity, memory / memory_capacity
-            if cpu_fraction > 1.0:
-                cpu_fraction = 1.0
-            if memory_fraction > 1.0:
-                memory_fraction = 1.0
-            scores.append(int((1 - abs(cpu_fraction - memory_fraction) / 2) * MAX_NODE_SCORE))
-        return scores
-    return score_nodes
-
-
 class ResourceAllocationScorer:
     """resourceAllocationScorer: gathers (requested, allocatable) per configured resource
     for one node and hands them to the scorer.
 
     score(node_info, pod_requests) scores one node, score_nodes(nodes, pod_requests) a list
-    of them. They use score_resources unless the resources are cpu then memory and a shorter
-    path was given: `shortcut` (one of the NodesScorers above, made with the two weights) or
-    `cpu_memory` (a scorer of (cpu, cpu capacity, memory, memory capacity)).
+    of them. They use score_resources unless the resources are cpu then memory and `cpu_memory`
+    (a scorer of (cpu, cpu capacity, memory, memory capacity)) was given.
     """
 
     def __init__(self, name: str, scorer: Scorer, resources: Sequence[ResourceSpec],
-                 use_requested: bool, cpu_memory: Callable[[int, int, int, int], int] | None = None, *,
-                 shortcut: Callable[[int, int, bool], NodesScorer] | None = None) -> None:
+                 use_requested: bool, cpu_memory: Callable[[int, int, int, int], int] | None = None
+                 ) -> None:
         self.name = name
         self.scorer = scorer
         self.resources = tuple(resources)
         self.use_requested = use_requested
         self._cpu_memory = cpu_memory
         self.score: NodeScorer = self.score_resources
-        self._score_nodes: NodesScorer = self._score_each
-        if [n for n, _ in self.resources] == ["cpu", "memory"]:
-            if shortcut is not None:
-                self._score_nodes = shortcut(self.resources[0][1], self.resources[1][1], use_requested)
-                self.score = self._score_one
-            elif cpu_memory is not None:
-                self.score = self._score_cpu_memory
+        if cpu_memory is not None and [n for n, _ in self.resources] == ["cpu", "memory"]:
+            self.score = self._score_cpu_memory
         self._memo: NodeMemo[int] = NodeMemo()
 
     def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
         """score() of each node. A node is worked out again only when it or the pod's
         requests have changed since it was last scored (see node_memo.py)."""
         return self._memo.results(tuple(pod_requests_list), nodes,
-                                  lambda changed: self._score_nodes(changed, pod_requests_list))
+                                  lambda changed: self._score_each(changed, pod_requests_list))
 
     def _score_each(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
         score = self.score
         return [score(node_info, pod_requests_list) for node_info in nodes]
-
-    def _score_one(self, node_info: NodeInfo, pod_requests_list: list[int]) -> int:
-        return self._score_nodes([node_info], pod_requests_list)[0]
 
     def pod_request_list(self, pod: Object) -> list[int]:
         """calculatePodResourceRequestList, in the order of self.resources."""
