@@ -64,6 +64,39 @@ def test_list_with_label_and_field_selectors(env: Env) -> None:
     assert names(label_selector="app=web", field_selector="metadata.name!=a") == ["b"]
 
 
+def test_a_list_by_metadata_name_reads_one_key(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """store.go ListPredicate: metadata.name=<name> reads that key, not the whole prefix,
+    when the key can be known (a namespaced list across all namespaces cannot)."""
+    for n in ("n1", "n2", "n3"):
+        env.create("nodes", node(n))
+    env.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+    env.create("configmaps", config_map("b"))
+    env.create("configmaps", config_map("b", "other"), namespace="other")
+    env.create("configmaps", labelled("c", app="web"))
+    ranges: list[tuple[str, Any]] = []
+    real_range = env.store.range
+
+    def spy(key: str, end: Any = None, **kwargs: Any) -> Any:
+        ranges.append((key, end))
+        return real_range(key, end, **kwargs)
+    monkeypatch.setattr(env.store, "range", spy)
+
+    def names(resource: str, namespace: str = "default", **kwargs: Any) -> list[tuple[str, str]]:
+        items = env.req("list", resource, namespace, **kwargs)["items"]
+        return [(i["metadata"].get("namespace", ""), i["metadata"]["name"]) for i in items]
+
+    assert names("nodes", field_selector="metadata.name=n2") == [("", "n2")]
+    assert ranges == [("/registry/nodes/n2", "/registry/nodes/n2\x00")]
+    assert names("configmaps", field_selector="metadata.name=b") == [("default", "b")]
+    assert names("configmaps", field_selector="metadata.name=c", label_selector="app=db") == []
+    assert names("nodes", field_selector="metadata.name=gone") == []
+    assert [r[0] for r in ranges[1:]] == ["/registry/configmaps/default/b",
+                                          "/registry/configmaps/default/c", "/registry/nodes/gone"]
+    ranges.clear()
+    assert names("configmaps", "", field_selector="metadata.name=b") == [("default", "b"), ("other", "b")]
+    assert ranges == [("/registry/configmaps/", "/registry/configmaps0")]  # every namespace: the prefix
+
+
 def test_bad_selectors_are_400(env: Env) -> None:
     err = env.error("list", "configmaps", label_selector="app==(")
     assert err.code == 400 and "couldn't parse the selector string" in err.message

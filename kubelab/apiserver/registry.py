@@ -95,13 +95,16 @@ class Registry:
         else:
             parse_resource_version(r.resource_version)
         needle = _node_needle(predicate)
+        end = prefix_end(prefix)
+        single = None if r.continue_token else _single_key(served, predicate)
+        if single is not None:  # metadata.name=<name>: one key to read, not the whole prefix
+            start, end = single, single + "\x00"
         items: list[Object] = []
         meta: dict[str, Any] = {}
         limit = max(r.limit, 0)
         while True:
             try:
-                resp = self.server.store.range(start, prefix_end(prefix), revision=rev,
-                                               limit=limit)
+                resp = self.server.store.range(start, end, revision=rev, limit=limit)
             except CompactedError:
                 raise resource_expired(CONTINUE_EXPIRED if r.continue_token else
                                        "The resourceVersion for the provided list is too old.") \
@@ -130,7 +133,9 @@ class Registry:
     def scan(self, served: Served, predicate: Predicate, namespace: str) -> tuple[list[Object], int]:
         """Every matching object now, and the revision they are current at (for a watch)."""
         prefix = served.prefix + (f"{namespace}/" if served.info.namespaced and namespace else "")
-        resp = self.server.store.range(prefix, prefix=True)
+        single = _single_key(served, predicate)
+        resp = self.server.store.range(single) if single is not None else \
+            self.server.store.range(prefix, prefix=True)
         needle = _node_needle(predicate)
         items = []
         for kv in resp.kvs:
@@ -312,6 +317,17 @@ class Registry:
                            group=ctx.served.info.group)
         if ctx.served.affects_server:
             self.server.after_write(ctx.served, key, None)
+
+
+def _single_key(served: Served, predicate: Predicate) -> str | None:
+    """The one key a `metadata.name=<name>` field selector can match, if it can be known
+    (a namespaced resource needs the namespace too); None: read the whole prefix. A kubelet
+    lists its own Node this way: upstream's registry store does the same (store.go
+    ListPredicate, p.MatchesSingle()), so a thousand kubelets do not each read every node."""
+    name = predicate.field.exact_value("metadata.name") if predicate.field is not None else None
+    if name is None or (served.info.namespaced and not predicate.namespace):
+        return None
+    return served.key(predicate.namespace, name)
 
 
 def _node_needle(predicate: Predicate) -> bytes:
