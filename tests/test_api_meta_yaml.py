@@ -57,8 +57,11 @@ def test_timestamps_are_virtual() -> None:
     assert micro_time(1.25) == "2025-01-01T00:00:01.250000Z"
     assert parse_time(rfc3339(3600)) == 3600
     assert parse_time(micro_time(1.25)) == 1.25
-    with pytest.raises(ValueError, match="RFC 3339"):
-        parse_time("yesterday")
+    assert parse_time("2024-12-31T23:59:59.5Z") == -0.5
+    for bad in ("yesterday", "2025-02-30T00:00:00Z", "2025-01-01T00:00:00", "2025-01-01 00:00:00Z",
+                "2025-01-01T00:00:00.1234567Z", "\uff12025-01-01T00:00:00Z"):
+        with pytest.raises(ValueError, match="RFC 3339"):
+            parse_time(bad)
 
 
 def test_controller_of() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import random
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -33,6 +34,7 @@ Object = dict[str, Any]
 
 # Virtual time 0.0 is this instant. Timestamps in objects are EPOCH + clock.now.
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z", re.ASCII)
 
 # utilrand.String's alphabet: no vowels and no digits that look like letters, so generated
 # names never spell words (k8s.io/apimachinery/pkg/util/rand/rand.go).
@@ -91,13 +93,15 @@ def micro_time(seconds: float) -> str:
 
 def parse_time(text: str) -> float:
     """Virtual seconds for a timestamp written by rfc3339 or micro_time."""
-    for fmt in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
-        try:
-            when = datetime.strptime(text, fmt).replace(tzinfo=UTC)
-        except ValueError:
-            continue
-        return (when - EPOCH).total_seconds()
-    raise ValueError(f'parsing time "{text}" as RFC 3339 failed')
+    # The pattern says which texts are timestamps; fromisoformat, which is ten times faster
+    # than strptime, reads them (the node lifecycle controller reads every lease every 5 s).
+    try:
+        if not _TIMESTAMP.fullmatch(text):
+            raise ValueError(text)
+        when = datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)  # February 30th raises
+    except (TypeError, ValueError):
+        raise ValueError(f'parsing time "{text}" as RFC 3339 failed') from None
+    return (when - EPOCH).total_seconds()
 
 
 def deep_copy(obj: Object) -> Object:
