@@ -48,7 +48,8 @@ def pod(name, **spec):
 # ## 1. One request, every stage
 #
 # Create a pod as the administrator and look at the audit record the API server keeps for every
-# request: who, what, the answer, and the stages it went through.
+# request: who, what, the answer, and the stages it went through. (`c.apiserver.audit` keeps the
+# newest 50,000 to 100,000 records; like a real audit log file, it rotates.)
 
 # %%
 created = admin.create(pod("web"))

@@ -270,6 +270,18 @@ def test_audit_records_every_request_with_its_stages(env: Env) -> None:
     assert records[0].detail["user"] == "admin"
 
 
+def test_the_audit_log_rotates_past_its_limit(env: Env) -> None:
+    """Like --audit-log-maxsize: the oldest half goes, the newest records stay, in order."""
+    env.server.audit_limit = 10
+    sizes = []
+    for i in range(25):
+        env.create("configmaps", config_map(f"cm-{i}"))
+        sizes.append(len(env.server.audit))
+    assert max(sizes) == 10 and min(sizes) == 5  # 11 records: the oldest 6 go
+    names = [r.name for r in env.server.audit]
+    assert names == [f"cm-{i}" for i in range(25 - len(names), 25)]
+
+
 def test_a_slow_store_shows_in_the_request_latency(env: Env) -> None:
     env.store.latency = 0.25
     env.create("configmaps", config_map("a"))

@@ -61,6 +61,7 @@ __all__ = ["APIServer", "WatchInterceptor"]
 
 Object = dict[str, Any]
 WatchInterceptor = Callable[[WatchInfo, WatchEvent], list[tuple[float, WatchEvent]]]
+AUDIT_LIMIT = 100_000  # audit records kept in memory (between half this and this many)
 
 
 class APIServer:
@@ -76,7 +77,11 @@ class APIServer:
         for plugin in default_plugins():
             self.admission.register(plugin)
         self.registry = Registry(self)
+        # Every request's record, oldest first, rotated like upstream's log backend
+        # (--audit-log-maxsize): past audit_limit records the older half is dropped, so a
+        # 30,000-pod run does not keep 300,000 records (about 140 MiB).
         self.audit: list[AuditRecord] = []
+        self.audit_limit = AUDIT_LIMIT
         # The fault layer's hook: every event for every watcher goes through it, and the
         # (delay, event) pairs it returns are delivered that many virtual seconds later.
         self.watch_interceptor: WatchInterceptor | None = None
@@ -274,7 +279,10 @@ class APIServer:
             record.plugin = self.admission.failed_plugin
 
     def log(self, record: AuditRecord) -> None:
-        self.audit.append(record)
+        audit = self.audit
+        audit.append(record)
+        if len(audit) > self.audit_limit:
+            del audit[:len(audit) - self.audit_limit // 2]
         if self.trace is not None and self.trace.enabled:
             detail: dict[str, Any] = {"user": record.user, "code": record.code}
             if record.stage:
