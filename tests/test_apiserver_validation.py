@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -200,6 +201,25 @@ def test_body_must_be_an_object(env: Env) -> None:
     assert err.code == 400
     assert err.message.startswith("couldn't get version/kind; json parse error: json: cannot "
                                   "unmarshal array into Go value of type struct")
+
+
+def test_the_store_holds_compact_utf8_json(env: Env) -> None:
+    """What etcd holds is the object as compact JSON (resourceVersion is the key's revision,
+    not part of the bytes), UTF-8 and key order kept, whichever JSON library writes it."""
+    created = env.create("configmaps", config_map(greeting="안녕 ✓", n="1"))
+    value = env.store.range("/registry/configmaps/default/cm").kvs[0].value
+    del created["metadata"]["resourceVersion"]
+    assert value == json.dumps(created, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_a_lone_surrogate_becomes_the_replacement_character(env: Env) -> None:
+    """Go's JSON decoder turns half a UTF-16 surrogate pair into U+FFFD; UTF-8 cannot hold it."""
+    created = env.create("configmaps", config_map(k="a\ud800b"))
+    assert created["data"]["k"] == "a\ufffdb"
+    assert env.get("configmaps", "cm")["data"]["k"] == "a\ufffdb"
+    body = config_map("other")
+    body["metadata"]["annotations"] = {"note": "\udc80 fine"}
+    assert env.create("configmaps", body)["metadata"]["annotations"] == {"note": "\ufffd fine"}
 
 
 def test_missing_kind_and_api_version_default_to_the_endpoints(env: Env) -> None:

@@ -20,8 +20,10 @@ import base64
 import binascii
 import json
 import math
-from collections.abc import Callable
+import re
 from typing import Any, NoReturn
+
+import orjson
 
 from kubelab.api.errors import ApiError, ParseError, bad_request, request_entity_too_large
 from kubelab.api.quantity import parse_quantity
@@ -35,23 +37,8 @@ MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 # Go's decoder stops at 10000 levels of nesting; Python's stack is smaller, so we stop earlier.
 MAX_DEPTH = 200
 
-
-
-def _compact_encoder() -> Callable[[Any], str]:
-    """json.dumps with compact separators, built once. JSONEncoder.encode builds the same C
-    encoder anew on every call (json/encoder.py, iterencode); every write encodes, so we keep
-    the one it would build. Without the C module, the plain encoder does the same job."""
-    encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False,
-                               check_circular=False)
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return encoder.encode
-    chunks = make(None, encoder.default, json.encoder.encode_basestring, None, ":", ",",
-                  False, False, False)  # markers, ..., sort_keys, skipkeys, allow_nan
-    return lambda obj: "".join(chunks(obj, 0))
-
-
-_dumps = _compact_encoder()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 _JSON_TYPES = {str: "string", bool: "bool", int: "number", float: "number", list: "array",
                dict: "object", type(None): "null"}
 _INT_RANGES = {"int32": 2**31, "int64": 2**63}
@@ -59,9 +46,33 @@ _KIND_SNIFF = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
                'Kind string "json:\\"kind,omitempty\\"" }')
 
 
-def encode(obj: Any) -> str:
-    """Compact JSON, as stored in etcd (the objects we encode are JSON by construction)."""
-    return _dumps(obj)
+def encode(obj: Any) -> bytes:
+    """Compact UTF-8 JSON, as stored in etcd.
+
+    orjson, not the json module: it writes the same bytes ten times faster (every write
+    encodes), and reads them back twice as fast (watch_cache.decode). The objects we encode
+    are JSON by construction (decode_body made them), but two things orjson refuses can get
+    through: an integer beyond 64 bits, which the json module writes (orjson, like Go, reads
+    it back as a float), and a string with half of a UTF-16 surrogate pair ("\\ud800"), which
+    UTF-8 cannot carry: Go's decoder turns it into U+FFFD, the replacement character, and so
+    do we, in obj itself (the server's own copy)."""
+    try:
+        return orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        return _dumps(_replace_surrogates(obj)).encode()
+
+
+def _replace_surrogates(value: Any) -> Any:
+    """value with U+FFFD for each lone surrogate in its strings (dicts and lists in place)."""
+    if type(value) is str:
+        return _SURROGATE.sub("\ufffd", value)
+    if type(value) is list:
+        value[:] = [_replace_surrogates(item) for item in value]
+    elif type(value) is dict:
+        items = [(_SURROGATE.sub("\ufffd", k), _replace_surrogates(v)) for k, v in value.items()]
+        value.clear()
+        value.update(items)
+    return value
 
 
 def decode_body(body: Any, info: ResourceInfo, schema: Struct | None) -> dict[str, Any]:

@@ -244,7 +244,7 @@ class Registry:
             new_meta["resourceVersion"] = str(server.store.revision)
             return new
         new_meta.pop("resourceVersion", None)
-        data = encode(new).encode()
+        data = encode(new)
         if data == kv.value:  # nothing changed: no write, no new revision
             new_meta["resourceVersion"] = str(kv.mod_revision)
             return new
@@ -281,7 +281,7 @@ class Registry:
         meta = obj["metadata"]
         if data is None:
             meta.pop("resourceVersion", None)
-            data = encode(obj).encode()
+            data = encode(obj)
         if len(data) > MAX_REQUEST_BODY_BYTES:
             raise request_entity_too_large(f"limit is {MAX_REQUEST_BODY_BYTES}")
         if ctx.request.dry_run:
