@@ -57,7 +57,9 @@ def encode(obj: Any) -> bytes:
     UTF-8 cannot carry: Go's decoder turns it into U+FFFD, the replacement character, and so
     do we, in obj itself (the server's own copy)."""
     try:
-        return orjson.dumps(obj)
+        # orjson's bytes keep the room of the buffer they were written in (8 KiB for a
+        # 2 KiB pod); the store keeps every revision, so it keeps an exact copy.
+        return memoryview(orjson.dumps(obj)).tobytes()
     except orjson.JSONEncodeError:
         return _dumps(_replace_surrogates(obj)).encode()
 
