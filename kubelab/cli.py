@@ -28,6 +28,7 @@ PYTHON_PACKAGES = [
     ("pyyaml", "reads manifests"),
     ("networkx", "the object-hierarchy graph"),
     ("graphviz", "Python side of the pictures"),
+    ("orjson", "the API server's JSON, fast"),
 ]
 
 
