@@ -222,6 +222,15 @@ def test_a_lone_surrogate_becomes_the_replacement_character(env: Env) -> None:
     assert env.create("configmaps", body)["metadata"]["annotations"] == {"note": "\ufffd fine"}
 
 
+def test_an_integer_beyond_64_bits_is_stored_and_read_back_as_a_float(env: Env) -> None:
+    """Kubernetes' JSON reader keeps integers that fit in int64 and makes the rest float64."""
+    body = config_map()
+    body["metadata"]["managedFields"] = [{"big": 2**70, "small": 2**62}]
+    env.create("configmaps", body)
+    assert env.get("configmaps", "cm")["metadata"]["managedFields"] == \
+        [{"big": float(2**70), "small": 2**62}]
+
+
 def test_missing_kind_and_api_version_default_to_the_endpoints(env: Env) -> None:
     body = config_map()
     del body["kind"], body["apiVersion"]
