@@ -48,6 +48,21 @@ def test_the_lease_is_renewed_every_10s_and_node_status_posted_every_5_minutes()
     assert statuses == [0.0, 300.0, 600.0]   # nothing changed: the Lease is the heartbeat
 
 
+def test_a_condition_someone_else_changed_is_posted_again_at_the_next_check() -> None:
+    """tryUpdateNodeStatus looks at the Node as the API has it every 10 s, not only every 5 min."""
+    c = kubelet_cluster(warm=0)
+    c.run(35)
+    c.client.patch("nodes", "node-1", {"status": {"conditions": [
+        {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+         "message": "Kubelet stopped posting node status."}]}}, "", subresource="status")
+    c.run(10)
+    ready = next(x for x in c.get("nodes", "node-1")["status"]["conditions"] if x["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("True", "KubeletReady")
+    statuses = [a.time for a in c.apiserver.audit if a.resource == "nodes" and a.subresource == "status"
+                and a.user == "system:node:node-1"]
+    assert statuses == [0.0, 40.0]
+
+
 def test_node_restriction_keeps_a_kubelet_to_its_own_objects() -> None:
     c = kubelet_cluster(nodes=2)
     c.apply(pod("other", node="node-2"))

@@ -67,6 +67,7 @@ class NodeHeartbeat:
         self.node: Object | None = None     # the Node as we last wrote or read it
         self.lease: Object | None = None
         self.last_report = -1e18            # when the node status was last posted
+        self._healthy: Object | None = None  # the Node object last found healthy
         self.renewals = 0
         self._timers: list[Timer] = []
 
@@ -143,10 +144,13 @@ class NodeHeartbeat:
         if self.node is None and not self.register():
             return
         current = self.get_node() or self.node or {}
+        recent = self.clock.now - self.last_report < self.config.node_status_report_frequency
+        if recent and current is self._healthy:
+            return  # the very Node we found healthy 10 s ago: informer objects never change
         old = (current.get("status") or {}).get("conditions") or []
         before = {c.get("type"): c.get("status") for c in old}
-        if all(before.get(kind) == status for kind, status, _r, _m in HEALTHY) and \
-                self.clock.now - self.last_report < self.config.node_status_report_frequency:
+        if all(before.get(kind) == status for kind, status, _r, _m in HEALTHY) and recent:
+            self._healthy = current
             return  # nothing to say, and the last report is recent: the Lease says we live
         new = node_conditions(old, self.clock.now)
         changed = [c for c in new if before.get(c["type"]) != c["status"]]
