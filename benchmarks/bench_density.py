@@ -3,9 +3,12 @@
 Like ClusterLoader2's density test: Deployments are applied, the Deployment controller makes
 ReplicaSets, the ReplicaSet controller creates 30,000 pods (slow-start batches, 500 per sync),
 the scheduler binds them. The figure is wall-clock seconds from the apply to the last pod
-bound (Running when kubelets run: COUNT_RUNNING), and the process's peak memory (ru_maxrss).
-Hollow nodes (no kubelets); the trace is off. The run happens in a child process so that its
-peak memory is its own.
+bound, and the process's peak memory (ru_maxrss). Hollow nodes (no kubelets); the trace is
+off. The run happens in a child process so that its peak memory is its own.
+
+It measures the control plane alone. The issue's figure, with a kubelet per node and every pod
+Running, is bench_kubelet's density run: the issue asks for it once the kubelet exists, so the
+targets (60 s, 2 GiB) are shown there, not here.
 
     python -m benchmarks density              # the figures
     python -m benchmarks.bench_density 100 30 [--no-scheduler]   # one run, prints JSON
@@ -80,12 +83,13 @@ def _child(*args: str) -> dict[str, Any]:
 
 def run() -> list[Figure]:
     full = _child(str(NODES), str(PODS_PER_NODE))
-    label = f"density {NODES} nodes x {PODS_PER_NODE} pods: apply -> all pods {full['counted']}"
+    label = (f"density {NODES} nodes x {PODS_PER_NODE} pods, hollow nodes: apply -> all pods "
+             f"{full['counted']}")
     if full["pods"] < full["total"]:
         label += f" (only {full['pods']} of {full['total']})"
     alone = _child(str(NODES), str(PODS_PER_NODE), "--no-scheduler")
-    return [Figure(label, full["seconds"], "s", "<= 60"),
-            Figure("density peak memory", full["max_rss_mib"], "MiB", "<= 2048"),
+    return [Figure(label, full["seconds"], "s"),
+            Figure("density, hollow nodes: peak memory", full["max_rss_mib"], "MiB"),
             Figure(f"controller manager alone: apply -> {alone['pods']} pods created",
                    alone["seconds"], "s")]
 
