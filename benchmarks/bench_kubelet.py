@@ -6,7 +6,7 @@
 - density: Deployments with nodes x pods-per-node replicas through the whole control plane
   (controller manager, scheduler, one kubelet per node); wall seconds from the apply to every
   pod Running, and peak memory. Run in a child process so that the memory figure is its own.
-  The issue's 1,000 nodes x 30 pods takes about 6 minutes; KUBELAB_BENCH_QUICK=1 runs
+  The issue's 1,000 nodes x 30 pods takes 4 to 5 minutes; KUBELAB_BENCH_QUICK=1 runs
   100 x 30 instead (about 25 s), a tenth of the work but not the figure the issue names.
 
     python -m benchmarks kubelet                      # the figures
