@@ -63,6 +63,21 @@ def test_a_condition_someone_else_changed_is_posted_again_at_the_next_check() ->
     assert statuses == [0.0, 40.0]
 
 
+def test_a_pod_status_someone_else_changed_is_written_back_within_10s() -> None:
+    """syncBatch: the node lifecycle controller marks pods not Ready while a node is silent;
+    a kubelet that was fine all along puts its own view back at the next batch."""
+    c = kubelet_cluster()
+    c.apply(pod("web"))
+    c.run(60)
+    assert c.get("pods", "web")["status"]["phase"] == "Running"
+    c.client.patch("pods", "web", {"status": {"conditions": [
+        {"type": "Ready", "status": "False", "reason": "NodeNotReady"}]}}, "default",
+        subresource="status")
+    c.run(10)
+    ready = next(x for x in c.get("pods", "web")["status"]["conditions"] if x["type"] == "Ready")
+    assert ready["status"] == "True"
+
+
 def test_node_restriction_keeps_a_kubelet_to_its_own_objects() -> None:
     c = kubelet_cluster(nodes=2)
     c.apply(pod("other", node="node-2"))

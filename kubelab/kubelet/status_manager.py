@@ -39,6 +39,9 @@ class StatusManager:
         self.statuses: dict[str, Object] = {}   # pod uid -> the status we want the API to show
         self._pending: set[str] = set()         # uids whose status the API does not have yet
         self._deletable: set[str] = set()       # uids whose containers are all gone
+        # uid -> the API's pod object last found showing our status. Informer objects never
+        # change, so while the API shows that very object the 10-s check has nothing to do.
+        self._shown: dict[str, Object] = {}
         self._timer: Timer | None = None
         self._soon: Timer | None = None
         self.writes = 0
@@ -75,6 +78,7 @@ class StatusManager:
         if self.statuses.get(uid) == new:
             return
         self.statuses[uid] = new
+        self._shown.pop(uid, None)
         self._pending.add(uid)
         self._write_soon()
 
@@ -86,6 +90,7 @@ class StatusManager:
 
     def forget(self, uid: str) -> None:
         self.statuses.pop(uid, None)
+        self._shown.pop(uid, None)
         self._pending.discard(uid)
         self._deletable.discard(uid)
 
@@ -116,10 +121,13 @@ class StatusManager:
         meta = pod["metadata"]
         current = pod.get("status") or {}
         try:
-            if any(current.get(k) != v for k, v in status.items()):
-                self.client.patch("pods", meta["name"], {"status": status}, meta.get("namespace", "default"),
-                                  subresource="status")
-                self.writes += 1
+            if self._shown.get(uid) is not pod:
+                if any(current.get(k) != v for k, v in status.items()):
+                    self.client.patch("pods", meta["name"], {"status": status},
+                                      meta.get("namespace", "default"), subresource="status")
+                    self.writes += 1
+                else:
+                    self._shown[uid] = pod
             if uid in self._deletable and meta.get("deletionTimestamp"):
                 self.client.delete("pods", meta["name"], meta.get("namespace", "default"),
                                    grace_period_seconds=0, preconditions={"uid": meta["uid"]})
