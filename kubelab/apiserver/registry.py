@@ -324,10 +324,9 @@ def _single_key(served: Served, predicate: Predicate) -> str | None:
     (a namespaced resource needs the namespace too); None: read the whole prefix. A kubelet
     lists its own Node this way: upstream's registry store does the same (store.go
     ListPredicate, p.MatchesSingle()), so a thousand kubelets do not each read every node."""
-    name = predicate.field.exact_value("metadata.name") if predicate.field is not None else None
-    if name is None or (served.info.namespaced and not predicate.namespace):
+    if predicate.name is None or (served.info.namespaced and not predicate.namespace):
         return None
-    return served.key(predicate.namespace, name)
+    return served.key(predicate.namespace, predicate.name)
 
 
 def _node_needle(predicate: Predicate) -> bytes:

@@ -41,6 +41,7 @@ class Predicate:
     # The value this watch asks for of the field its resource's watch cache is indexed by
     # (upstream's TriggerFunc: pods by spec.nodeName, nodes by metadata.name), if it asks.
     trigger: str | None = None
+    name: str | None = None        # metadata.name=<name>, if any (SelectionPredicate.MatchesSingle)
 
     def matches(self, obj: dict[str, Any]) -> bool:
         if self.label is not None:
@@ -70,7 +71,8 @@ def make_predicate(resource: str, namespace: str, label_selector: str,
     node = field.exact_value("spec.nodeName") if field is not None and resource == "pods" else None
     trigger_field = TRIGGER_FIELDS.get(resource)
     trigger = field.exact_value(trigger_field) if field is not None and trigger_field else None
-    return Predicate(namespace, label, field, node, trigger)
+    name = field.exact_value("metadata.name") if field is not None else None
+    return Predicate(namespace, label, field, node, trigger, name)
 
 
 def parse_resource_version(text: str) -> int:
