@@ -14,8 +14,9 @@ Delete a pod and the informer's event wakes step 4: the pod "comes back" as a ne
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import orjson
 
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.labels import Selector, selector_from_label_selector
@@ -49,12 +50,12 @@ from kubelab.controllers.replica_set_utils import PodVerdicts, calculate_status,
 __all__ = ["ReplicaSetController", "label_selector"]
 
 Object = dict[str, Any]
-_SELECTORS: dict[str, Selector] = {}
+_SELECTORS: dict[bytes, Selector] = {}
 
 
 def label_selector(ls: Any) -> Selector:
     """metav1.LabelSelectorAsSelector, memoised: every sync of every ReplicaSet parses it."""
-    key = json.dumps(ls, sort_keys=True)
+    key = orjson.dumps(ls, option=orjson.OPT_SORT_KEYS)
     selector = _SELECTORS.get(key)
     if selector is None:
         selector = _SELECTORS[key] = selector_from_label_selector(ls)

@@ -75,6 +75,7 @@ class ContainerRuntime:
         self.images: dict[str, PullResult] = {}     # normalized ref -> what was pulled
         self.sandboxes: dict[str, Sandbox] = {}      # pod uid -> its current sandbox
         self.containers: dict[str, Container] = {}   # id -> container (exited ones too)
+        self._by_pod: dict[str, list[Container]] = {}  # pod uid -> its containers
         self.powered = True
         self.version = 0                             # +1 whenever anything above changes
         self._boot = 0                               # +1 per power-off: older work is void
@@ -130,7 +131,7 @@ class ContainerRuntime:
 
     def remove_pod(self, pod_uid: str) -> None:
         """RemovePodSandbox and RemoveContainer for everything of a pod (garbage collection)."""
-        for c in [c for c in self.containers.values() if c.pod_uid == pod_uid]:
+        for c in self._by_pod.pop(pod_uid, ()):
             self._cancel(c)
             del self.containers[c.id]
         self.sandboxes.pop(pod_uid, None)
@@ -179,6 +180,7 @@ class ContainerRuntime:
     def _created(self, container: Container, future: Future[Container]) -> None:
         container.created_at = self.clock.now
         self.containers[container.id] = container
+        self._by_pod.setdefault(container.pod_uid, []).append(container)
         self.version += 1
         future.set_result(container)
 
@@ -238,11 +240,10 @@ class ContainerRuntime:
 
     def pod_containers(self, pod_uid: str) -> list[Container]:
         """ListContainers for one pod, oldest first."""
-        return sorted((c for c in self.containers.values() if c.pod_uid == pod_uid),
-                      key=lambda c: (c.created_at, c.attempt))
+        return sorted(self._by_pod.get(pod_uid, ()), key=lambda c: (c.created_at, c.attempt))
 
     def pod_uids(self) -> set[str]:
-        return {c.pod_uid for c in self.containers.values()} | set(self.sandboxes)
+        return set(self._by_pod) | set(self.sandboxes)
 
     def running(self) -> list[Container]:
         return [c for c in self.containers.values() if c.state == RUNNING]
