@@ -158,6 +158,79 @@ def test_pod_updates_may_not_move_a_pod(env: Env) -> None:
     assert env.update("pods", p)["metadata"]["generation"] == 2
 
 
+def _status_error(env: Env, resource: str, body: dict[str, Any], status: dict[str, Any]) -> str:
+    """The message of a refused status update; the stored object stays as it was."""
+    live = env.create(resource, body)
+    revision = env.store.revision
+    live["status"] = status
+    meta = live["metadata"]
+    err = env.error("update", resource, name=meta["name"], body=live, subresource="status")
+    assert (err.code, env.store.revision) == (422, revision), err.message
+    return err.message
+
+
+def _replica_set() -> dict[str, Any]:
+    return {**deployment(), "kind": "ReplicaSet"}
+
+
+@pytest.mark.parametrize(("status", "message"), [
+    # As in Go, the missing counts are 0, which is more than -1.
+    ({"replicas": -1}, "[status.replicas: Invalid value: -1: must be greater than or equal to 0, "
+     + ", ".join(f"status.{f}: Invalid value: 0: cannot be greater than status.replicas"
+                 for f in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas")) + "]"),
+    ({"replicas": 2, "readyReplicas": 3},
+     "status.readyReplicas: Invalid value: 3: cannot be greater than status.replicas"),
+    ({"replicas": 2, "readyReplicas": 1, "availableReplicas": 2},
+     "status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas"),
+    ({"replicas": 1, "fullyLabeledReplicas": 2},
+     "status.fullyLabeledReplicas: Invalid value: 2: cannot be greater than status.replicas"),
+])
+def test_replica_set_status_validation(env: Env, status: dict[str, Any], message: str) -> None:
+    assert _status_error(env, "replicasets", _replica_set(), status) == \
+        f'ReplicaSet.apps "web" is invalid: {message}'
+
+
+def test_deployment_status_validation(env: Env) -> None:
+    assert _status_error(env, "deployments", deployment(), {"replicas": 2, "updatedReplicas": 3}) == (
+        'Deployment.apps "web" is invalid: status.updatedReplicas: Invalid value: 3: cannot be '
+        "greater than status.replicas")
+    d = env.get("deployments", "web")
+    d["status"] = {"collisionCount": 2}
+    env.update("deployments", d, subresource="status")
+    d["status"] = {"collisionCount": 1}
+    err = env.error("update", "deployments", name="web", body=d, subresource="status")
+    assert err.message == ('Deployment.apps "web" is invalid: status.collisionCount: Invalid '
+                           "value: 1: cannot be decremented")
+
+
+@pytest.mark.parametrize(("policy", "exit_code", "refused"), [
+    ("Never", 0, True), ("Never", 1, True), ("OnFailure", 0, True), ("OnFailure", 1, False),
+    ("Always", 0, False),
+])
+def test_a_container_that_will_not_restart_stays_terminated(
+        env: Env, policy: str, exit_code: int, refused: bool) -> None:
+    """ValidateContainerStateTransition: the kubelet may not report it running again."""
+    p = env.create("pods", pod(restartPolicy=policy))
+    p["status"] = {"containerStatuses": [{"name": "app", "image": "nginx:1.25", "ready": False,
+                                          "restartCount": 0, "imageID": "", "state": {
+                                              "terminated": {"exitCode": exit_code}}}]}
+    p = env.update("pods", p, subresource="status")
+    p["status"]["containerStatuses"][0]["state"] = {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
+    if refused:
+        err = env.error("update", "pods", name="web", body=p, subresource="status")
+        assert err.message == ('Pod "web" is invalid: status.containerStatuses[0].state: '
+                               "Forbidden: may not be transitioned to non-terminated state")
+    else:
+        assert "running" in env.update("pods", p, subresource="status")["status"][
+            "containerStatuses"][0]["state"]
+
+
+def test_a_nominated_node_name_must_be_a_node_name(env: Env) -> None:
+    assert _status_error(env, "pods", pod(), {"nominatedNodeName": "Node_1"}).startswith(
+        'Pod "web" is invalid: status.nominatedNodeName: Invalid value: "Node_1": a lowercase '
+        "RFC 1123 subdomain must consist of")
+
+
 @pytest.mark.parametrize(("mutate", "message"), [
     (lambda p: p["spec"].update(foo=1),
      'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field '

@@ -100,7 +100,7 @@ def test_a_status_written_by_someone_else_is_corrected_not_taken_for_our_own_ech
     settle(c)
     assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3
     rs = c.get("replicasets", "rs")
-    rs["status"]["readyReplicas"] = 0
+    rs["status"]["readyReplicas"] = rs["status"]["availableReplicas"] = 0
     c.client.update_status(rs)
     c.run(2)
     assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3

@@ -227,7 +227,8 @@ class Registry:
             meta.setdefault("deletionGracePeriodSeconds", old_meta["deletionGracePeriodSeconds"])
         new = prepare_for_update(info.resource, served.strategy, obj, old, r.subresource)
         attrs.object = new
-        errs = validate_update(new, old, info, served.builtin, served.extra_validation)
+        errs = validate_update(new, old, info, served.builtin, served.extra_validation,
+                               r.subresource)
         if errs:
             raise invalid(info.kind, r.name, errs, info.group)
         ctx.enter("validating-admission")

@@ -17,13 +17,16 @@ from kubelab.api.errors import FieldError, field_invalid, field_not_supported, f
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.validation.apps import (
     validate_deployment,
+    validate_deployment_status_update,
     validate_replica_set,
+    validate_replica_set_status_update,
     validate_workload_update,
 )
 from kubelab.apiserver.validation.core import (
     validate_config_map,
     validate_node,
     validate_pod,
+    validate_pod_status_update,
     validate_pod_update,
 )
 from kubelab.apiserver.validation.meta import validate_meta, validate_meta_update
@@ -92,6 +95,16 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
 }
 
 
+# The status strategies' ValidateUpdate (pkg/registry/core/pod/strategy.go podStatusStrategy,
+# pkg/registry/apps/replicaset and deployment strategy.go): the spec is the old one again,
+# so only the status is checked. Kinds not listed (nodes) check the whole object as usual.
+STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
+    "pods": validate_pod_status_update,
+    "replicasets": validate_replica_set_status_update,
+    "deployments": validate_deployment_status_update,
+}
+
+
 def validate_create(obj: Object, info: ResourceInfo, builtin: bool,
                     extra: Validator | None = None) -> list[FieldError]:
     """Every problem with a new object; extra adds rules of a kind not listed here (CRDs)."""
@@ -105,10 +118,12 @@ def validate_create(obj: Object, info: ResourceInfo, builtin: bool,
 
 
 def validate_update(obj: Object, old: Object, info: ResourceInfo, builtin: bool,
-                    extra: Validator | None = None) -> list[FieldError]:
-    """Every problem with an update of old to obj."""
+                    extra: Validator | None = None, subresource: str = "") -> list[FieldError]:
+    """Every problem with an update of old to obj (through its status subresource, if given)."""
     errs = validate_meta(obj, info) + validate_meta_update(obj, old)
-    if builtin:
+    if builtin and subresource == "status" and info.resource in STATUS_RULES:
+        errs += STATUS_RULES[info.resource](obj, old)
+    elif builtin:
         update_rules = UPDATE_RULES.get(info.resource)
         if update_rules is not None:
             errs += update_rules(obj, old)

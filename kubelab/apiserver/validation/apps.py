@@ -1,7 +1,8 @@
 """apps/v1 rules: Deployments and ReplicaSets.
 
 pkg/apis/apps/validation/validation.go (ValidateDeploymentSpec, ValidateReplicaSetSpec,
-ValidatePodTemplateSpecForReplicaSet, ValidateRollingUpdateDeployment) and
+ValidatePodTemplateSpecForReplicaSet, ValidateRollingUpdateDeployment, and the status rules
+ValidateDeploymentStatus and ValidateReplicaSetStatus) and
 pkg/registry/apps/deployment/strategy.go (the selector is immutable in apps/v1).
 """
 
@@ -23,7 +24,8 @@ from kubelab.api.validation import regex_error
 from kubelab.apiserver.validation.core import validate_pod_spec
 from kubelab.apiserver.validation.meta import validate_labels
 
-__all__ = ["validate_deployment", "validate_replica_set", "validate_workload_update"]
+__all__ = ["validate_deployment", "validate_deployment_status_update", "validate_replica_set",
+           "validate_replica_set_status_update", "validate_workload_update"]
 
 Object = dict[str, Any]
 _PERCENT = re.compile(r"[0-9]+%")
@@ -56,6 +58,39 @@ def validate_deployment(deploy: Object) -> list[FieldError]:
     if deadline is not None and deadline <= min_ready:
         errs.append(field_invalid("spec.progressDeadlineSeconds", deadline,
                                   "must be greater than minReadySeconds"))
+    return errs
+
+
+def validate_replica_set_status_update(rs: Object, old: Object) -> list[FieldError]:
+    status = _dict(rs.get("status"))
+    errs = []
+    for field in ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas",
+                  "observedGeneration"):
+        errs += _nonnegative(status, field, "status")
+    return errs + _counts(status, ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"))
+
+
+def validate_deployment_status_update(deploy: Object, old: Object) -> list[FieldError]:
+    status = _dict(deploy.get("status"))
+    errs = []
+    for field in ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas",
+                  "availableReplicas", "unavailableReplicas", "collisionCount"):
+        errs += _nonnegative(status, field, "status")
+    errs += _counts(status, ("updatedReplicas", "readyReplicas", "availableReplicas"))
+    collisions, before = status.get("collisionCount"), _dict(old.get("status")).get("collisionCount")
+    if before is not None and (collisions is None or collisions < before):
+        errs.append(field_invalid("status.collisionCount", collisions or 0, "cannot be decremented"))
+    return errs
+
+
+def _counts(status: Object, parts: tuple[str, ...]) -> list[FieldError]:
+    """Each of parts is a share of status.replicas, and available ones are ready ones."""
+    count = {field: status.get(field) or 0 for field in ("replicas", "readyReplicas", *parts)}
+    errs = [field_invalid(f"status.{field}", count[field], "cannot be greater than status.replicas")
+            for field in parts if count[field] > count["replicas"]]
+    if count["availableReplicas"] > count["readyReplicas"]:
+        errs.append(field_invalid("status.availableReplicas", count["availableReplicas"],
+                                  "cannot be greater than readyReplicas"))
     return errs
 
 

@@ -29,7 +29,7 @@ from kubelab.apiserver.validation.scheduling import (
 )
 
 __all__ = ["validate_config_map", "validate_node", "validate_pod", "validate_pod_spec",
-           "validate_pod_update"]
+           "validate_pod_status_update", "validate_pod_update"]
 
 Object = dict[str, Any]
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
@@ -188,6 +188,41 @@ def validate_pod_update(pod: Object, old: Object) -> list[FieldError]:
     if any(t not in (spec.get("tolerations") or []) for t in old_tolerations):
         errs.append(field_forbidden("spec.tolerations", "existing toleration can not be "
                                     "modified except its tolerationSeconds"))
+    return errs
+
+
+def validate_pod_status_update(pod: Object, old: Object) -> list[FieldError]:
+    """ValidatePodStatusUpdate: the spec is the old one (the status strategy put it back), so
+    only what the status says is checked, not the spec again."""
+    status, old_status = _dict(pod.get("status")), _dict(old.get("status"))
+    errs = []
+    nominated = status.get("nominatedNodeName") or ""
+    if nominated and nominated != old_status.get("nominatedNodeName"):
+        errs += [field_invalid("status.nominatedNodeName", nominated, m)
+                 for m in is_dns1123_subdomain(nominated)]
+    restart_policy = _dict(old.get("spec")).get("restartPolicy") or "Always"
+    for key in ("containerStatuses", "initContainerStatuses"):
+        errs += _state_transitions(status.get(key) or [], old_status.get(key) or [],
+                                   f"status.{key}", restart_policy)
+    return errs
+
+
+def _state_transitions(new: list[Any], old: list[Any], path: str,
+                       restart_policy: str) -> list[FieldError]:
+    """ValidateContainerStateTransition: a container that will not be restarted stays
+    terminated (with OnFailure, only one that exited 0)."""
+    if restart_policy == "Always":
+        return []
+    errs = []
+    for i, before in enumerate(old):
+        terminated = _dict(_dict(before).get("state")).get("terminated")
+        if terminated is None or (_dict(terminated).get("exitCode") and restart_policy == "OnFailure"):
+            continue
+        for after in new:
+            if _dict(after).get("name") == _dict(before).get("name") and \
+                    _dict(_dict(after).get("state")).get("terminated") is None:
+                errs.append(field_forbidden(f"{path}[{i}].state",
+                                            "may not be transitioned to non-terminated state"))
     return errs
 
 
