@@ -100,6 +100,26 @@ for expected, attempt in attempts:
     print()
 
 # %% [markdown]
+# Spec and status have separate doors. A plain update of a pod changes what you **want** (its
+# spec) and keeps the status as it was; an update through the `status` subresource changes
+# only what **is** (the status), and validation then checks the status. The kubelet and the
+# controllers report through that second door, and their roles let them use little else.
+
+# %%
+web = admin.get("pods", "web")
+web["spec"]["containers"][0]["image"] = "nginx:9.9"   # ignored: /status keeps the spec
+web["status"]["nominatedNodeName"] = "Node_1"         # checked: not a node name
+try:
+    admin.update_status(web)
+except errors.ApiError as err:
+    print(err.kubectl_message())
+show(c.apiserver.audit[-1])
+web["status"]["nominatedNodeName"] = "node-1"
+stored = admin.update_status(web)
+print("image:", stored["spec"]["containers"][0]["image"],
+      "| nominatedNodeName:", stored["status"]["nominatedNodeName"])
+
+# %% [markdown]
 # ## 3. A forbidden request, and the role that fixes it
 #
 # Bob is authenticated but may do nothing. RBAC grants permissions with a **Role** (what may
