@@ -225,6 +225,19 @@ def test_a_container_that_will_not_restart_stays_terminated(
             "containerStatuses"][0]["state"]
 
 
+def test_a_sidecar_may_leave_the_terminated_state(env: Env) -> None:
+    """An init container with restartPolicy Always restarts whatever the pod's policy."""
+    p = env.create("pods", pod(restartPolicy="Never", initContainers=[
+        {"name": "proxy", "image": "envoy", "restartPolicy": "Always"}]))
+    state = {"name": "proxy", "image": "envoy", "ready": False, "restartCount": 0, "imageID": "",
+             "state": {"terminated": {"exitCode": 0}}}
+    p["status"] = {"initContainerStatuses": [state]}
+    p = env.update("pods", p, subresource="status")
+    p["status"]["initContainerStatuses"][0]["state"] = {"running": {}}
+    assert env.update("pods", p, subresource="status")["status"]["initContainerStatuses"][0][
+        "state"] == {"running": {}}
+
+
 def test_a_nominated_node_name_must_be_a_node_name(env: Env) -> None:
     assert _status_error(env, "pods", pod(), {"nominatedNodeName": "Node_1"}).startswith(
         'Pod "web" is invalid: status.nominatedNodeName: Invalid value: "Node_1": a lowercase '

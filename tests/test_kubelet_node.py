@@ -213,6 +213,24 @@ def test_kill_and_revive_a_node() -> None:
         c.faults.kill_node("node-9")
 
 
+def test_after_a_reboot_the_rerun_init_container_is_not_reported_as_running_again() -> None:
+    """The new sandbox runs the init container again, but with restartPolicy OnFailure one
+    that exited 0 stays terminated in the status (checkContainerStateTransition): the
+    kubelet keeps its last status instead of sending one the API server would refuse."""
+    c = kubelet_cluster()
+    c.apply(pod("web", policy="OnFailure", initContainers=[{"name": "init", "image": "busybox"}]))
+    c.run(30)
+    c.faults.kill_node("node-1")
+    c.run(20)
+    c.faults.revive_node("node-1")
+    c.run(60)
+    assert [(r.code, r.message) for r in c.apiserver.audit if r.code == 422] == []
+    aborted = c.trace.filter(component="kubelet/node-1", verb="status-aborted")
+    assert aborted and aborted[0].detail["container"] == "init"
+    [init] = c.get("pods", "web")["status"]["initContainerStatuses"]
+    assert "terminated" in init["state"] and "running" in status_of(c, "web")["state"]
+
+
 def test_a_flaky_registry_fails_some_pulls_and_the_kubelet_gets_there() -> None:
     c = kubelet_cluster(seed=3)
     c.faults.break_registry(None, "flaky")

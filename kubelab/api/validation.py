@@ -1,7 +1,8 @@
-"""Name validation with upstream's messages.
+"""Name validation with upstream's messages, and the one status rule the kubelet checks too.
 
 Follows apimachinery pkg/util/validation/validation.go (IsDNS1123Label, IsDNS1123Subdomain,
-RegexError, MaxLenError) and pkg/api/validation/objectmeta.go (ValidateObjectMeta).
+RegexError, MaxLenError), pkg/api/validation/objectmeta.go (ValidateObjectMeta) and
+pkg/apis/core/validation/validation.go (ValidateContainerStateTransition).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "is_label_key",
     "is_qualified_name",
     "is_valid_label_value",
+    "left_terminated",
     "validate_object_meta",
 ]
 
@@ -176,3 +178,30 @@ def _namespace_name_errors(namespace: str) -> tuple[str, ...]:
 
 def _string_map(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(item, str) for item in value.values())
+
+
+def left_terminated(spec: dict[str, Any], new: dict[str, Any], old: dict[str, Any]
+                    ) -> list[tuple[str, int]]:
+    """Where a pod's status `new` has a container leave the terminated state that `old` had it
+    in for good: ("containerStatuses" or "initContainerStatuses", index in old). With
+    restartPolicy Never a container is never started again, and with OnFailure one that
+    exited 0 is not (a sidecar, an init container with restartPolicy Always, always may be).
+    The API server refuses such a status (ValidateContainerStateTransition), and the kubelet
+    never sends one (status_manager.go checkContainerStateTransition)."""
+    policy = spec.get("restartPolicy") or "Always"
+    if policy == "Always":
+        return []
+    sidecars = {c.get("name") for c in spec.get("initContainers") or ()
+                if c.get("restartPolicy") == "Always"}
+    moved = []
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for i, before in enumerate(old.get(key) or ()):
+            terminated = ((before or {}).get("state") or {}).get("terminated")
+            if terminated is None or (terminated.get("exitCode") and policy == "OnFailure") or \
+                    (key == "initContainerStatuses" and before.get("name") in sidecars):
+                continue
+            if any((after or {}).get("name") == before.get("name") and
+                   ((after or {}).get("state") or {}).get("terminated") is None
+                   for after in new.get(key) or ()):
+                moved.append((key, i))
+    return moved

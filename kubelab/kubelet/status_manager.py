@@ -22,6 +22,7 @@ from typing import Any
 
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
+from kubelab.api.validation import left_terminated
 from kubelab.client.client import Client
 from kubelab.sim.clock import Clock, Timer
 from kubelab.sim.trace import Trace
@@ -76,6 +77,17 @@ class StatusManager:
             cond.setdefault("lastProbeTime", None)
         new["startTime"] = old.get("startTime") or now
         if self.statuses.get(uid) == new:
+            return
+        moved = left_terminated(pod.get("spec") or {}, new, old)
+        if moved:
+            # checkContainerStateTransition: a container that is not to be restarted has
+            # (after a reboot, say) started again. Upstream logs "Status update on pod
+            # aborted" and keeps the last status; the API server would refuse this one.
+            key, i = moved[0]
+            self._record("status-aborted", pod["metadata"]["name"],
+                         container=old[key][i].get("name"),
+                         reason="terminated container attempted illegal transition to "
+                                "non-terminated state")
             return
         self.statuses[uid] = new
         self._shown.pop(uid, None)

@@ -21,7 +21,12 @@ from kubelab.api.errors import (
     field_required,
 )
 from kubelab.api.quantity import parse_quantity
-from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain, regex_error
+from kubelab.api.validation import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    left_terminated,
+    regex_error,
+)
 from kubelab.apiserver.validation.meta import label_value_errors, qualified_name_errors
 from kubelab.apiserver.validation.scheduling import (
     validate_affinity,
@@ -200,29 +205,9 @@ def validate_pod_status_update(pod: Object, old: Object) -> list[FieldError]:
     if nominated and nominated != old_status.get("nominatedNodeName"):
         errs += [field_invalid("status.nominatedNodeName", nominated, m)
                  for m in is_dns1123_subdomain(nominated)]
-    restart_policy = _dict(old.get("spec")).get("restartPolicy") or "Always"
-    for key in ("containerStatuses", "initContainerStatuses"):
-        errs += _state_transitions(status.get(key) or [], old_status.get(key) or [],
-                                   f"status.{key}", restart_policy)
-    return errs
-
-
-def _state_transitions(new: list[Any], old: list[Any], path: str,
-                       restart_policy: str) -> list[FieldError]:
-    """ValidateContainerStateTransition: a container that will not be restarted stays
-    terminated (with OnFailure, only one that exited 0)."""
-    if restart_policy == "Always":
-        return []
-    errs = []
-    for i, before in enumerate(old):
-        terminated = _dict(_dict(before).get("state")).get("terminated")
-        if terminated is None or (_dict(terminated).get("exitCode") and restart_policy == "OnFailure"):
-            continue
-        for after in new:
-            if _dict(after).get("name") == _dict(before).get("name") and \
-                    _dict(_dict(after).get("state")).get("terminated") is None:
-                errs.append(field_forbidden(f"{path}[{i}].state",
-                                            "may not be transitioned to non-terminated state"))
+    errs += [field_forbidden(f"status.{key}[{i}].state", "may not be transitioned to "
+                             "non-terminated state")
+             for key, i in left_terminated(_dict(old.get("spec")), status, old_status)]
     return errs
 
 
