@@ -172,6 +172,29 @@ def test_patch_producing_unknown_fields_is_refused(env: Env) -> None:
     assert err.message.endswith('strict decoding error: unknown field "dta"')
 
 
+@pytest.mark.parametrize(("value", "shown"), [(float("nan"), "NaN"), (float("inf"), "+Inf"),
+                                               (float("-inf"), "-Inf")])
+def test_a_value_json_cannot_carry_is_a_400_in_gos_words(env: Env, value: float, shown: str) -> None:
+    """Go's encoder refuses these before they are ever sent: the same words in a patch and in
+    a typed field of a created object."""
+    env.create("configmaps", config_map())
+    revision = env.store.revision
+    err = env.error("patch", "configmaps", name="cm", body={"metadata": {"annotations": {"x": value}}})
+    assert (err.code, err.message) == (400, f"error decoding patch: json: unsupported value: {shown}")
+    err = env.error("create", "configmaps", body=config_map("cm2", k=value))  # type: ignore[arg-type]
+    assert (err.code, err.message) == (400, 'ConfigMap in version "v1" cannot be handled as a '
+                                       f"ConfigMap: json: unsupported value: {shown}")
+    assert env.store.revision == revision
+
+
+def test_an_oversized_patch_is_a_413_even_if_it_would_shrink_the_object(env: Env) -> None:
+    """The body limit (MaxRequestBodyBytes) applies to the request, not to its result."""
+    env.create("configmaps", config_map())
+    revision = env.store.revision
+    err = env.error("patch", "configmaps", name="cm", body={"data": {"k" * 3_200_000: None}})
+    assert err.code == 413 and env.store.revision == revision
+
+
 def test_status_patch_keeps_spec(env: Env) -> None:
     env.create("deployments", deployment())
     d = env.req("patch", "deployments", name="web", subresource="status",

@@ -30,7 +30,7 @@ from kubelab.api.quantity import parse_quantity
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.schema import ANY, OBJECT_META, STRING, ListOf, Scalar, Struct, Type
 
-__all__ = ["MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "decode_body", "encode"]
+__all__ = ["MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "copy_json", "decode_body", "encode"]
 
 # k8s.io/apiserver/pkg/server/config.go: MaxRequestBodyBytes = 3 MiB.
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
@@ -109,6 +109,19 @@ def decode_body(body: Any, info: ResourceInfo, schema: Struct | None) -> dict[st
         raise _cannot(info, kind, version, f"strict decoding error: {fields}")
     obj["apiVersion"], obj["kind"] = api_version, kind
     return obj
+
+
+def copy_json(value: Any, context: str) -> Any:
+    """A private copy of a body that has no schema (a patch), or 400 BadRequest
+    "<context>: <Go's error>" when JSON cannot carry it, and 413 past the body limit."""
+    decoder = _Decoder()
+    try:
+        copy = decoder.any(value, 0)
+    except _DecodeError as err:
+        raise bad_request(f"{context}: {err}") from None
+    if decoder.size > MAX_REQUEST_BODY_BYTES:
+        raise request_entity_too_large(f"limit is {MAX_REQUEST_BODY_BYTES}")
+    return copy
 
 
 _CUSTOM: dict[str, Struct] = {}
@@ -276,7 +289,7 @@ class _Decoder:
             return value
         if t is float:
             if not math.isfinite(value):
-                raise _DecodeError(f"json: unsupported value: {value}")
+                raise _DecodeError(f"json: unsupported value: {_go_float(value)}")
             self.size += 8
             return value
         if depth > MAX_DEPTH:
@@ -296,7 +309,12 @@ class _Decoder:
     @staticmethod
     def fail(value: Any, go: str, path: str, owner: str, literal: bool = False) -> NoReturn:
         if type(value) is float and not math.isfinite(value):
-            raise _DecodeError(f"json: unsupported value: {value}")
+            raise _DecodeError(f"json: unsupported value: {_go_float(value)}")
         kind = "number " + json.dumps(value) if literal else _JSON_TYPES.get(type(value), "value")
         raise _DecodeError(f"json: cannot unmarshal {kind} into Go struct field {owner}.{path} "
                            f"of type {go}")
+
+
+def _go_float(value: float) -> str:
+    """A float that JSON cannot carry, as Go prints it (strconv.FormatFloat): NaN, +Inf, -Inf."""
+    return "NaN" if math.isnan(value) else "+Inf" if value > 0 else "-Inf"

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from kubelab.api.errors import ApiError, bad_request
+from kubelab.apiserver.decode import copy_json
 
 __all__ = ["PATCH_TYPES", "apply_patch"]
 
@@ -37,10 +38,7 @@ def apply_patch(live: dict[str, Any], patch: Any, patch_type: str, builtin: bool
         media = _MEDIA + (", application/strategic-merge-patch+json" if builtin else "")
         raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown "
                        f"format - accepted media types include: {media}")
-    try:
-        patch = json.loads(json.dumps(patch, allow_nan=False))
-    except (TypeError, ValueError, RecursionError) as err:
-        raise bad_request(f"error decoding patch: {err}") from None
+    patch = copy_json(patch, "error decoding patch")
     if patch_type == "json":
         if not isinstance(patch, list):
             raise bad_request("json: cannot unmarshal object into Go value of type "
