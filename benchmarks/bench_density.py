@@ -3,7 +3,7 @@
 Like ClusterLoader2's density test: Deployments are applied, the Deployment controller makes
 ReplicaSets, the ReplicaSet controller creates 30,000 pods (slow-start batches, 500 per sync),
 the scheduler binds them. The figure is wall-clock seconds from the apply to the last pod
-bound, and the process's peak memory (ru_maxrss). Hollow nodes (no kubelets); the trace is
+bound, and the process's peak memory (VmHWM). Hollow nodes (no kubelets); the trace is
 off. The run happens in a child process so that its peak memory is its own.
 
 It measures the control plane alone. The issue's figure, with a kubelet per node and every pod
@@ -17,13 +17,12 @@ targets (60 s, 2 GiB) are shown there, not here.
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import time
 from typing import Any
 
-from benchmarks.common import Figure
+from benchmarks.common import Figure, peak_memory_mib
 
 NODES, PODS_PER_NODE = 1000, 30
 DEPLOYMENTS = 30  # 30 Deployments of 1,000 replicas each
@@ -72,7 +71,7 @@ def density(nodes: int, pods_per_node: int, deployments: int = DEPLOYMENTS,
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "pods": len(seen), "total": total, "virtual": c.clock.now,
             "counted": "bound" if scheduler else "created",
-            "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "max_rss_mib": peak_memory_mib()}
 
 
 def _child(*args: str) -> dict[str, Any]:

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from typing import Any
 
-from benchmarks.common import Figure
+from benchmarks.common import Figure, peak_memory_mib
 
 FIFTEEN_HOURS = 15 * 3600
 IMAGE = "registry.example.com/shop/api:2.3"
@@ -95,7 +94,7 @@ def density(nodes: int, pods_per_node: int, deployments: int = 30) -> dict[str, 
         print(f"t={c.clock.now:.0f}s running={len(running)} wall={time.perf_counter() - start:.0f}s",
               file=sys.stderr, flush=True)
     return {"seconds": time.perf_counter() - start, "running": len(running), "total": total,
-            "virtual": c.clock.now, "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "virtual": c.clock.now, "max_rss_mib": peak_memory_mib()}
 
 
 def _child(*args: str) -> dict[str, Any]:

@@ -1,7 +1,8 @@
-"""Shared helpers for benchmarks: a Figure row, a timer, and the table printer."""
+"""Shared helpers for benchmarks: a Figure row, a timer, peak memory, and the table printer."""
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,20 @@ def rate(n: int, fn: Callable[[], object]) -> float:
     fn()
     elapsed = time.perf_counter() - start
     return n / elapsed if elapsed > 0 else float("inf")
+
+
+def peak_memory_mib() -> float:
+    """This process's peak resident memory. ru_maxrss is not enough in a child that the
+    benchmark table started: Linux folds the parent's peak into it when the child, forked
+    with vfork, execs. VmHWM is the peak of this program's own memory since exec."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def machine_speed(rounds: int = 3) -> float:
