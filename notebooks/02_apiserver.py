@@ -103,7 +103,7 @@ for expected, attempt in attempts:
 # Spec and status have separate doors. A plain update of a pod changes what you **want** (its
 # spec) and keeps the status as it was; an update through the `status` subresource changes
 # only what **is** (the status), and validation then checks the status. The kubelet and the
-# controllers report through that second door, and their roles let them use little else.
+# controllers report through that second door, and their roles let them write little else.
 
 # %%
 web = admin.get("pods", "web")
