@@ -280,6 +280,8 @@ ApiServerPanel(c, user="bob")
 # - The API server is the only door to the store, and it is stateless: all state is in etcd.
 # - Every request passes **authentication → authorization (RBAC) → mutating admission →
 #   validation → validating admission → storage**, and any stage can refuse it in Kubernetes' words.
+# - Spec and status have separate doors: an update through `/status` changes only the status,
+#   and validation checks it as a status.
 # - RBAC: Roles say what, RoleBindings say who. Components are users with exactly their job's rights.
 # - Admission plugins can add defaults (tolerations, restartPolicy...) or enforce policy.
 # - `resourceVersion` is the store's revision: stale updates get **409 Conflict**, and the fix is

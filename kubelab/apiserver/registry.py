@@ -94,7 +94,7 @@ class Registry:
                 raise bad_request("specifying resource version is not allowed when using continue")
         else:
             parse_resource_version(r.resource_version)
-        needle = _node_needle(predicate)
+        needle = _node_needle(served, predicate)
         end = prefix_end(prefix)
         single = None if r.continue_token else _single_key(served, predicate)
         if single is not None:  # metadata.name=<name>: one key to read, not the whole prefix
@@ -136,7 +136,7 @@ class Registry:
         single = _single_key(served, predicate)
         resp = self.server.store.range(single) if single is not None else \
             self.server.store.range(prefix, prefix=True)
-        needle = _node_needle(predicate)
+        needle = _node_needle(served, predicate)
         items = []
         for kv in resp.kvs:
             if needle and needle not in kv.value:
@@ -330,12 +330,12 @@ def _single_key(served: Served, predicate: Predicate) -> str | None:
     return served.key(predicate.namespace, predicate.name)
 
 
-def _node_needle(predicate: Predicate) -> bytes:
+def _node_needle(served: Served, predicate: Predicate) -> bytes:
     """A pod list of one node (a kubelet's) skips other nodes' pods before decoding them:
     our stand-in for the watch cache's spec.nodeName index. b"" when there is no node."""
-    if not predicate.node_name:
+    if served.info.resource != "pods" or not predicate.trigger:  # pods' trigger: spec.nodeName
         return b""
-    return f'"nodeName":{json.dumps(predicate.node_name, ensure_ascii=False)}'.encode()
+    return f'"nodeName":{json.dumps(predicate.trigger, ensure_ascii=False)}'.encode()
 
 
 def _ensure_namespace(meta: Object, namespace: str) -> None:

@@ -37,7 +37,6 @@ class Predicate:
     namespace: str                 # "" for all namespaces
     label: Selector | None         # None: everything
     field: FieldSelector | None
-    node_name: str | None = None   # spec.nodeName=<node> of a pod field selector, if any
     # The value this watch asks for of the field its resource's watch cache is indexed by
     # (upstream's TriggerFunc: pods by spec.nodeName, nodes by metadata.name), if it asks.
     trigger: str | None = None
@@ -68,11 +67,10 @@ def make_predicate(resource: str, namespace: str, label_selector: str,
         label = None
     if field is not None and field.empty():
         field = None
-    node = field.exact_value("spec.nodeName") if field is not None and resource == "pods" else None
     trigger_field = TRIGGER_FIELDS.get(resource)
     trigger = field.exact_value(trigger_field) if field is not None and trigger_field else None
     name = field.exact_value("metadata.name") if field is not None else None
-    return Predicate(namespace, label, field, node, trigger, name)
+    return Predicate(namespace, label, field, trigger, name)
 
 
 def parse_resource_version(text: str) -> int:
