@@ -158,7 +158,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--force", action="store_true", help="overwrite exercise files you have edited")
     r.add_argument("--solutions", metavar="DIR", help="default: solutions/ of this repository")
     r.add_argument("--exercises", metavar="DIR", help="default: exercises/ of this repository")
+    from kubelab.serve import command as serve_command  # tornado and TLS only when asked for
+
+    serve_command.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        return serve_command.serve_command(args)
     try:
         if args.command == "doctor":
             return doctor()

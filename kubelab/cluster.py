@@ -87,6 +87,7 @@ class Cluster:
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
         self.client = Client(self.apiserver, ADMIN_TOKEN, user_agent="kubectl")
         self.components: dict[str, Any] = {}
+        self.server: Any = None  # the HTTPS front end, once c.serve() started it
         self._replace = dict(replace or {})
         unknown = set(self._replace) - set(COMPONENTS)
         if unknown:
@@ -273,6 +274,32 @@ class Cluster:
                 return False
             raise
         return True
+
+    # ------------------------------------------------------------------ real clients
+
+    def serve(self, port: int = 0, *, speed: float = 1.0) -> str:
+        """Serve this cluster's API over HTTPS on 127.0.0.1 (port 0: a free one) and return the
+        URL. Needs a running asyncio loop, as a Jupyter kernel has; the clock then follows the
+        wall clock while the kernel is idle. From a shell, use `kubelab serve`."""
+        import asyncio
+
+        from kubelab.serve import Server
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError("c.serve() needs a running asyncio loop (a Jupyter kernel has one); "
+                               "from a shell, run `kubelab serve`") from None
+        if self.server is None:
+            self.server = Server(self, port=port, speed=speed)
+        url: str = self.server.start()
+        return url
+
+    def kubeconfig(self, path: str = "~/.kube/kubelab.yaml") -> str:
+        """Write the kubeconfig of the served cluster (c.serve() first); returns its path."""
+        if self.server is None:
+            raise RuntimeError("the cluster is not served yet: call c.serve() first")
+        return str(self.server.write_kubeconfig(path))
 
     def __repr__(self) -> str:
         return (f"<Cluster seed={self.seed} t={self.clock.now:.1f}s nodes={len(self.node_names)} "

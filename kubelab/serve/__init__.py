@@ -1,0 +1,11 @@
+"""The Kubernetes API over HTTPS: real kubectl, the official Python client and kopf against a
+kubelab cluster (server.py says how, handlers.py what each request becomes).
+
+    kubelab serve --nodes 3 -f deploy.yaml      # then: export KUBECONFIG=~/.kube/kubelab.yaml
+    url = c.serve(port=0)                       # in a notebook, for a cluster you already have
+    c.kubeconfig("~/.kube/kubelab.yaml")
+"""
+
+from kubelab.serve.server import Server
+
+__all__ = ["Server"]

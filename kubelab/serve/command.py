@@ -1,0 +1,61 @@
+"""`kubelab serve`: a cluster on the wall clock, its API on https://127.0.0.1:PORT, until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from kubelab.api.errors import ApiError
+from kubelab.serve.kubeconfig import DEFAULT_PATH
+from kubelab.serve.server import Server
+
+__all__ = ["add_parser", "serve_command"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser("serve", help="serve a cluster's Kubernetes API over HTTPS for real clients")
+    s.add_argument("--nodes", type=int, default=3, help="how many nodes (default 3)")
+    s.add_argument("--seed", type=int, default=0, help="the cluster's seed (default 0)")
+    s.add_argument("--port", type=int, default=6443, help="port on 127.0.0.1 (0: any free one)")
+    s.add_argument("--kubeconfig", default=str(DEFAULT_PATH), metavar="PATH",
+                   help=f"where to write the kubeconfig (default {DEFAULT_PATH})")
+    s.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
+                   help="apply this manifest at start (repeatable)")
+    s.add_argument("--speed", type=float, default=1.0, help="virtual seconds per real second")
+
+
+async def _serve(server: Server, kubeconfig: str) -> None:
+    url = server.start()
+    path = server.write_kubeconfig(kubeconfig)
+    print(f"kubelab: serving the Kubernetes API on {url}", flush=True)
+    print(f"kubeconfig: {path} (contexts kubelab and kubelab-viewer)", flush=True)
+    print(f"export KUBECONFIG={path}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop()
+    print("kubelab: stopped", flush=True)
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    from kubelab.cluster import Cluster  # the wiring imports everything: only when serving
+
+    cluster = Cluster(nodes=args.nodes, seed=args.seed)
+    for name in args.filename:
+        try:
+            cluster.apply(Path(name).read_text() if name != "-" else sys.stdin.read())
+        except (OSError, ApiError) as err:
+            print(f"kubelab serve: {name}: {err}", file=sys.stderr)
+            return 1
+    server = Server(cluster, port=args.port, speed=args.speed)
+    try:
+        asyncio.run(_serve(server, args.kubeconfig))
+    except OSError as err:  # the port is taken, say
+        print(f"kubelab serve: {err}", file=sys.stderr)
+        return 1
+    return 0

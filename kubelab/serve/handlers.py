@@ -1,0 +1,216 @@
+"""The HTTP handlers: each one turns an HTTP request into the API server's own Request.
+
+Nothing here decides anything. Authentication, RBAC, admission, validation and storage all
+happen in the API server's pipeline (kubelab.apiserver), exactly as for the components
+inside the simulation: a request from real kubectl and one from the scheduler take the same
+path. The handlers only read the path, query, headers and body, and write back JSON (or a
+chunked stream of watch events), with errors as metav1.Status and the Status's HTTP code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+import tornado.web
+import yaml
+
+from kubelab.api.errors import ApiError
+from kubelab.api.request import Request, WatchEvent, WatchHandle
+from kubelab.serve import discovery
+from kubelab.serve.protobuf import PROTOBUF, decode_protobuf
+from kubelab.serve.requestinfo import decode_json, parse_path, to_request
+from kubelab.serve.tables import TABLE_V1, table_for, wants_table
+
+if TYPE_CHECKING:
+    from kubelab.serve.server import Server
+
+__all__ = ["DiscoveryHandler", "ResourceHandler", "StatusHandler"]
+
+Object = dict[str, Any]
+_JSON = "application/json"
+
+
+def _not_found() -> ApiError:
+    # What kube-apiserver's NotFoundHandler says for a path nothing serves.
+    return ApiError(404, "NotFound", "the server could not find the requested resource",
+                    {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
+
+
+class _Base(tornado.web.RequestHandler):
+    server: Server
+
+    def initialize(self, server: Server) -> None:
+        self.server = server
+
+    def set_default_headers(self) -> None:
+        self.set_header("Content-Type", _JSON)
+        self.set_header("Cache-Control", "no-cache, private")
+
+    def send(self, obj: Object, code: int = 200, content_type: str = _JSON) -> None:
+        self.set_status(code)
+        self.set_header("Content-Type", content_type)
+        self.finish(json.dumps(obj, separators=(",", ":")))
+
+    def send_error_status(self, err: ApiError) -> None:
+        self.send(err.status, err.code)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        # Anything tornado itself refuses (an unknown method, a body over its limit).
+        reason = {405: "MethodNotAllowed", 413: "RequestEntityTooLarge"}.get(status_code, "InternalError")
+        message = {405: "the server does not allow this method on the requested resource",
+                   413: "the request is too large"}.get(status_code, self._reason)
+        self.send(ApiError(status_code, reason, message).status, status_code)
+
+    def token(self) -> str:
+        auth = self.request.headers.get("Authorization", "")
+        return auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
+
+    def query(self) -> dict[str, str]:
+        return {k: v[-1].decode("utf-8", "replace") for k, v in self.request.query_arguments.items()}
+
+
+class StatusHandler(_Base):
+    """/version, /healthz, /livez and /readyz."""
+
+    def get(self, what: str) -> None:
+        if what == "version":
+            self.send(discovery.version_info())
+        else:
+            self.set_header("Content-Type", "text/plain; charset=utf-8")
+            self.finish("ok")
+
+
+class DiscoveryHandler(_Base):
+    """/api, /apis, /api/v1 and /apis/<group>/<version>."""
+
+    def get(self, path: str) -> None:
+        table = self.server.cluster.apiserver.resources
+        accept = self.request.headers.get("Accept", "")
+        parts = [p for p in path.split("/") if p]
+        if parts in (["api"], ["apis"]):
+            if discovery.wants_aggregated(accept):
+                self.send(discovery.aggregated(table, legacy=parts == ["api"]),
+                          content_type=discovery.AGGREGATED_V2)
+            elif parts == ["api"]:
+                self.send(discovery.api_versions(self.server.address))
+            else:
+                self.send(discovery.api_group_list(table))
+            return
+        group, version = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2])
+        listing = discovery.resource_list(table, group, version)
+        if listing is None:
+            self.send_error_status(_not_found())
+        else:
+            self.send(listing)
+
+
+class ResourceHandler(_Base):
+    """Every resource path: /api/v1/namespaces/default/pods/web-1/status and the like."""
+
+    def _request(self) -> tuple[Request, dict[str, str]]:
+        query = self.query()
+        watch = query.get("watch") in ("true", "1")
+        info = parse_path(self.request.method or "GET", self.request.path, watch)
+        if info is None:
+            raise _not_found()
+        content_type = self.request.headers.get("Content-Type", "")
+        body: Any = None
+        if self.request.body:
+            if content_type.startswith(PROTOBUF):
+                body = decode_protobuf(self.request.body)
+            elif "yaml" in content_type:
+                try:
+                    body = yaml.safe_load(self.request.body)
+                except yaml.YAMLError as err:
+                    raise ApiError(400, "BadRequest", f"error converting YAML to JSON: {err}") from None
+            else:
+                body = decode_json(self.request.body)
+        return to_request(info, query, body, self.token(), content_type), query
+
+    def _serve(self) -> None:
+        try:
+            request, query = self._request()
+            result = self.server.cluster.apiserver.handle(request)
+        except ApiError as err:
+            self.send_error_status(err)
+            return
+        code = 201 if request.verb == "create" and request.subresource != "binding" else 200
+        if request.verb in ("get", "list") and not request.subresource and self._wants_table():
+            items = result.get("items", []) if request.verb == "list" else [result]
+            meta = result.get("metadata") or {}
+            self.send(self._table(request, items, query, meta), code, TABLE_V1)
+        else:
+            self.send(result, code)
+
+    def _wants_table(self) -> bool:
+        return wants_table(self.request.headers.get("Accept", ""))
+
+    def _table(self, request: Request, items: list[Object], query: dict[str, str],
+               meta: Object | None = None) -> Object:
+        meta = meta or {}
+        return table_for(request.resource, items, self.server.cluster.clock.now,
+                         include_object=query.get("includeObject", "Metadata"),
+                         resource_version=str(meta.get("resourceVersion", "")),
+                         continue_token=str(meta.get("continue", "")))
+
+    post = put = patch = delete = _serve
+
+    async def get(self) -> None:
+        query = self.query()
+        if query.get("watch") not in ("true", "1"):
+            self._serve()
+            return
+        try:
+            request, query = self._request()
+        except ApiError as err:
+            self.send_error_status(err)
+            return
+        await self._watch(request, query)
+
+    # ------------------------------------------------------------------ watch
+
+    async def _watch(self, request: Request, query: dict[str, str]) -> None:
+        """A chunked stream of watch events, one JSON object per line, until either side ends it."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        table = self._wants_table()
+
+        def on_event(event: WatchEvent) -> None:
+            if done.done():
+                return
+            if table and event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                event = {"type": event["type"], "object": self._table(request, [event["object"]], query)}
+            self.write(json.dumps(event, separators=(",", ":")) + "\n")
+            self.flush()
+
+        def on_close() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self._closed = on_close
+        try:
+            handle: WatchHandle = self.server.cluster.apiserver.watch(request, on_event, on_close)
+        except ApiError as err:
+            self.send_error_status(err)
+            return
+        self.set_header("Content-Type", TABLE_V1 if table else _JSON)
+        self.flush()
+        timeout = query.get("timeoutSeconds")
+        timer = asyncio.get_running_loop().call_later(float(timeout), on_close) if timeout else None
+        self.server.watches.add(on_close)
+        try:
+            await done
+        finally:
+            self.server.watches.discard(on_close)
+            if timer is not None:
+                timer.cancel()
+            handle.stop()
+        if not self._finished:
+            self.finish()
+
+    def on_connection_close(self) -> None:
+        """The client went away mid-watch: stop the watch; nothing else is left behind."""
+        closed = getattr(self, "_closed", None)
+        if closed is not None:
+            closed()

@@ -1,0 +1,152 @@
+"""From an HTTP request to a kubelab Request: which verb, resource, namespace, name and options.
+
+Follows k8s.io/apiserver pkg/endpoints/request/requestinfo.go (NewRequestInfo): the path says
+the group, version, namespace, resource, name and subresource; the HTTP method and the
+`watch` parameter say the verb; the query string carries the list and watch options
+(metav1.ListOptions), and the body of a DELETE its DeleteOptions. Anything this cannot read is
+the client's fault: 400 BadRequest, in the apiserver's words where it has them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubelab.api.errors import ApiError
+from kubelab.api.request import Request
+
+__all__ = ["PATCH_TYPES", "RequestInfo", "parse_path", "to_request"]
+
+# A patch's Content-Type says its type (k8s.io/apimachinery pkg/types/patch.go).
+PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+}
+# Namespaces have subresources of their own: /api/v1/namespaces/x/status is the namespace x.
+_NAMESPACE_SUBRESOURCES = {"status", "finalize"}
+_METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+
+
+@dataclass
+class RequestInfo:
+    """requestinfo.go's RequestInfo, for a resource request."""
+
+    verb: str
+    group: str
+    version: str
+    namespace: str
+    resource: str
+    name: str
+    subresource: str
+
+
+def parse_path(method: str, path: str, watch: bool) -> RequestInfo | None:
+    """The resource request a path names, or None when it is not a resource path."""
+    parts = [p for p in path.split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    if not rest:
+        return None
+    namespace = ""
+    if rest[0] == "namespaces" and len(rest) > 1:
+        namespace = rest[1]
+        if len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
+            rest = rest[2:]
+    resource = rest[0]
+    name = rest[1] if len(rest) > 1 else ""
+    subresource = rest[2] if len(rest) > 2 else ""
+    if len(rest) > 3:
+        return None
+    if resource == "namespaces":
+        namespace = ""  # the namespace of a Namespace is itself; kubelab's requests leave it out
+    if method == "GET":
+        verb = "watch" if watch else ("get" if name else "list")
+    elif method == "DELETE":
+        verb = "delete" if name else "deletecollection"
+    elif method in _METHOD_VERBS:
+        verb = _METHOD_VERBS[method]
+    else:
+        return None
+    return RequestInfo(verb, group, version, namespace, resource, name, subresource)
+
+
+def _int(query: Mapping[str, str], name: str) -> int | None:
+    value = query.get(name)
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ApiError(400, "BadRequest", f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
+
+
+def _delete_options(query: Mapping[str, str], body: Any) -> dict[str, Any]:
+    """DeleteOptions from the body (kubectl sends one) and the query (curl users do)."""
+    options: dict[str, Any] = {}
+    if isinstance(body, dict):
+        for key in ("propagationPolicy", "gracePeriodSeconds", "preconditions"):
+            if body.get(key) is not None:
+                options[key] = body[key]
+        if body.get("orphanDependents") is True and "propagationPolicy" not in options:
+            options["propagationPolicy"] = "Orphan"
+    if query.get("propagationPolicy"):
+        options["propagationPolicy"] = query["propagationPolicy"]
+    grace = _int(query, "gracePeriodSeconds")
+    if grace is not None:
+        options["gracePeriodSeconds"] = grace
+    return options
+
+
+def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: str,
+               content_type: str = "") -> Request:
+    """The kubelab Request for one HTTP request, with its query options."""
+    dry_run = query.get("dryRun", "")
+    if dry_run not in ("", "All"):
+        raise ApiError(400, "BadRequest", f'unsupported dry run option "{dry_run}"')
+    options: dict[str, Any] = {}
+    if info.verb == "patch":
+        options["patchType"] = PATCH_TYPES.get(content_type.split(";")[0].strip(), "")
+        if not options["patchType"]:
+            accepted = ", ".join(PATCH_TYPES)
+            raise ApiError(415, "UnsupportedMediaType",
+                           f"the body of the request was in an unknown format - accepted media "
+                           f"types include: {accepted}")
+    if info.verb in ("delete", "deletecollection"):
+        options.update(_delete_options(query, body))
+        body = None
+    return Request(
+        info.verb, info.resource, namespace=info.namespace, name=info.name, group=info.group,
+        version=info.version, subresource=info.subresource, body=body,
+        label_selector=query.get("labelSelector", ""), field_selector=query.get("fieldSelector", ""),
+        resource_version=query.get("resourceVersion", ""), limit=_int(query, "limit") or 0,
+        continue_token=query.get("continue", ""),
+        allow_watch_bookmarks=query.get("allowWatchBookmarks") == "true",
+        dry_run=dry_run == "All", options=options, token=token)
+
+
+def decode_json(raw: bytes) -> Any:
+    """A request body as JSON, or Go's json error as a 400 (the decoder's own words)."""
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as err:
+        raise ApiError(400, "BadRequest",
+                       f"couldn't get version/kind; json parse error: {_go_json_error(raw, err)}") from None
+
+
+def _go_json_error(raw: bytes, err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return "exceeded max depth"
+    if isinstance(err, json.JSONDecodeError) and err.pos < len(raw):
+        char = raw.decode("utf-8", "replace")[err.pos]
+        return f"invalid character '{char}' looking for beginning of value"
+    return "unexpected end of JSON input"

@@ -1,0 +1,136 @@
+"""Serve a Cluster's API over HTTPS, so that real kubectl and real client libraries can use it.
+
+This is an edge of kubelab, like the real-time clock (docs/ARCHITECTURE.md section 3): the only
+place where sockets, TLS, asyncio and the wall clock meet the simulation. Everything runs on
+one thread and one asyncio loop:
+
+- tornado's HTTP server reads requests; each becomes a kubelab Request handed to the cluster's
+  API server, the same pipeline the scheduler and the kubelets use (handlers.py);
+- a pacer task advances the cluster's simulated clock with the wall clock (`speed` virtual
+  seconds per real second), so controllers, kubelets and watches move while you type;
+- watch events are written to their HTTP streams from the clock's callbacks, in order.
+
+Because nothing else touches the cluster while a handler runs, a request sees the cluster
+exactly as a component would. Why tornado: it is a maintained asyncio HTTP/1.1 server with
+keep-alive, chunked streaming for watches, TLS and a clean shutdown, and JupyterLab already
+depends on it, so serving from a notebook needs nothing new.
+
+    kubelab serve --nodes 3 --port 6443            # a shell: serve until Ctrl-C
+    url = c.serve(port=0)                          # a notebook: serve an existing cluster
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import tornado.httpserver
+import tornado.netutil
+import tornado.web
+
+from kubelab.serve.certs import ServingCerts, make_serving_certs
+from kubelab.serve.handlers import DiscoveryHandler, ResourceHandler, StatusHandler
+from kubelab.serve.kubeconfig import DEFAULT_PATH, build_kubeconfig, write_kubeconfig
+
+if TYPE_CHECKING:
+    from kubelab.cluster import Cluster
+
+__all__ = ["Server"]
+
+PACE_INTERVAL = 0.02  # real seconds between two advances of the clock
+VIEWER = "viewer"
+
+
+class Server:
+    """The HTTPS front end of one Cluster. start() on a running asyncio loop; stop() ends it."""
+
+    def __init__(self, cluster: Cluster, *, host: str = "127.0.0.1", port: int = 0,
+                 speed: float = 1.0, max_body_bytes: int = 3 * 1024 * 1024) -> None:
+        if speed <= 0:
+            raise ValueError(f"speed must be > 0, got {speed}")
+        self.cluster, self.host, self.port, self.speed = cluster, host, port, speed
+        self.max_body_bytes = max_body_bytes
+        self.certs: ServingCerts = make_serving_certs()
+        self.tokens: dict[str, str] = {}
+        self.watches: set[Callable[[], None]] = set()  # each open watch's close callback
+        self._http: tornado.httpserver.HTTPServer | None = None
+        self._pacer: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.address}"
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def _identities(self) -> None:
+        """kubernetes-admin (cluster-admin through system:masters) and viewer (the view role)."""
+        api = self.cluster.apiserver
+        for user, groups in (("kubernetes-admin", ["system:masters"]), (VIEWER, [])):
+            token = secrets.token_urlsafe(24)
+            api.add_token(token, user, groups)
+            self.tokens[user] = token
+        rbac = "rbac.authorization.k8s.io"
+        binding = {"apiVersion": f"{rbac}/v1", "kind": "ClusterRoleBinding",
+                   "metadata": {"name": "kubelab-viewer"},
+                   "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": "view"},
+                   "subjects": [{"apiGroup": rbac, "kind": "User", "name": VIEWER}]}
+        if not self.cluster.exists("clusterrolebindings", "kubelab-viewer", namespace=""):
+            self.cluster.client.create(binding)
+
+    def _app(self) -> tornado.web.Application:
+        args = {"server": self}
+        return tornado.web.Application([
+            (r"/(version|healthz|livez|readyz)", StatusHandler, args),
+            (r"/(apis?)/?", DiscoveryHandler, args),
+            (r"/(api/[^/]+|apis/[^/]+/[^/]+)/?", DiscoveryHandler, args),
+            (r"/apis?/.+", ResourceHandler, args),
+        ], default_handler_class=ResourceHandler, default_handler_args=args)
+
+    def start(self) -> str:
+        """Listen (port 0: a free one) and start pacing the clock; returns the URL."""
+        if self._http is not None:
+            return self.url
+        self._identities()
+        sockets = tornado.netutil.bind_sockets(self.port, self.host, family=socket.AF_UNSPEC)
+        self.port = sockets[0].getsockname()[1]
+        self._http = tornado.httpserver.HTTPServer(
+            self._app(), ssl_options=self.certs.ssl_context(), max_body_size=self.max_body_bytes,
+            idle_connection_timeout=300)
+        self._http.add_sockets(sockets)
+        self._pacer = asyncio.get_event_loop().create_task(self._pace())
+        return self.url
+
+    async def _pace(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = loop.time()
+        while True:
+            await asyncio.sleep(PACE_INTERVAL)
+            now = loop.time()
+            self.cluster.run((now - last) * self.speed)
+            last = now
+
+    def kubeconfig(self) -> dict[str, Any]:
+        return build_kubeconfig(self.url, self.certs.ca_pem, self.tokens)
+
+    def write_kubeconfig(self, path: str | Path = DEFAULT_PATH) -> Path:
+        return write_kubeconfig(self.kubeconfig(), path)
+
+    async def stop(self) -> None:
+        """Stop listening, end every watch stream cleanly, close the connections."""
+        if self._http is None:
+            return
+        self._http.stop()
+        for close in list(self.watches):
+            close()
+        if self._pacer is not None:
+            self._pacer.cancel()
+        await asyncio.sleep(0)
+        await self._http.close_all_connections()
+        self._http = None
