@@ -18,7 +18,7 @@ import yaml
 
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Request, WatchEvent, WatchHandle
-from kubelab.serve import discovery
+from kubelab.serve import discovery, openapi
 from kubelab.serve.protobuf import PROTOBUF, decode_protobuf
 from kubelab.serve.requestinfo import decode_json, parse_path, to_request
 from kubelab.serve.tables import TABLE_V1, table_for, wants_table
@@ -26,7 +26,7 @@ from kubelab.serve.tables import TABLE_V1, table_for, wants_table
 if TYPE_CHECKING:
     from kubelab.serve.server import Server
 
-__all__ = ["DiscoveryHandler", "ResourceHandler", "StatusHandler"]
+__all__ = ["DiscoveryHandler", "OpenAPIHandler", "ResourceHandler", "StatusHandler"]
 
 Object = dict[str, Any]
 _JSON = "application/json"
@@ -104,6 +104,26 @@ class DiscoveryHandler(_Base):
             self.send_error_status(_not_found())
         else:
             self.send(listing)
+
+
+class OpenAPIHandler(_Base):
+    """/openapi/v3 (the index) and /openapi/v3/<group version path>."""
+
+    def get(self, path: str) -> None:
+        table = self.server.cluster.apiserver.resources
+        if not path:
+            self.send(openapi.index(table))
+            return
+        parts = [p for p in path.split("/") if p]
+        doc = None
+        if parts[:1] == ["api"] and len(parts) == 2:
+            doc = openapi.group_version_document(table, "", parts[1])
+        elif parts[:1] == ["apis"] and len(parts) == 3:
+            doc = openapi.group_version_document(table, parts[1], parts[2])
+        if doc is None:
+            self.send_error_status(_not_found())
+        else:
+            self.send(doc)
 
 
 class ResourceHandler(_Base):

@@ -33,7 +33,7 @@ import tornado.netutil
 import tornado.web
 
 from kubelab.serve.certs import ServingCerts, make_serving_certs
-from kubelab.serve.handlers import DiscoveryHandler, ResourceHandler, StatusHandler
+from kubelab.serve.handlers import DiscoveryHandler, OpenAPIHandler, ResourceHandler, StatusHandler
 from kubelab.serve.kubeconfig import DEFAULT_PATH, build_kubeconfig, write_kubeconfig
 
 if TYPE_CHECKING:
@@ -88,10 +88,12 @@ class Server:
         args = {"server": self}
         return tornado.web.Application([
             (r"/(version|healthz|livez|readyz)", StatusHandler, args),
+            (r"/openapi/v3/?(.*)", OpenAPIHandler, args),
             (r"/(apis?)/?", DiscoveryHandler, args),
             (r"/(api/[^/]+|apis/[^/]+/[^/]+)/?", DiscoveryHandler, args),
             (r"/apis?/.+", ResourceHandler, args),
-        ], default_handler_class=ResourceHandler, default_handler_args=args)
+        ], default_handler_class=ResourceHandler, default_handler_args=args,
+            log_function=lambda handler: None)  # the API server's audit log records every request
 
     def start(self) -> str:
         """Listen (port 0: a free one) and start pacing the clock; returns the URL."""

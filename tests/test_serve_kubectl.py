@@ -1,0 +1,136 @@
+"""Real kubectl against `kubelab serve`: the same API, over HTTPS, as a real cluster's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from serve_helpers import KUBECTL, Served, start_server
+
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (make installs it)")
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27
+        resources:
+          requests: {cpu: 100m}
+"""
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    server = start_server(tmp_path_factory.mktemp("serve"), "--nodes", "2")
+    yield server
+    output = server.stop()
+    assert server.proc.returncode == 0, output
+    assert "kubelab: stopped" in output
+
+
+def test_kubectl_sees_the_release_and_the_resources(served: Served) -> None:
+    version = json.loads(served.kubectl("version", "-o", "json").stdout)
+    assert (version["serverVersion"]["major"], version["serverVersion"]["minor"]) == ("1", "34")
+    resources = served.kubectl("api-resources", "--no-headers").stdout
+    rows = {line.split()[0]: line.split() for line in resources.splitlines()}
+    assert rows["deployments"][1:3] == ["deploy", "apps/v1"]
+    assert rows["pods"][1:4] == ["po", "v1", "true"]
+    nodes = served.kubectl("get", "nodes", "--no-headers").stdout.splitlines()
+    assert [n.split()[:2] for n in nodes] == [["node-1", "Ready"], ["node-2", "Ready"]]
+
+
+def test_apply_wait_and_get_in_every_form(served: Served) -> None:
+    created = served.kubectl("apply", "-f", "-", stdin=DEPLOYMENT).stdout
+    assert created.strip() == "deployment.apps/web created"
+    # A second apply with a change is a strategic merge patch computed by kubectl itself.
+    changed = DEPLOYMENT.replace("replicas: 3", "replicas: 2")
+    configured = served.kubectl("apply", "-f", "-", stdin=changed).stdout
+    assert configured.strip() == "deployment.apps/web configured"
+    assert "condition met" in served.kubectl("wait", "--for=condition=Available", "deployment/web",
+                                             "--timeout=60s", timeout=90).stdout
+    wide = served.kubectl("get", "pods", "-l", "app=web", "-o", "wide").stdout.splitlines()
+    assert wide[0].split()[:5] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert "NODE" in wide[0] and len(wide) == 3
+    assert all(row.split()[1:3] == ["1/1", "Running"] for row in wide[1:])
+    items = json.loads(served.kubectl("get", "pods", "-l", "app=web", "-o", "json").stdout)["items"]
+    names = served.kubectl("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].metadata.name}").stdout
+    assert sorted(names.split()) == sorted(p["metadata"]["name"] for p in items)
+    assert "kind: Deployment" in served.kubectl("get", "deploy", "web", "-o", "yaml").stdout
+    deploy = served.kubectl("get", "deploy", "web").stdout.splitlines()
+    assert deploy[1].split()[:4] == ["web", "2/2", "2", "2"]
+
+
+def test_errors_are_kubectls_own_words(served: Served) -> None:
+    missing = served.kubectl("get", "pod", "nope", check=False)
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == 'Error from server (NotFound): pods "nope" not found'
+    denied = served.kubectl("--context", "kubelab-viewer", "create", "configmap", "x", check=False)
+    assert denied.returncode == 1
+    assert ('configmaps is forbidden: User "viewer" cannot create resource "configmaps" in API group ""'
+            ' in the namespace "default"') in denied.stderr
+    # view is a namespaced role, as upstream's: pods yes, nodes no.
+    assert served.kubectl("--context", "kubelab-viewer", "get", "pods", "-l", "app=web", "-o", "name").stdout
+    nodes = served.kubectl("--context", "kubelab-viewer", "get", "nodes", check=False)
+    assert nodes.stderr.strip() == ('Error from server (Forbidden): nodes is forbidden: User "viewer" '
+                                    'cannot list resource "nodes" in API group "" at the cluster scope')
+    invalid = served.kubectl("create", "deployment", "Bad_Name", "--image=nginx", check=False)
+    assert invalid.returncode == 1 and "Bad_Name" in invalid.stderr and "Invalid value" in invalid.stderr
+
+
+def test_typed_create_commands_send_protobuf_and_work(served: Served) -> None:
+    assert served.kubectl("create", "namespace", "team-a").stdout.strip() == "namespace/team-a created"
+    assert served.kubectl("create", "configmap", "settings", "-n", "team-a",
+                          "--from-literal=mode=fast").stdout.strip() == "configmap/settings created"
+    data = json.loads(served.kubectl("get", "cm", "settings", "-n", "team-a", "-o", "json").stdout)["data"]
+    assert data == {"mode": "fast"}
+    out = served.kubectl("create", "deployment", "api", "-n", "team-a", "--image=nginx:1.27", "--replicas=0")
+    assert out.stdout.strip() == "deployment.apps/api created"
+    spec = json.loads(served.kubectl("get", "deploy", "api", "-n", "team-a", "-o", "json").stdout)["spec"]
+    assert spec["replicas"] == 0  # a pointer field: zero is kept, not dropped as empty
+    assert spec["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+
+
+def test_scale_and_delete(served: Served) -> None:
+    served.kubectl("apply", "-f", "-", stdin=DEPLOYMENT.replace("name: web", "name: batch"))
+    scaled = served.kubectl("scale", "deploy", "batch", "--replicas=1").stdout
+    assert scaled.strip() == "deployment.apps/batch scaled"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        pods = served.kubectl("get", "pods", "-l", "app=web", "-o", "name").stdout.split()
+        if len([p for p in pods if "batch" in p]) == 1:
+            break
+        time.sleep(0.5)
+    assert served.kubectl("get", "deploy", "batch", "-o", "jsonpath={.spec.replicas}").stdout == "1"
+    assert served.kubectl("delete", "deploy", "batch").stdout.strip() == 'deployment.apps "batch" deleted'
+    assert served.kubectl("get", "deploy", "batch", check=False).returncode == 1
+
+
+def test_get_watch_streams_changes(served: Served, tmp_path: Path) -> None:
+    assert KUBECTL is not None
+    watch = subprocess.Popen([KUBECTL, "get", "configmaps", "-w", "--output-watch-events"],
+                             env=served.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)
+        served.kubectl("create", "configmap", "watched", "--from-literal=a=1")
+        served.kubectl("delete", "configmap", "watched")
+        time.sleep(1.5)
+    finally:
+        watch.terminate()
+        out, err = watch.communicate(timeout=10)
+    events = [line.split()[:2] for line in out.splitlines()[1:]]
+    assert ["ADDED", "watched"] in events and ["DELETED", "watched"] in events, out + err
