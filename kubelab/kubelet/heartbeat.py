@@ -16,6 +16,7 @@ makes the node's Ready condition Unknown.
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +32,7 @@ __all__ = ["NODE_LEASE_NAMESPACE", "NodeHeartbeat", "node_conditions"]
 
 Object = dict[str, Any]
 NODE_LEASE_NAMESPACE = "kube-node-lease"
-KUBELET_VERSION = "v1.32.0"
+KUBELET_VERSION = "v1.34.0"  # the release kubelab follows (docs/ARCHITECTURE.md)
 
 # (type, status, reason, message): what a healthy kubelet reports (nodestatus/setters.go).
 HEALTHY = (
@@ -116,10 +117,16 @@ class NodeHeartbeat:
                            "addresses": [{"type": "InternalIP", "address": self.node_ip},
                                          {"type": "Hostname", "address": self.node_name}],
                            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-                           "nodeInfo": {"kubeletVersion": KUBELET_VERSION,
-                                        "containerRuntimeVersion": "containerd://1.7.22",
-                                        "kernelVersion": "6.8.0-kubelab", "osImage": "kubelab node",
-                                        "operatingSystem": "linux", "architecture": "amd64"}}}
+                           "nodeInfo": self.node_info()}}
+
+    def node_info(self) -> Object:
+        """NodeSystemInfo. Its ids are required strings in the API (a client may insist on them):
+        a machine's ids are stable, so they are derived from the node's name."""
+        ids = uuid.uuid5(uuid.NAMESPACE_DNS, f"{self.node_name}.kubelab.dev")
+        return {"machineID": ids.hex, "systemUUID": str(ids), "bootID": str(uuid.uuid5(ids, "boot")),
+                "kernelVersion": "6.8.0-kubelab", "osImage": "kubelab node",
+                "containerRuntimeVersion": "containerd://1.7.22", "kubeletVersion": KUBELET_VERSION,
+                "kubeProxyVersion": "", "operatingSystem": "linux", "architecture": "amd64"}
 
     def register(self) -> bool:
         """registerWithAPIServer: create the Node, or adopt the one that exists."""

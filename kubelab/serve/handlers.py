@@ -126,8 +126,22 @@ class OpenAPIHandler(_Base):
             self.send(doc)
 
 
+@tornado.web.stream_request_body
 class ResourceHandler(_Base):
     """Every resource path: /api/v1/namespaces/default/pods/web-1/status and the like."""
+
+    def prepare(self) -> None:
+        self._body = bytearray()
+        self._too_large = False
+
+    def data_received(self, chunk: bytes) -> None:
+        # Read at most MaxRequestBodyBytes, as the REST handlers do (handlers/rest.go
+        # limitedReadBody); the rest of a larger body is read and dropped.
+        if len(self._body) + len(chunk) > self.server.max_body_bytes:
+            self._too_large = True
+            self._body.clear()
+        elif not self._too_large:
+            self._body.extend(chunk)
 
     def _request(self) -> tuple[Request, dict[str, str]]:
         query = self.query()
@@ -135,18 +149,22 @@ class ResourceHandler(_Base):
         info = parse_path(self.request.method or "GET", self.request.path, watch)
         if info is None:
             raise _not_found()
+        if self._too_large:
+            raise ApiError(413, "RequestEntityTooLarge",
+                           f"Request entity too large: limit is {self.server.max_body_bytes}")
         content_type = self.request.headers.get("Content-Type", "")
+        raw = bytes(self._body)
         body: Any = None
-        if self.request.body:
+        if raw:
             if content_type.startswith(PROTOBUF):
-                body = decode_protobuf(self.request.body)
+                body = decode_protobuf(raw)
             elif "yaml" in content_type:
                 try:
-                    body = yaml.safe_load(self.request.body)
+                    body = yaml.safe_load(raw)
                 except yaml.YAMLError as err:
                     raise ApiError(400, "BadRequest", f"error converting YAML to JSON: {err}") from None
             else:
-                body = decode_json(self.request.body)
+                body = decode_json(raw)
         return to_request(info, query, body, self.token(), content_type), query
 
     def _serve(self) -> None:

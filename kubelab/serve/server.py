@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Server"]
 
+# Bodies up to this size are read (and those over max_body_bytes refused with a 413 Status);
+# a larger one has the connection closed, as an HTTP server must stop reading somewhere.
+_READ_LIMIT = 64 * 1024 * 1024
 PACE_INTERVAL = 0.02  # real seconds between two advances of the clock
 VIEWER = "viewer"
 
@@ -103,7 +106,7 @@ class Server:
         sockets = tornado.netutil.bind_sockets(self.port, self.host, family=socket.AF_UNSPEC)
         self.port = sockets[0].getsockname()[1]
         self._http = tornado.httpserver.HTTPServer(
-            self._app(), ssl_options=self.certs.ssl_context(), max_body_size=self.max_body_bytes,
+            self._app(), ssl_options=self.certs.ssl_context(), max_body_size=_READ_LIMIT,
             idle_connection_timeout=300)
         self._http.add_sockets(sockets)
         self._pacer = asyncio.get_event_loop().create_task(self._pace())

@@ -1,0 +1,142 @@
+"""The official Python client, raw HTTP and bad input against `kubelab serve`."""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import socket
+import ssl
+import threading
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+from serve_helpers import Served, start_server
+
+kubernetes = pytest.importorskip("kubernetes")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    server = start_server(tmp_path_factory.mktemp("serve"), "--nodes", "1")
+    yield server
+    output = server.stop()
+    assert server.proc.returncode == 0 and "kubelab: stopped" in output, output
+
+
+@pytest.fixture(scope="module")
+def api_client(served: Served) -> Any:
+    return kubernetes.config.new_client_from_config(config_file=str(served.kubeconfig))
+
+
+class Raw:
+    """One HTTPS connection to the server, trusting its CA, as the admin."""
+
+    def __init__(self, served: Served) -> None:
+        config = yaml.safe_load(served.kubeconfig.read_text())
+        ca = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+        self.context = ssl.create_default_context(cadata=ca)
+        self.token = config["users"][0]["user"]["token"]
+        url = urlparse(served.url)
+        self.host, self.port = url.hostname or "127.0.0.1", url.port or 443
+
+    def connect(self) -> http.client.HTTPSConnection:
+        return http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=10)
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                content_type: str = "application/json") -> tuple[int, dict[str, Any]]:
+        conn = self.connect()
+        conn.request(method, path, body=body, headers={"Authorization": f"Bearer {self.token}",
+                                                      "Content-Type": content_type})
+        response = conn.getresponse()
+        data = json.loads(response.read() or b"{}")
+        conn.close()
+        return response.status, data
+
+
+def test_the_official_client_lists_creates_and_watches(api_client: Any) -> None:
+    core = kubernetes.client.CoreV1Api(api_client)
+    apps = kubernetes.client.AppsV1Api(api_client)
+    assert [n.metadata.name for n in core.list_node().items] == ["node-1"]
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-python"}, "data": {"k": "v"}}
+    created = core.create_namespaced_config_map("default", body)
+    assert created.metadata.resource_version and created.data == {"k": "v"}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "py"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "py"}},
+                           "template": {"metadata": {"labels": {"app": "py"}},
+                                        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}}
+    assert apps.create_namespaced_deployment("default", deployment).spec.replicas == 1
+    watch = kubernetes.watch.Watch()
+    seen = []
+    stream = watch.stream(core.list_namespaced_pod, "default", label_selector="app=py", timeout_seconds=15)
+    for event in stream:
+        seen.append((event["type"], event["object"].status.phase))
+        if event["object"].status.phase == "Running":
+            watch.stop()
+    assert seen[0][0] == "ADDED" and seen[-1] == ("MODIFIED", "Running"), seen
+    with pytest.raises(kubernetes.client.ApiException) as err:
+        core.read_namespaced_pod("nope", "default")
+    assert err.value.status == 404
+    assert json.loads(err.value.body)["message"] == 'pods "nope" not found'
+
+
+def test_bad_input_gets_a_status_and_stores_nothing(served: Served) -> None:
+    raw = Raw(served)
+    broken = b'{"apiVersion": "v1", "kind":'
+    code, status = raw.request("POST", "/api/v1/namespaces/default/configmaps", broken)
+    assert (code, status["kind"], status["reason"]) == (400, "Status", "BadRequest")
+    assert status["message"].startswith("couldn't get version/kind; json parse error")
+    code, status = raw.request("GET", "/api/v1/nosuchthings")
+    assert (code, status["reason"]) == (404, "NotFound")
+    code, status = raw.request("GET", "/nowhere/at/all")
+    assert code == 404 and status["message"] == "the server could not find the requested resource"
+    code, status = raw.request("PATCH", "/api/v1/namespaces/default/configmaps/from-python", b"{}",
+                               content_type="text/plain")
+    assert (code, status["reason"]) == (415, "UnsupportedMediaType")
+    big = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"},
+                      "data": {"x": "y" * 4_000_000}}).encode()
+    code, status = raw.request("POST", "/api/v1/namespaces/default/configmaps", big)
+    assert code == 413 and status["reason"] == "RequestEntityTooLarge"
+    code, listing = raw.request("GET", "/api/v1/namespaces/default/configmaps")
+    assert code == 200 and "big" not in [c["metadata"]["name"] for c in listing["items"]]
+
+
+def test_a_client_that_disconnects_mid_watch_leaves_the_server_serving(served: Served) -> None:
+    raw = Raw(served)
+    sockets = []
+    for _ in range(20):
+        plain = socket.create_connection((raw.host, raw.port))
+        sock = raw.context.wrap_socket(plain, server_hostname=raw.host)
+        sock.sendall(f"GET /api/v1/namespaces/default/pods?watch=true HTTP/1.1\r\nHost: {raw.host}\r\n"
+                     f"Authorization: Bearer {raw.token}\r\n\r\n".encode())
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+        sockets.append(sock)
+    for sock in sockets:
+        sock.close()  # gone without a word, mid-stream
+    code, version = raw.request("GET", "/version")
+    assert code == 200 and version["minor"] == "34"
+
+
+def test_many_concurrent_watches_each_get_their_events(served: Served) -> None:
+    raw = Raw(served)
+    results: list[bytes] = []
+
+    def watch() -> None:
+        conn = raw.connect()
+        conn.request("GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=3",
+                     headers={"Authorization": f"Bearer {raw.token}"})
+        results.append(conn.getresponse().read())
+        conn.close()
+
+    threads = [threading.Thread(target=watch) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert len(results) == 50
+    for body in results:
+        events = [json.loads(line) for line in body.splitlines() if line.strip()]
+        assert {e["object"]["metadata"]["name"] for e in events} >= {"from-python"}
