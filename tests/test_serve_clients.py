@@ -1,4 +1,4 @@
-"""The official Python client, raw HTTP and bad input against `kubelab serve`."""
+"""The official Python client, kopf, raw HTTP and bad input against `kubelab serve`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,12 @@ import http.client
 import json
 import socket
 import ssl
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -21,7 +25,7 @@ kubernetes = pytest.importorskip("kubernetes")
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = start_server(tmp_path_factory.mktemp("serve"), "--nodes", "1")
+    server = start_server(tmp_path_factory.mktemp("serve"), "--nodes", "1", "--speed", "4")
     yield server
     output = server.stop()
     assert server.proc.returncode == 0 and "kubelab: stopped" in output, output
@@ -76,6 +80,7 @@ def test_the_official_client_lists_creates_and_watches(api_client: Any) -> None:
         seen.append((event["type"], event["object"].status.phase))
         if event["object"].status.phase == "Running":
             watch.stop()
+            break
     assert seen[0][0] == "ADDED" and seen[-1] == ("MODIFIED", "Running"), seen
     with pytest.raises(kubernetes.client.ApiException) as err:
         core.read_namespaced_pod("nope", "default")
@@ -140,3 +145,38 @@ def test_many_concurrent_watches_each_get_their_events(served: Served) -> None:
     for body in results:
         events = [json.loads(line) for line in body.splitlines() if line.strip()]
         assert {e["object"]["metadata"]["name"] for e in events} >= {"from-python"}
+
+
+GREETING_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "greetings.kubelab.dev"},
+    "spec": {"group": "kubelab.dev", "scope": "Namespaced",
+             "names": {"plural": "greetings", "singular": "greeting", "kind": "Greeting"},
+             "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def test_a_kopf_operator_reconciles_a_custom_resource(served: Served, api_client: Any) -> None:
+    pytest.importorskip("kopf")
+    kubernetes.client.ApiextensionsV1Api(api_client).create_custom_resource_definition(GREETING_CRD)
+    operator = subprocess.Popen(
+        [sys.executable, "-m", "kopf", "run", "--standalone", "--namespace", "default",
+         str(Path(__file__).parent / "data" / "kopf_greeter.py")],
+        env=served.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    custom = kubernetes.client.CustomObjectsApi(api_client)
+    try:
+        custom.create_namespaced_custom_object("kubelab.dev", "v1", "default", "greetings", {
+            "apiVersion": "kubelab.dev/v1", "kind": "Greeting", "metadata": {"name": "hi"},
+            "spec": {"who": "learner"}})
+        deadline = time.monotonic() + 30
+        status: dict[str, Any] = {}
+        while time.monotonic() < deadline and not status:
+            time.sleep(0.5)
+            obj = custom.get_namespaced_custom_object("kubelab.dev", "v1", "default", "greetings", "hi")
+            status = obj.get("status") or {}
+    finally:
+        operator.terminate()
+        log, _ = operator.communicate(timeout=20)
+    assert status == {"greet": {"message": "hello, learner"}}, log
+    assert "Handler 'greet' succeeded" in log

@@ -36,7 +36,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = start_server(tmp_path_factory.mktemp("serve"), "--nodes", "2")
+    server = start_server(tmp_path_factory.mktemp("serve"), "--nodes", "2", "--speed", "4")
     yield server
     output = server.stop()
     assert server.proc.returncode == 0, output
