@@ -134,3 +134,23 @@ def test_get_watch_streams_changes(served: Served, tmp_path: Path) -> None:
         out, err = watch.communicate(timeout=10)
     events = [line.split()[:2] for line in out.splitlines()[1:]]
     assert ["ADDED", "watched"] in events and ["DELETED", "watched"] in events, out + err
+
+
+def test_auth_can_i_asks_the_authorizer(served: Served) -> None:
+    assert served.kubectl("auth", "can-i", "create", "deployments").stdout.strip() == "yes"
+    viewer = ("--context", "kubelab-viewer", "auth", "can-i")
+    assert served.kubectl(*viewer, "list", "pods").stdout.strip() == "yes"
+    refused = served.kubectl(*viewer, "delete", "pods", check=False)
+    assert (refused.returncode, refused.stdout.strip()) == (1, "no")
+    assert served.kubectl(*viewer, "get", "/healthz").stdout.strip() == "yes"
+
+
+def test_drain_evicts_and_the_deployment_heals(served: Served) -> None:
+    served.kubectl("apply", "-f", "-", stdin=DEPLOYMENT.replace("name: web", "name: drained"))
+    served.kubectl("wait", "--for=condition=Available", "deployment/drained", "--timeout=60s", timeout=90)
+    out = served.kubectl("drain", "node-1", "--ignore-daemonsets", "--timeout=60s", timeout=90).stdout
+    assert "node/node-1 cordoned" in out and "node/node-1 drained" in out
+    served.kubectl("wait", "--for=condition=Available", "deployment/drained", "--timeout=60s", timeout=90)
+    nodes = served.kubectl("get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}").stdout.split()
+    assert nodes and "node-1" not in nodes
+    assert "node/node-1 uncordoned" in served.kubectl("uncordon", "node-1").stdout

@@ -24,6 +24,11 @@ class ResourceInfo:
     subresources: tuple[str, ...] = ()
     # Name validation: most names are DNS-1123 subdomains; namespaces are labels.
     name_rule: str = "subdomain"
+    # The verbs it serves, when not all of them: a review is only ever created.
+    verbs: tuple[str, ...] = ()
+
+    def supports(self, verb: str) -> bool:
+        return not self.verbs or verb in self.verbs
 
     @property
     def api_version(self) -> str:
@@ -43,7 +48,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("namespaces", "Namespace", namespaced=False, short_names=("ns",),
                  subresources=("status",), name_rule="label"),
     ResourceInfo("nodes", "Node", namespaced=False, short_names=("no",), subresources=("status",)),
-    ResourceInfo("pods", "Pod", short_names=("po",), subresources=("status", "binding")),
+    ResourceInfo("pods", "Pod", short_names=("po",), subresources=("status", "binding", "eviction")),
     ResourceInfo("events", "Event", short_names=("ev",)),
     ResourceInfo("configmaps", "ConfigMap", short_names=("cm",)),
     ResourceInfo("secrets", "Secret"),
@@ -61,6 +66,8 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  namespaced=False),
     ResourceInfo("customresourcedefinitions", "CustomResourceDefinition",
                  group="apiextensions.k8s.io", namespaced=False, short_names=("crd", "crds")),
+    ResourceInfo("selfsubjectaccessreviews", "SelfSubjectAccessReview", group="authorization.k8s.io",
+                 namespaced=False, verbs=("create",)),
 )
 
 

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from kubelab.api.request import Request
 from kubelab.apiserver.audit import AuditRecord
-from kubelab.apiserver.authn import CONTROLLER_MANAGER, MASTERS, NODES, SCHEDULER, UserInfo
+from kubelab.apiserver.authn import (
+    ALL_AUTHENTICATED,
+    CONTROLLER_MANAGER,
+    MASTERS,
+    NODES,
+    SCHEDULER,
+    UserInfo,
+)
 from kubelab.apiserver.context import RequestContext
 from kubelab.apiserver.decode import decode_body
 
@@ -81,6 +88,13 @@ CLUSTER_ROLES = [
                           "namespaces", "namespaces/status"]),
         rule(READ, ["apps"], [*APPS, "deployments/status", "replicasets/status"])],
         {AGGREGATE + "view": "true"}),
+    # What every authenticated user may do (policy.go): ask the authorizer about itself
+    # (`kubectl auth can-i`), and read the server's discovery and health endpoints.
+    cluster_role("system:basic-user", [
+        rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews"])]),
+    cluster_role("system:discovery", [{"verbs": ["get"], "nonResourceURLs": [
+        "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*",
+        "/readyz", "/version", "/version/"]}]),
     cluster_role("system:kube-scheduler", [
         rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
         rule([*READ, "create", "update"], ["coordination.k8s.io"], ["leases"]),
@@ -110,6 +124,8 @@ CLUSTER_ROLES = [
 
 CLUSTER_ROLE_BINDINGS = [
     binding("cluster-admin", "Group", MASTERS),
+    binding("system:basic-user", "Group", ALL_AUTHENTICATED),
+    binding("system:discovery", "Group", ALL_AUTHENTICATED),
     binding("system:kube-scheduler", "User", SCHEDULER),
     binding("system:kube-controller-manager", "User", CONTROLLER_MANAGER),
     binding("system:node", "Group", NODES),

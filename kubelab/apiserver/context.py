@@ -29,6 +29,7 @@ SUBRESOURCE_VERBS = {
     "status": frozenset({"get", "update", "patch"}),
     "scale": frozenset({"get", "update", "patch"}),
     "binding": frozenset({"create"}),
+    "eviction": frozenset({"create"}),
     "finalize": frozenset({"update"}),
 }
 
@@ -49,7 +50,7 @@ class Served:
 
     def verbs(self, subresource: str) -> frozenset[str]:
         if not subresource:
-            return OBJECT_VERBS
+            return frozenset(self.info.verbs) if self.info.verbs else OBJECT_VERBS
         return SUBRESOURCE_VERBS.get(subresource, frozenset()) \
             if subresource in self.subresources else frozenset()
 

@@ -220,6 +220,17 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
                                                 "selectableFields"), ANY)))),
         status=ANY),
     kind("Binding", target=OBJECT_REFERENCE),
+    kind("Eviction", deleteOptions=struct(
+        "DeleteOptions", gracePeriodSeconds=INT64, preconditions=struct(
+            "Preconditions", uid=STRING, resourceVersion=STRING),
+        orphanDependents=BOOL, propagationPolicy=STRING, dryRun=STRINGS)),
+    kind("SelfSubjectAccessReview", spec=struct(
+        "SelfSubjectAccessReviewSpec",
+        resourceAttributes=struct("ResourceAttributes", **_strings(
+            "namespace", "verb", "group", "version", "resource", "subresource", "name"),
+            fieldSelector=ANY, labelSelector=ANY),
+        nonResourceAttributes=struct("NonResourceAttributes", path=STRING, verb=STRING)),
+        status=ANY),
     kind("Scale", spec=struct("ScaleSpec", replicas=INT32),
          status=struct("ScaleStatus", replicas=INT32, selector=STRING)),
 )}

@@ -48,9 +48,11 @@ from kubelab.apiserver.authn import (
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import decode_body
+from kubelab.apiserver.eviction import evict
 from kubelab.apiserver.patch import apply_patch
 from kubelab.apiserver.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
 from kubelab.apiserver.registry import Registry
+from kubelab.apiserver.reviews import create_self_subject_access_review
 from kubelab.apiserver.selection import make_predicate, parse_resource_version
 from kubelab.apiserver.serving import ServedResources
 from kubelab.apiserver.watch_cache import WatchInfo, decode
@@ -246,6 +248,10 @@ class APIServer:
             raise bad_request("watch requests are served by APIServer.watch")
         if sub == "binding":
             return subresources.bind(reg, ctx, r.body)
+        if sub == "eviction":
+            return evict(reg, ctx, r.body)
+        if served.info.resource == "selfsubjectaccessreviews":
+            return create_self_subject_access_review(ctx, r.body)
         if verb == "patch":
             kv = reg.read(ctx, r.namespace, r.name)
             live = decode(kv.value, kv.mod_revision)

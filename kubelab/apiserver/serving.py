@@ -111,7 +111,8 @@ class ServedResources:
 
     def start_cachers(self) -> None:
         for gr, served in self._served.items():
-            self.cachers[gr] = self._cacher(served)
+            if "watch" in served.verbs(""):  # a review has nothing to watch
+                self.cachers[gr] = self._cacher(served)
 
     def stop_cachers(self) -> None:
         cachers, self.cachers = list(self.cachers.values()), {}

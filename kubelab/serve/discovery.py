@@ -78,6 +78,10 @@ def api_group_list(table: ResourceTable) -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+def _verbs(info: ResourceInfo) -> list[str]:
+    return list(info.verbs) if info.verbs else _VERBS
+
+
 def _categories(info: ResourceInfo) -> list[str]:
     return ["all"] if info.resource in _ALL else []
 
@@ -90,7 +94,7 @@ def resource_list(table: ResourceTable, group: str, version: str) -> dict[str, A
     resources: list[dict[str, Any]] = []
     for info in sorted(infos, key=lambda i: i.resource):
         entry: dict[str, Any] = {"name": info.resource, "singularName": info.singular,
-                                 "namespaced": info.namespaced, "kind": info.kind, "verbs": _VERBS}
+                                 "namespaced": info.namespaced, "kind": info.kind, "verbs": _verbs(info)}
         if info.short_names:
             entry["shortNames"] = list(info.short_names)
         if _categories(info):
@@ -114,7 +118,7 @@ def _discovery_resource(info: ResourceInfo) -> dict[str, Any]:
         "resource": info.resource,
         "responseKind": {"group": info.group, "version": info.version, "kind": info.kind},
         "scope": "Namespaced" if info.namespaced else "Cluster",
-        "singularResource": info.singular, "verbs": _VERBS}
+        "singularResource": info.singular, "verbs": _verbs(info)}
     if info.short_names:
         entry["shortNames"] = list(info.short_names)
     if _categories(info):

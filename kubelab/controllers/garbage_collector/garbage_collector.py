@@ -47,11 +47,11 @@ class GarbageCollector:
                                             workers=workers, cost=cost, trace=ctx.trace)
         self.graph = GraphBuilder(lambda n: self.delete_controller.queue.add(n.uid),
                                   lambda n: self.orphan_controller.queue.add(n.uid))
-        # Monitors: one informer per deletable resource (events excepted, as upstream's
-        # ignoredResources), shared with the other controllers; custom resources come and go
-        # with their CustomResourceDefinitions.
+        # Monitors: one informer per deletable resource (GetDeletableResources: it supports
+        # delete, list and watch; events excepted, as upstream's ignoredResources), shared with
+        # the other controllers; custom resources come and go with their CRDs.
         for info in BUILTIN_RESOURCES:
-            if info.resource != "events":
+            if info.resource != "events" and all(info.supports(v) for v in ("delete", "list", "watch")):
                 informers.informer_for(info.resource).add_event_handler(self.graph.handler())
         self._custom: dict[str, SharedIndexInformer] = {}
         informers.informer_for("customresourcedefinitions").add_event_handler(ResourceEventHandler(
