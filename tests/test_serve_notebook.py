@@ -29,7 +29,7 @@ def _get(url: str, ca: str, token: str, path: str) -> tuple[int, dict[str, objec
 def test_serve_an_existing_cluster_from_a_running_loop(tmp_path: Path) -> None:
     c = Cluster(nodes=1, seed=0)
     c.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "before"}, "data": {}})
-    with pytest.raises(RuntimeError, match="call c.serve"):
+    with pytest.raises(RuntimeError, match=r"call c\.serve"):
         c.kubeconfig(str(tmp_path / "none.yaml"))
     with pytest.raises(RuntimeError, match="running asyncio loop"):
         c.serve()
