@@ -154,3 +154,38 @@ def test_drain_evicts_and_the_deployment_heals(served: Served) -> None:
     nodes = served.kubectl("get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}").stdout.split()
     assert nodes and "node-1" not in nodes
     assert "node/node-1 uncordoned" in served.kubectl("uncordon", "node-1").stdout
+
+
+WEBSITE_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: websites.kubelab.dev}
+spec:
+  group: kubelab.dev
+  scope: Namespaced
+  names: {plural: websites, singular: website, kind: Website}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer, description: How many copies to serve.}
+"""
+
+
+def test_explain_built_in_and_custom_kinds(served: Served) -> None:
+    replicas = served.kubectl("explain", "deployment.spec.replicas").stdout
+    assert "KIND:       Deployment" in replicas and "FIELD: replicas <integer>" in replicas
+    served.kubectl("apply", "-f", "-", stdin=WEBSITE_CRD)
+    deadline = time.monotonic() + 20
+    while served.kubectl("api-resources", "--api-group=kubelab.dev", "-o", "name").stdout.strip() != \
+            "websites.kubelab.dev" and time.monotonic() < deadline:
+        time.sleep(0.5)
+    spec = served.kubectl("explain", "website.spec").stdout
+    assert "KIND:       Website" in spec and "replicas\t<integer>" in spec and "How many copies" in spec

@@ -18,6 +18,7 @@ import yaml
 
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Request, WatchEvent, WatchHandle
+from kubelab.api.resources import ResourceInfo
 from kubelab.serve import discovery, openapi
 from kubelab.serve.protobuf import PROTOBUF, decode_protobuf
 from kubelab.serve.requestinfo import decode_json, parse_path, to_request
@@ -109,17 +110,26 @@ class DiscoveryHandler(_Base):
 class OpenAPIHandler(_Base):
     """/openapi/v3 (the index) and /openapi/v3/<group version path>."""
 
+    def _crd_schema(self, info: ResourceInfo) -> Object | None:
+        crd = self.server.cluster.apiserver.served.get(
+            "customresourcedefinitions", "", f"{info.resource}.{info.group}", "apiextensions.k8s.io")
+        for version in ((crd or {}).get("spec") or {}).get("versions") or []:
+            if version.get("name") == info.version:
+                schema = (version.get("schema") or {}).get("openAPIV3Schema")
+                return schema if isinstance(schema, dict) else None
+        return None
+
     def get(self, path: str) -> None:
         table = self.server.cluster.apiserver.resources
         if not path:
-            self.send(openapi.index(table))
+            self.send(openapi.index(table, self._crd_schema))
             return
         parts = [p for p in path.split("/") if p]
         doc = None
         if parts[:1] == ["api"] and len(parts) == 2:
-            doc = openapi.group_version_document(table, "", parts[1])
+            doc = openapi.group_version_document(table, "", parts[1], self._crd_schema)
         elif parts[:1] == ["apis"] and len(parts) == 3:
-            doc = openapi.group_version_document(table, parts[1], parts[2])
+            doc = openapi.group_version_document(table, parts[1], parts[2], self._crd_schema)
         if doc is None:
             self.send_error_status(_not_found())
         else:
