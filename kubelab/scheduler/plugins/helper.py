@@ -23,7 +23,6 @@ __all__ = [
     "RequiredNodeAffinity",
     "build_broken_linear_function",
     "default_normalize_score",
-    "default_normalize_scores",
     "find_matching_untolerated_taint",
     "go_div",
     "go_round",
@@ -49,21 +48,17 @@ def go_round(x: float) -> int:
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
-    """Scale scores from [0, max(scores)] to [0, max_priority]; reverse flips them so the
-    lowest raw score gets max_priority. All zero: 0 each, or max_priority each if reversed."""
-    normalized = default_normalize_scores(max_priority, reverse, [s.score for s in scores])
-    for s, score in zip(scores, normalized, strict=True):
-        s.score = score
-
-
-def default_normalize_scores(max_priority: int, reverse: bool, scores: list[int]) -> list[int]:
-    """default_normalize_score on plain integers: returns the normalized list."""
-    max_count = max(scores, default=0)
+    """Scale scores from [0, max(scores)] to [0, max_priority], in place; reverse flips them so
+    the lowest raw score gets max_priority. All zero: 0 each, or max_priority each if reversed."""
+    max_count = max((s.score for s in scores), default=0)
     if max_count == 0:
-        return [max_priority] * len(scores) if reverse else list(scores)
-    if reverse:
-        return [max_priority - max_priority * score // max_count for score in scores]
-    return [max_priority * score // max_count for score in scores]
+        if reverse:
+            for s in scores:
+                s.score = max_priority
+        return
+    for s in scores:
+        score = max_priority * s.score // max_count
+        s.score = max_priority - score if reverse else score
 
 
 def build_broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
