@@ -344,6 +344,25 @@ def test_node_affinity_operators(requirement: dict[str, Any], fits: bool) -> Non
         assert status.code == Code.UnschedulableAndUnresolvable
 
 
+@pytest.mark.parametrize("requirement", [
+    expr("zone", "NotIn", "not a label value!"),  # would match z1 if it were not checked
+    expr("bad key!", "DoesNotExist"),
+    expr("zone", "NotIn"),  # NotIn needs values
+    expr("zone", "Exists", "z1"),  # Exists takes none
+    expr("zone", "Near", "z1"),  # not an operator
+])
+def test_a_requirement_that_does_not_parse_matches_no_node(requirement: dict[str, Any]) -> None:
+    """nodeaffinity.go: the term's selector fails to parse, so it matches nothing and the node
+    is UnschedulableAndUnresolvable; another term of the same pod still counts."""
+    node = node_info("n", labels={"zone": "z1"})
+    plugin = NodeAffinity({}, Framework())
+    status = run_filter(plugin, affinity_pod([{"matchExpressions": [requirement]}]), node)
+    assert status is not None and status.code == Code.UnschedulableAndUnresolvable
+    assert status.reasons == ("node(s) didn't match Pod's node affinity/selector",)
+    other = {"matchExpressions": [expr("zone", "In", "z1")]}
+    assert run_filter(plugin, affinity_pod([{"matchExpressions": [requirement]}, other]), node) is None
+
+
 def test_node_selector_and_terms_are_anded_and_terms_ored() -> None:
     node = node_info("n", labels={"disk": "ssd", "zone": "z1"})
     plugin = NodeAffinity({}, Framework())
