@@ -118,19 +118,32 @@ class NodeResourcesFit:
 
 
 def _fits_request(request: Resource, node_info: NodeInfo) -> Status | None:
-    """fitsRequest: every shortfall is a reason, in upstream's order; asking for more than
-    the whole node has makes the status UnschedulableAndUnresolvable."""
+    """fitsRequest: every shortfall is a reason, in upstream's order (pods, cpu, memory,
+    ephemeral-storage, then the scalar resources); asking for more than the whole node has
+    makes the status UnschedulableAndUnresolvable."""
     have, used = node_info.allocatable, node_info.requested
     reasons: list[str] = []
     unresolvable = False
     if len(node_info.pods) + 1 > have.allowed_pod_number:
         reasons.append("Too many pods")
-    wanted = [("cpu", request.milli_cpu), ("memory", request.memory),
-              ("ephemeral-storage", request.ephemeral_storage), *request.scalar_resources.items()]
-    for name, want in wanted:
-        if want > 0 and want > have.get(name) - used.get(name):
+    if (request.milli_cpu == 0 and request.memory == 0 and request.ephemeral_storage == 0
+            and not request.scalar_resources):
+        return Status(Code.Unschedulable, *reasons) if reasons else None
+    if request.milli_cpu > 0 and request.milli_cpu > have.milli_cpu - used.milli_cpu:
+        reasons.append("Insufficient cpu")
+        unresolvable = request.milli_cpu > have.milli_cpu
+    if request.memory > 0 and request.memory > have.memory - used.memory:
+        reasons.append("Insufficient memory")
+        unresolvable = unresolvable or request.memory > have.memory
+    storage = request.ephemeral_storage
+    if storage > 0 and storage > have.ephemeral_storage - used.ephemeral_storage:
+        reasons.append("Insufficient ephemeral-storage")
+        unresolvable = unresolvable or storage > have.ephemeral_storage
+    for name, want in request.scalar_resources.items():
+        capacity = have.scalar_resources.get(name, 0)
+        if want > 0 and want > capacity - used.scalar_resources.get(name, 0):
             reasons.append(f"Insufficient {name}")
-            unresolvable = unresolvable or want > have.get(name)
+            unresolvable = unresolvable or want > capacity
     if not reasons:
         return None
     return Status(Code.UnschedulableAndUnresolvable if unresolvable else Code.Unschedulable, *reasons)
