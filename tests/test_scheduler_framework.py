@@ -149,6 +149,22 @@ def test_rejected_nodes_count_as_processed() -> None:
     assert fwk.next_start_node_index == 199
 
 
+def test_the_search_starts_at_the_index_modulo_the_nodes_prefilter_left() -> None:
+    """findNodesThatPassFilters checks nodes[(nextStartNodeIndex + i) % len(nodes)], where
+    nodes are those PreFilter left: with two nodes left and the index at 5, the second goes first."""
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "profiles": [{"plugins": {"score": {"disabled": [{"name": "*"}]}}}]}
+    fwk = Framework(load_config(config).profiles[0])
+    snap = Snapshot([make_node(f"n{i}") for i in range(10)])
+    pinned = make_pod("p", affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
+                              for name in ("n3", "n7")]}}})
+    fwk.next_start_node_index = 5
+    result = fwk.schedule_pod(pinned, snap)  # no score plugins: the first feasible node wins
+    assert (result.suggested_host, result.evaluated_nodes) == ("n7", 1)
+    assert fwk.next_start_node_index == 6
+
+
 # --- choosing among the best -------------------------------------------------------------------
 
 def test_select_host_takes_the_highest_total() -> None:
