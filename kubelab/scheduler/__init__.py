@@ -3,7 +3,7 @@
     from kubelab.scheduler import Scheduler, load_config
     Cluster(replace={"scheduler": lambda ctx: Scheduler(ctx, config=load_config(yaml_text), explain=True)})
 
-Imports kubelab.api, kubelab.sim and kubelab.client only (DESIGN.md section 1).
+Imports kubelab.api, kubelab.sim and kubelab.client only (docs/ARCHITECTURE.md).
 """
 
 from kubelab.scheduler.cache import Cache, CacheError

@@ -1,7 +1,9 @@
 """The Framework runs one scheduler profile: its plugins, at each extension point, in order.
 
 pkg/scheduler/framework/runtime/framework.go (frameworkImpl: RunPreFilterPlugins,
-RunFilterPlugins, RunPostFilterPlugins, RunPreScorePlugins, RunScorePlugins, RunBindPlugins).
+RunFilterPlugins, RunFilterPluginsWithNominatedPods, RunPostFilterPlugins, RunPreScorePlugins,
+RunScorePlugins, RunBindPlugins). The algorithm that calls them, node by node, is
+schedule_one.py's (schedulePod, findNodesThatPassFilters, prioritizeNodes, selectHost).
 
 A Scheduler (the queue, the informers, the API calls) drives it like this:
 
@@ -70,9 +72,13 @@ class Framework:
         """registry: out-of-tree plugins by name, added to the in-tree ones."""
         profile = profile if profile is not None else default_profile()
         self.profile_name = profile.scheduler_name
+        # percentageOfNodesToScore (profile, then global; 0 is adaptive): the filter search stops
+        # once num_feasible_nodes_to_find nodes fit, so a cycle looks at a share of a big cluster.
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
         self.global_percentage = global_percentage  # KubeSchedulerConfiguration.percentageOfNodesToScore
         self.rand = rand if rand is not None else random.Random(0)
+        # nextStartNodeIndex: where the next search starts, so that successive cycles look at
+        # different nodes. Invariant: 0 <= it < the node count of the last snapshot searched.
         self.next_start_node_index = 0
         self._bind = bind
         self._snapshot = Snapshot()
