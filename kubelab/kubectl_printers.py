@@ -39,8 +39,8 @@ def human_duration(seconds: float) -> str:
         return f"{h // 24}d{h % 24}h" if h % 24 else f"{h // 24}d"
     if h < 24 * 365 * 2:
         return f"{h // 24}d"
-    y = h // (24 * 365)
-    return f"{y}y{(h // 24) % 365}d" if y < 8 else f"{y}y"
+    y, days = h // (24 * 365), (h // 24) % 365
+    return f"{y}y{days}d" if y < 8 and days else f"{y}y"
 
 
 def _age(obj: Object, now: float) -> str:
