@@ -28,7 +28,8 @@ def c() -> Cluster:
     ("apply -f - extra", "kind: ConfigMap\napiVersion: v1\nmetadata: {name: a}\n",
      f"error: Unexpected args: [extra]\n{HELP.format('apply')}"),
     ("apply", "", "error: must specify one of -f and -k"),
-    ("create namespace", "", f"error: exactly one NAME is required, got 0\n{HELP.format('create namespace')}"),
+    ("create namespace", "", f"error: exactly one NAME is required, got 0\n"
+                             f"{HELP.format('create namespace')}"),
     ("create namespace a b", "", f"error: exactly one NAME is required, got 2\n"
                                  f"{HELP.format('create namespace')}"),
     ("create deployment web", "", 'error: required flag(s) "image" not set'),
