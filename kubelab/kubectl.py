@@ -122,6 +122,9 @@ def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> 
         args.output = args.output.removeprefix("=")  # pflag reads -o=json as json
         return Output(handler(client, args, now, stdin).rstrip("\n"))
     except ApiError as err:
+        if err.code == 404 and not err.details and err.message.startswith("the server doesn't have"):
+            # Discovery found no such type: a NoResourceMatchError, which checkErr prints itself.
+            return Output(f"error: {err.message}", 1)
         return Output(err.kubectl_message(), 1)
     except Printed as err:
         return Output(str(err), 1)

@@ -10,8 +10,10 @@ change is `error: at least one label update is required`.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from kubelab.api.errors import ApiError
+from kubelab.api.labels import selector_from_label_selector
 from kubelab.api.validation import is_valid_label_value
 from kubelab.client.client import Client
 from kubelab.kubectl_common import (
@@ -159,12 +161,39 @@ def _logs(client: Client, args: argparse.Namespace, now: float, stdin: str) -> s
     target = args.args[0]
     container = args.container or (args.args[1] if len(args.args) == 2 else "")
     kind, _, name = target.partition("/")
+    note = ""
     if name and client.resource(kind).resource != "pods":
-        raise KubectlError(f"cannot get the logs from {client.resource(kind).qualified}: kubelab's "
-                           "kubectl reads logs of pods only")
+        name, note = _pod_for(client, client.resource(kind).resource, name, args.namespace)
     text = client.get_logs(name or target, args.namespace, container=container,
                            previous=args.previous, tail_lines=args.tail if args.tail >= 0 else None)
-    return text
+    return note + text
+
+
+def _pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[str, str]:
+    """logsforobject.go: the most active pod the object selects (podutils.ActivePods,
+    reversed), and the stderr line kubectl prints when there was a choice."""
+    if resource not in ("deployments", "replicasets"):
+        raise KubectlError(f"cannot get the logs from {client.resource(resource).qualified}: "
+                           "selector for it is not implemented")
+    obj = client.get(resource, name, namespace)
+    selector = str(selector_from_label_selector(obj["spec"].get("selector")))
+    pods = client.list("pods", namespace, label_selector=selector)["items"]
+    if not pods:
+        raise KubectlError("timed out waiting for the condition")
+
+    def activeness(pod: dict[str, Any]) -> tuple[Any, ...]:
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        ready: dict[str, Any] = next((c for c in status.get("conditions") or ()
+                                      if c.get("type") == "Ready"), {})
+        restarts = max((int(s.get("restartCount", 0)) for s in status.get("containerStatuses") or ()),
+                       default=0)
+        since = ready.get("lastTransitionTime") or "" if ready.get("status") == "True" else ""
+        return (bool(spec.get("nodeName")), {"Unknown": 1, "Running": 2}.get(status.get("phase", ""), 0),
+                ready.get("status") == "True", [-ord(ch) for ch in since], -restarts,
+                pod["metadata"].get("creationTimestamp") or "")
+
+    pod = max(pods, key=activeness)["metadata"]["name"]
+    return pod, (f"Found {len(pods)} pods, using pod/{pod}\n" if len(pods) > 1 else "")
 
 
 def _version(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:

@@ -108,3 +108,17 @@ def test_a_dead_api_server_refuses_the_connection() -> None:
     c.run(30)
     assert c.kubectl("get nodes").splitlines()[1].split()[:2] == ["node-1", "Ready"]
     assert c.api.handle(Request("get", "namespaces", name="default", token="admin-token"))
+
+
+def test_logs_of_a_deployment_read_its_most_active_pod() -> None:
+    c = Cluster(nodes=2, seed=3)
+    c.run(2)
+    c.kubectl("create deployment web --image=nginx:1.27 --replicas=2")
+    c.run(30)
+    out = c.kubectl("logs deploy/web")
+    first, rest = out.split("\n", 1)
+    pods = sorted(p["metadata"]["name"] for p in c.get("pods"))
+    assert first.startswith("Found 2 pods, using pod/") and first.split("/")[1] in pods
+    assert rest == "kubelab: simulated nginx:1.27 started (restart 0)"
+    unknown = c.kubectl("logs svc/web")
+    assert (unknown, unknown.exit_code) == ('error: the server doesn\'t have a resource type "svc"', 1)
