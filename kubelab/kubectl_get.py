@@ -13,6 +13,7 @@ import argparse
 import json
 from typing import Any
 
+from kubelab.api.errors import ApiError
 from kubelab.api.resources import ResourceInfo
 from kubelab.api.yamlio import dump
 from kubelab.client.client import Client
@@ -51,10 +52,18 @@ def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
         raise Printed(_NO_TYPE)
     groups = _requested(client, args.args)
     found: list[tuple[ResourceInfo, list[Object]]] = []
+    missing: list[str] = []  # get.go goes on past a missing object and reports it at the end
     for info, names in groups:
         ns = namespace_of(args, info)
         if names:
-            objects = [client.get(info.resource, n, ns or "default") for n in names]
+            objects = []
+            for n in names:
+                try:
+                    objects.append(client.get(info.resource, n, ns or "default"))
+                except ApiError as err:
+                    if err.code != 404 or len(names) + len(groups) == 2:
+                        raise
+                    missing.append(err.kubectl_message())
         else:
             objects = client.list(info.resource, ns, label_selector=args.selector,
                                   field_selector=args.field_selector)["items"]
@@ -66,6 +75,8 @@ def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
     with_kind = len(groups) > 1 or args.args[0].split("/")[0] == "all"
     text = print_objects(found, args.output, now, single=single, with_kind=with_kind,
                          all_namespaces=args.all_namespaces, no_headers=args.no_headers)
+    if missing:
+        raise Printed("\n".join([text or "", *missing]).lstrip("\n"))
     if text is None:
         ns = "" if args.all_namespaces or not groups[0][0].namespaced else args.namespace
         return f"No resources found in {ns} namespace." if ns else "No resources found"

@@ -146,3 +146,11 @@ def test_a_one_mebibyte_argument_is_split_as_the_shell_splits_it() -> None:
 def test_a_long_name_is_refused_by_the_server_not_by_a_crash(c: Cluster) -> None:
     out = c.kubectl("get pods " + "a" * (1 << 20))
     assert out.exit_code == 1 and out.startswith('Error from server (NotFound): pods "aaaa')
+
+
+def test_get_prints_what_it_found_then_what_is_missing(c: Cluster) -> None:
+    c.kubectl("create configmap a")
+    out = c.kubectl("get cm a b")
+    assert out.splitlines()[1].split()[0] == "a"
+    assert out.splitlines()[-1] == 'Error from server (NotFound): configmaps "b" not found'
+    assert out.exit_code == 1
