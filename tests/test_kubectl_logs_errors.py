@@ -7,6 +7,7 @@ from __future__ import annotations
 from kubelab.api.request import Request
 from kubelab.client.client import Client, ConnectionRefused
 from kubelab.cluster import Cluster
+from kubelab.kubectl import kubectl
 from tests.kubelet_helpers import kubelet_cluster, pod
 
 REFUSED = ("The connection to the server kube-apiserver:6443 was refused - did you specify the "
@@ -66,8 +67,6 @@ def test_a_multi_container_pod_needs_a_container_name() -> None:
 def test_401_and_422_print_as_kubectl_prints_them() -> None:
     c = Cluster(nodes=1, components=[])
     stranger = Client(c.apiserver, "no-such-token", user_agent="kubectl")
-    from kubelab.kubectl import kubectl
-
     out = kubectl(stranger, "get pods")
     assert (out, out.exit_code) == ("error: You must be logged in to the server (Unauthorized)", 1)
     one = c.kubectl("create configmap Web_1")
@@ -94,6 +93,7 @@ def test_a_dead_api_server_refuses_the_connection() -> None:
     before = len(c.apiserver.audit)
     out = c.kubectl("get pods")
     assert (out, out.exit_code) == (REFUSED, 1)
+    assert c.kubectl("get widgets") == REFUSED  # discovery cannot ask either
     assert len(c.apiserver.audit) == before  # nothing reached the server: no audit record
     try:
         c.client.get("pods", "web")

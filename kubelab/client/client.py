@@ -100,6 +100,8 @@ class Client:
         try:
             listing = self._send(Request("list", "customresourcedefinitions",
                                          group="apiextensions.k8s.io", version="v1"))
+        except ConnectionRefused:
+            raise  # no server to ask: kubectl says so, not that the type is unknown
         except ApiError:
             return
         for crd in listing.get("items", []):
