@@ -43,7 +43,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("namespaces", "Namespace", namespaced=False, short_names=("ns",),
                  subresources=("status",), name_rule="label"),
     ResourceInfo("nodes", "Node", namespaced=False, short_names=("no",), subresources=("status",)),
-    ResourceInfo("pods", "Pod", short_names=("po",), subresources=("status", "binding")),
+    ResourceInfo("pods", "Pod", short_names=("po",), subresources=("status", "binding", "log")),
     ResourceInfo("events", "Event", short_names=("ev",)),
     ResourceInfo("configmaps", "ConfigMap", short_names=("cm",)),
     ResourceInfo("secrets", "Secret"),

@@ -29,6 +29,7 @@ SUBRESOURCE_VERBS = {
     "status": frozenset({"get", "update", "patch"}),
     "scale": frozenset({"get", "update", "patch"}),
     "binding": frozenset({"create"}),
+    "log": frozenset({"get"}),
     "finalize": frozenset({"update"}),
 }
 
