@@ -185,7 +185,10 @@ class ResourceHandler(_Base):
             self.send_error_status(err)
             return
         code = 201 if request.verb == "create" and request.subresource != "binding" else 200
-        if request.verb in ("get", "list") and not request.subresource and self._wants_table():
+        if request.subresource == "log":  # plain text, as the kubelet wrote it
+            self.set_header("Content-Type", "text/plain")
+            self.finish(str(result.get("body", "")))
+        elif request.verb in ("get", "list") and not request.subresource and self._wants_table():
             items = result.get("items", []) if request.verb == "list" else [result]
             meta = result.get("metadata") or {}
             self.send(self._table(request, items, query, meta), code, TABLE_V1)
@@ -207,7 +210,8 @@ class ResourceHandler(_Base):
 
     async def get(self) -> None:
         query = self.query()
-        if query.get("watch") not in ("true", "1"):
+        follow = query.get("follow") == "true" and self.request.path.endswith("/log")
+        if query.get("watch") not in ("true", "1") and not follow:
             self._serve()
             return
         try:
@@ -215,7 +219,39 @@ class ResourceHandler(_Base):
         except ApiError as err:
             self.send_error_status(err)
             return
-        await self._watch(request, query)
+        if follow:
+            await self._follow(request)
+        else:
+            await self._watch(request, query)
+
+    async def _follow(self, request: Request) -> None:
+        """`kubectl logs -f`: the lines so far, then each new one, until the container stops
+        running or the client goes away (the kubelet follows the CRI log file the same way)."""
+        api, sent = self.server.cluster.apiserver, 0
+        self._gone = False
+        self.set_header("Content-Type", "text/plain")
+        while not self._gone:
+            try:
+                text = str(api.handle(request).get("body", ""))
+                pod = api.handle(Request("get", "pods", namespace=request.namespace, name=request.name,
+                                         token=request.token))
+            except ApiError as err:
+                if sent == 0:
+                    self.send_error_status(err)
+                    return
+                break
+            if len(text) > sent:
+                self.write(text[sent:])
+                self.flush()
+                sent = len(text)
+            container = request.options.get("container") or ""
+            states = [(s.get("state") or {}) for s in (pod.get("status") or {}).get("containerStatuses") or []
+                      if not container or s.get("name") == container]
+            if states and not any("running" in st for st in states):
+                break
+            await asyncio.sleep(0.5)
+        if not self._finished:
+            self.finish()
 
     # ------------------------------------------------------------------ watch
 
@@ -259,6 +295,7 @@ class ResourceHandler(_Base):
 
     def on_connection_close(self) -> None:
         """The client went away mid-watch: stop the watch; nothing else is left behind."""
+        self._gone = True
         closed = getattr(self, "_closed", None)
         if closed is not None:
             closed()
