@@ -373,9 +373,9 @@ ControllersPanel(c2, hollow=hollow2, step=2.0)
 #
 # Where kubelab simplifies: its controller manager runs the ReplicaSet, Deployment, garbage
 # collector, namespace, node lifecycle and taint eviction controllers. A real one runs about
-# forty (Job, CronJob, StatefulSet, DaemonSet, EndpointSlice, ServiceAccount, ...). It also
-# runs with leader election: several replicas, one active, a Lease in `kube-system`. kubelab
-# runs one copy, with no election.
+# forty (Job, CronJob, StatefulSet, DaemonSet, EndpointSlice, ServiceAccount, ...), and it
+# elects a leader: of several copies only one acts, the one holding the Lease
+# `kube-system/kube-controller-manager`. kubelab runs one copy, with no election.
 #
 # ## Challenge
 #

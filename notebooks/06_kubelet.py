@@ -314,13 +314,13 @@ print([(a.user, a.code) for a in final])
 # containers keep running, and the crash-looping ones keep being restarted: that loop lives on
 # the node. When the API server comes back, the kubelet relists and writes the statuses it kept.
 #
-# **Predict, then run.** During the five minutes, is `web`'s container the same one, still
-# running? Do crash-looping containers get restarted?
+# **Predict, then run.** `crasher` keeps crash-looping while the API server is down. Once it is
+# back, does the RESTARTS column count the restarts made during the outage?
 #
 # <details><summary>Answer</summary>
 #
-# Yes to both. The kubelet starts and restarts containers from what it last heard. It needs the
-# API server to hear about *new* pods and to report, not to keep the old ones running.
+# Yes. The kubelet counted them on the node, and it reports its count once it can write again.
+# It needs the API server to hear about *new* pods and to report, not to run the pods it has.
 #
 # </details>
 
