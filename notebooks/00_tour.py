@@ -286,6 +286,23 @@ c2.run(20)
 Dashboard(c2, step=60.0)
 
 # %% [markdown]
+# ## 7. The course map
+#
+# Each notebook builds one part of what you just watched, with upstream's behaviour and words,
+# and lets you break it.
+#
+# | notebook | you build | package | and then you can |
+# |---|---|---|---|
+# | [01](01_store.ipynb) | etcd: revisions, CAS, watch, compaction | `store` | explain `resourceVersion` |
+# | [02](02_apiserver.ipynb) | authn, RBAC, admission, validation | `apiserver` | fix a `403`, retry a `409` |
+# | [03](03_watch.ipynb) | reflector, informer, workqueue | `client` | write a level-triggered loop |
+# | [04](04_scheduler.ipynb) | the queue, filter and score plugins | `scheduler` | read `FailedScheduling` |
+# | [05](05_controllers.ipynb) | ReplicaSet, Deployment, the GC | `controllers` | predict a rollout |
+# | [06](06_kubelet.ipynb) | pod lifecycle, runtime, probes | `kubelet` | explain `CrashLoopBackOff` |
+#
+# (Packages are under `kubelab.`: `kubelab.store`, `kubelab.apiserver`, ...)
+
+# %% [markdown]
 # ## Pitfalls
 #
 # - **"created" is not "running".** `kubectl apply` returns as soon as the API server has stored
@@ -358,22 +375,6 @@ Dashboard(c2, step=60.0)
 # </details>
 
 # %% [markdown]
-# ## 7. The course map
-#
-# Each notebook builds one part of what you just watched, with upstream's behaviour and words,
-# and lets you break it.
-#
-# | notebook | you build | package | and then you can |
-# |---|---|---|---|
-# | [01](01_store.ipynb) | etcd: revisions, CAS, watch, compaction | `store` | explain `resourceVersion` |
-# | [02](02_apiserver.ipynb) | authn, RBAC, admission, validation | `apiserver` | fix a `403`, retry a `409` |
-# | [03](03_watch.ipynb) | reflector, informer, workqueue | `client` | write a level-triggered loop |
-# | [04](04_scheduler.ipynb) | the queue, filter and score plugins | `scheduler` | read `FailedScheduling` |
-# | [05](05_controllers.ipynb) | ReplicaSet, Deployment, the GC | `controllers` | predict a rollout |
-# | [06](06_kubelet.ipynb) | pod lifecycle, runtime, probes | `kubelet` | explain `CrashLoopBackOff` |
-#
-# (Packages are under `kubelab.`: `kubelab.store`, `kubelab.apiserver`, ...)
-#
 # ## Summary
 #
 # - Kubernetes is a set of loops around one database: every component watches the API server
@@ -395,7 +396,8 @@ Dashboard(c2, step=60.0)
 #
 # Answer in your head first, then open the answer.
 #
-# 1. `kubectl apply` printed `deployment.apps/web created`. How many containers run at that moment?
+# 1. `kubectl apply` printed `deployment.apps/web created`. How many of web's containers run
+#    at that moment?
 #
 #    <details><summary>Answer</summary>
 #

@@ -200,17 +200,16 @@ print("after healing:  copies match?", copies_match(c.get("configmaps")))
 print(c.trace.text([r for r in c.trace.filter(component="copier/reflector")][-4:]))
 
 # %% [markdown]
-# **That 410 is kubelab's, not the API server's.** A real API server cannot know that a client
-# missed an event. A watch is one ordered stream on one connection, and the server keeps no
-# record of what arrived. In a real cluster, events are not lost one by one: the connection
-# breaks, and the reflector watches again from the last resourceVersion it saw. It then gets
-# every change after that, or `410 Gone` when that history has been compacted. kubelab's
-# `drop_watch_events` loses events silently, on purpose, so that you can see a stale cache. On
-# healing, kubelab ends the starved watches with 410, so that they relist. That is the recovery
-# a real reflector gets from a broken connection plus compaction. A real client whose cache has
-# gone stale some other way (a bug in its own code) stays stale until it relists: it restarts,
-# or its watch ends. An informer's periodic *resync* does not help. It replays the local cache
-# to the handlers and asks the server nothing.
+# **That 410 is kubelab's teaching device, not the API server's.** A real API server cannot
+# know that a client missed an event: a watch is one ordered stream on one connection, and the
+# server keeps no record of what arrived. Real watches do not lose events one by one. The
+# connection breaks, and the reflector watches again from the last resourceVersion it saw,
+# getting every later change (or a `410` if that history is compacted). kubelab's
+# `drop_watch_events` loses events silently so that you can see a stale cache; on healing it
+# ends the starved watches with 410 so that they relist. A real client whose cache goes stale
+# for another reason, such as a bug in its own code, stays stale until it relists: when it
+# restarts or its watch ends. An informer's *resync* does not help: it replays the local cache
+# and asks the server nothing.
 #
 # The real `410` looks the same. It comes when a watcher falls so far behind that the store has
 # *compacted* the history it would resume from (notebook 01). Relists are expensive (every
@@ -309,10 +308,10 @@ WatchPanel(c, component="copier")
 # `workqueue_adds_total`, `workqueue_retries_total`, one series per queue.
 #
 # Where kubelab simplifies: a watch here is a callback on the virtual clock, not a chunked HTTP
-# stream. The reflector always LISTs first: newer client-go can instead ask the
-# watch itself to stream the initial state (`sendInitialEvents=true`, the WatchList feature).
-# Event loss is a fault you switch on; real watches break as a whole and are resumed (see the
-# note in section 6).
+# stream. The reflector always LISTs first: newer client-go can instead ask the watch itself
+# to stream the initial state (`sendInitialEvents=true`, the WatchList feature). Event loss is
+# a fault you switch on; real watches break as a whole and are resumed (see the note in
+# section 6).
 #
 # ## Challenge
 #
