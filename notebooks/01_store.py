@@ -299,9 +299,9 @@ StorePanel(store, clock, heard=heard)
 #
 # Where kubelab simplifies: one etcd member, so there is no Raft, leader or quorum (a real
 # cluster runs 3 or 5 members, and a write commits once a majority has it on disk). Values are
-# JSON, not protobuf. There are no leases, quota, alarms or defrag. `latency` stands in for
-# fsync time. The snapshot file is kubelab's own format, a JSON document with a sha256
-# checksum.
+# JSON, not protobuf. Leases are recorded but never expire, and there is no quota, alarm or
+# defrag. `latency` stands in for fsync time. The snapshot file is kubelab's own format (JSON,
+# not etcd's bolt database), checked with a sha256 as etcd's is.
 #
 # ## Challenge
 #

@@ -434,11 +434,11 @@ KubeletPanel(panel_cluster)
 #   database goes down, every replica is restarted, again and again, and that fixes nothing. Use
 #   a readiness probe for dependencies, and a startup probe for slow starts.
 # - **`CrashLoopBackOff` is a symptom.** The cause is in `kubectl logs <pod> --previous` and in
-#   `kubectl describe pod`'s `Last State`: its reason and exit code. 137 is SIGKILL (read the
-#   reason: `OOMKilled`, or a liveness kill), 1 is usually the application's own error.
+#   `kubectl describe pod`'s `Last State`: its reason and exit code. 137 means SIGKILL (the
+#   reason says `OOMKilled` when memory ran out); 1 is usually the application's own error.
 # - **A fixed image pull is not retried at once.** After you repair the credential or the tag,
-#   the next attempt can be up to 5 minutes away. Delete the pod to retry now, and let its
-#   controller create a new one.
+#   the next attempt can be up to 5 minutes away. Delete the pod to retry now: a Deployment's
+#   pod comes back at once, and pulls again.
 # - **Force-delete only a node you know is dead.** `--grace-period=0 --force` removes the pod
 #   from the API, not from the node. If that node is only cut off, its container keeps running
 #   next to the replacement (try challenge 3).
