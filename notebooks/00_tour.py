@@ -335,7 +335,7 @@ Dashboard(c2, step=60.0)
 # EOF
 # kind create cluster --name learn --config kind.yaml --image kindest/node:v1.34.<patch>@sha256:<digest>
 # kubectl get pods -n kube-system -o wide    # etcd, kube-apiserver, ...: pods on learn-control-plane
-# kubectl run hello --image=nginx:1.27; kubectl get pod hello -o wide    # Pending, no node yet
+# kubectl run hello --image=nginx:1.27; kubectl get pod hello -o wide    # Pending or ContainerCreating
 # kubectl create deployment web --image=nginx:1.27 --replicas=3
 # kubectl get deployments,replicasets,pods -o wide
 # kubectl get events --sort-by=.lastTimestamp  # Scheduled, Pulling, Pulled, Created, Started

@@ -337,8 +337,8 @@ ApiServerPanel(c, user="bob")
 # kubectl get --raw '/api/v1/namespaces/default/pods?watch=1&resourceVersion=1'   # 410, too old
 # ```
 #
-# The `--dry-run=server` output shows what admission added: `restartPolicy`, `schedulerName`,
-# the two `NoExecute` tolerations.
+# The `--dry-run=server` output shows what the server added: defaults such as `schedulerName`,
+# and the two `NoExecute` tolerations from the DefaultTolerationSeconds admission plugin.
 #
 # Where kubelab simplifies: authentication is a table of tokens (`c.client_for("bob")` makes
 # one), not client certificates, service-account tokens or OIDC. Your policies are Python

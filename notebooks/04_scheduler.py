@@ -357,8 +357,9 @@ SchedulerPanel(demo)
 # %% [markdown]
 # ## Pitfalls
 #
-# - **A node at 10% CPU can be full.** `kubectl top` shows usage; the scheduler reads only
-#   requests. Compare with `kubectl describe node`'s "Allocated resources", which sums requests.
+# - **A node at 10% CPU can be full.** `kubectl top` (with metrics-server) shows usage; the
+#   scheduler reads only requests. `kubectl describe node` sums those under "Allocated
+#   resources".
 # - **A pod without requests fits anywhere.** The fit filter counts it as zero, so any number
 #   of them can land on one node (for scoring only, the scheduler assumes 100m CPU and 200Mi).
 #   Set requests on everything that matters.
