@@ -345,8 +345,9 @@ ControllersPanel(c2, hollow=hollow2, step=2.0)
 # - **`kubectl delete deployment` returns before the pods are gone.** With the default
 #   (background) cascade, the garbage collector deletes the ReplicaSet and the pods afterwards,
 #   and each pod then takes its grace period to stop.
-# - **`--cascade=orphan` leaves pods that nobody manages.** They keep running, and nothing
-#   replaces them when they die, until a new ReplicaSet with a matching selector adopts them.
+# - **`--cascade=orphan` leaves the ReplicaSet owned by nobody.** It still keeps its pods
+#   running and replaces them, but nothing scales it or rolls it out any more, until a new
+#   Deployment with a matching selector adopts it.
 # - **An undo is a roll forward.** `rollout undo` creates a new revision from an old template.
 #   `CHANGE-CAUSE` stays `<none>` unless you set the `kubernetes.io/change-cause` annotation.
 #
