@@ -289,7 +289,7 @@ WatchPanel(c, component="copier")
 #   half-filled cache. Pods that exist look missing, and it creates them again.
 # - **Resync is not relist.** An informer's resync period replays its own cache to the
 #   handlers. Only a LIST asks the API server again.
-# - **Relists are expensive.** After an API server restart, every client relists at once. Each
+# - **Relists are expensive.** After an API server restart, many clients relist at once. Each
 #   extra informer on a busy resource adds to every change's fan-out.
 #
 # ## On a real cluster
