@@ -306,6 +306,53 @@ from kubelab.widgets.apiserver_panel import ApiServerPanel
 ApiServerPanel(c, user="bob")
 
 # %% [markdown]
+# ## 9. The same door over HTTPS: the real `kubectl`
+#
+# So far every request came from `c.client`, a Python object. A real API server is an HTTPS
+# server, and kubectl, client-go, the Python client and operators all speak that one
+# protocol. `c.serve()` puts this cluster's API server behind HTTPS on your machine: a fresh
+# certificate authority, a serving certificate, and a kubeconfig with two users,
+# `kubernetes-admin` and `viewer` (bound to the built-in `view` ClusterRole). The HTTP layer
+# only translates: each request still walks authentication, RBAC, admission, validation and
+# storage, and lands in the same audit log. While the server runs, the cluster's clock follows
+# the wall clock whenever the kernel is idle.
+#
+# **Predict, then run.** `viewer` asks to create a ConfigMap. Which stage refuses it, and does
+# the API server even look at the ConfigMap?
+#
+# <details><summary>Answer</summary>
+#
+# Authorization refuses it with 403, in the same words as before. The body is never decoded,
+# admitted or validated: a request that may not be made is not examined.
+#
+# </details>
+
+# %%
+import shutil
+
+url = c.serve()
+print("serving", url)
+print("kubeconfig", c.kubeconfig())   # ~/.kube/kubelab.yaml
+
+# %%
+if shutil.which("kubectl"):           # the real kubectl binary, awaited so the server can answer
+    print(await c.server.kubectl("get configmaps"))
+    print(await c.server.kubectl("create configmap from-kubectl --from-literal=who=you"))
+    print(await c.server.kubectl("create configmap not-allowed", context="kubelab-viewer"))
+else:
+    print("kubectl is not installed here; `make lab` installs it")
+for r in c.apiserver.audit[-3:]:
+    print(f"{r.user:17} {r.verb:7} {r.resource:11} {r.name:14} {r.code}  stages: {' -> '.join(r.stages)}")
+
+# %% [markdown]
+# Open a terminal in JupyterLab (File > New > Terminal) and try it yourself while this kernel
+# is idle: `export KUBECONFIG=~/.kube/kubelab.yaml`, then `kubectl get configmaps -w`, and
+# create one from a cell. When you are done, stop the server:
+
+# %%
+await c.server.stop()
+
+# %% [markdown]
 # ## Pitfalls
 #
 # - **401 is not 403.** `401 Unauthorized` means the server does not know who you are: a wrong
@@ -382,6 +429,8 @@ ApiServerPanel(c, user="bob")
 # - `resourceVersion` is the store's revision: stale updates get **409 Conflict**, and the fix is
 #   `retry_on_conflict`; watches resume from a `resourceVersion`, or get **410 Gone** and relist.
 # - A slow store slows every write through the API.
+# - Over HTTPS (`c.serve()`, `kubelab serve`) the real kubectl takes the same path: the HTTP
+#   layer only translates, so its requests meet the same stages and the same audit log.
 #
 # **Exercises.** Open [exercises/ex02_apiserver.py](../exercises/ex02_apiserver.py): 2.1 an
 # admission plugin that requires a team label, 2.2 one that defaults resource requests.
