@@ -207,3 +207,21 @@ def test_logs_come_from_the_node_through_the_api(served: Served) -> None:
     finally:
         follow.terminate()
         follow.wait(timeout=10)
+
+
+def test_server_side_apply_owns_fields_and_reports_conflicts(served: Served) -> None:
+    manifest = DEPLOYMENT.replace("name: web", "name: owned")
+    assert served.kubectl("apply", "--server-side", "-f", "-", stdin=manifest).stdout.strip() == \
+        "deployment.apps/owned serverside-applied"
+    rival = manifest.replace("replicas: 3", "replicas: 1")
+    conflict = served.kubectl("apply", "--server-side", "--field-manager=rival", "-f", "-", stdin=rival,
+                              check=False)
+    assert conflict.returncode == 1
+    expected = 'Apply failed with 1 conflict: conflict with "kubectl" using apps/v1: .spec.replicas'
+    assert expected in conflict.stderr
+    served.kubectl("apply", "--server-side", "--field-manager=rival", "--force-conflicts", "-f", "-",
+                   stdin=rival)
+    managers = served.kubectl("get", "deploy", "owned", "-o",
+                              "jsonpath={range .metadata.managedFields[*]}{.manager} {end}").stdout.split()
+    assert sorted(managers) == ["kubectl", "rival"]
+    assert served.kubectl("get", "deploy", "owned", "-o", "jsonpath={.spec.replicas}").stdout == "1"

@@ -35,6 +35,7 @@ from kubelab.api.resources import ResourceTable
 from kubelab.apiserver import subresources
 from kubelab.apiserver.admission import AdmissionChain
 from kubelab.apiserver.admission_plugins import default_plugins
+from kubelab.apiserver.apply import server_side_apply
 from kubelab.apiserver.audit import AuditRecord
 from kubelab.apiserver.authn import (
     ADMIN,
@@ -256,6 +257,8 @@ class APIServer:
             return evict(reg, ctx, r.body)
         if served.info.resource == "selfsubjectaccessreviews":
             return create_self_subject_access_review(ctx, r.body)
+        if verb == "patch" and r.options.get("patchType") == "apply" and not sub:
+            return server_side_apply(reg, ctx)
         if verb == "patch":
             kv = reg.read(ctx, r.namespace, r.name)
             live = decode(kv.value, kv.mod_revision)

@@ -113,6 +113,7 @@ def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: st
         raise ApiError(400, "BadRequest", f'unsupported dry run option "{dry_run}"')
     options: dict[str, Any] = {}
     if info.verb == "patch":
+        options.update(fieldManager=query.get("fieldManager", ""), force=query.get("force") == "true")
         options["patchType"] = PATCH_TYPES.get(content_type.split(";")[0].strip(), "")
         if not options["patchType"]:
             accepted = ", ".join(PATCH_TYPES)
