@@ -225,3 +225,24 @@ def test_server_side_apply_owns_fields_and_reports_conflicts(served: Served) -> 
                               "jsonpath={range .metadata.managedFields[*]}{.manager} {end}").stdout.split()
     assert sorted(managers) == ["kubectl", "rival"]
     assert served.kubectl("get", "deploy", "owned", "-o", "jsonpath={.spec.replicas}").stdout == "1"
+
+
+def test_describe_rollout_and_events(served: Served) -> None:
+    manifest = DEPLOYMENT.replace("name: web", "name: roll")
+    served.kubectl("apply", "-f", "-", stdin=manifest)
+    assert 'deployment "roll" successfully rolled out' in served.kubectl(
+        "rollout", "status", "deployment/roll", "--timeout=60s", timeout=90).stdout
+    served.kubectl("apply", "-f", "-", stdin=manifest.replace("nginx:1.27", "nginx:1.28"))
+    served.kubectl("rollout", "status", "deployment/roll", "--timeout=60s", timeout=90)
+    undone = served.kubectl("rollout", "undo", "deployment/roll").stdout
+    assert undone.strip() == "deployment.apps/roll rolled back"
+    served.kubectl("rollout", "status", "deployment/roll", "--timeout=60s", timeout=90)
+    image = "jsonpath={.spec.template.spec.containers[0].image}"
+    assert served.kubectl("get", "deploy", "roll", "-o", image).stdout == "nginx:1.27"
+    described = served.kubectl("describe", "deployment", "roll").stdout
+    assert described.startswith("Name:                   roll\nNamespace:              default\n")
+    replicas = "Replicas:               3 desired | 3 updated | 3 total | 3 available | 0 unavailable"
+    assert replicas in described
+    assert "ScalingReplicaSet" in described  # its Events, found by the describer's own query
+    events = served.kubectl("get", "events", "--field-selector", "involvedObject.name=roll").stdout
+    assert "ScalingReplicaSet" in events and "deployment/roll" in events
