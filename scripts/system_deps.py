@@ -19,6 +19,9 @@ NEEDED = [
     # Playwright's executable_path: Playwright's own browser download is never used). Without
     # it, and without root to install it, that one test skips.
     ("chromium", "chromium", "runs the dashboard's real-browser test", False),
+    # The real kubectl that `kubelab serve` is tested with (tests/test_serve_kubectl.py) and that
+    # notebook 02 runs against a served cluster. Without it those skip.
+    ("kubectl", "kubectl", "is the real kubectl the served API is tested with", False),
 ]
 
 
