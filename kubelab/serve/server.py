@@ -27,6 +27,7 @@ import secrets
 import shlex
 import shutil
 import socket
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,13 +44,18 @@ from kubelab.serve.kubeconfig import DEFAULT_PATH, build_kubeconfig, write_kubec
 if TYPE_CHECKING:
     from kubelab.cluster import Cluster
 
-__all__ = ["Server"]
+__all__ = ["Server", "kubectl_binary"]
 
 # Bodies up to this size are read (and those over max_body_bytes refused with a 413 Status);
 # a larger one has the connection closed, as an HTTP server must stop reading somewhere.
 _READ_LIMIT = 64 * 1024 * 1024
 PACE_INTERVAL = 0.02  # real seconds between two advances of the clock
 VIEWER = "viewer"
+
+
+def kubectl_binary() -> str | None:
+    """The real kubectl: the machine's, or the one `make` installed into the virtual environment."""
+    return shutil.which("kubectl") or shutil.which("kubectl", path=os.path.dirname(sys.executable))
 
 
 class Server:
@@ -136,7 +142,7 @@ class Server:
         """Run the real kubectl against this server and return what it printed (stdout, then
         stderr). Awaited, so the server keeps answering while kubectl waits for it: in a
         notebook cell, `print(await c.server.kubectl("get pods -o wide"))`."""
-        binary = shutil.which("kubectl")
+        binary = kubectl_binary()
         if binary is None:
             raise RuntimeError("the real kubectl is not installed (make installs it as root)")
         if self._kubeconfig_path is None:
