@@ -78,6 +78,8 @@ class ApiError(Exception):
 
     def kubectl_message(self) -> str:
         """What kubectl prints for this error: `Error from server (NotFound): ...`."""
+        if not self.reason:  # a Status with no reason (kubectl's StandardErrorMessage)
+            return f"Error from server: {self.message}"
         return f"Error from server ({self.reason}): {self.message}"
 
     def __repr__(self) -> str:
@@ -224,6 +226,8 @@ def _value_repr(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, (int, float)):
+        return str(value)
+    if not isinstance(value, (dict, list, tuple)):  # a fmt.Stringer (a Quantity) prints bare
         return str(value)
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 

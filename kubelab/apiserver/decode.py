@@ -28,7 +28,16 @@ import orjson
 from kubelab.api.errors import ApiError, ParseError, bad_request, request_entity_too_large
 from kubelab.api.quantity import parse_quantity
 from kubelab.api.resources import ResourceInfo
-from kubelab.apiserver.schema import ANY, OBJECT_META, STRING, ListOf, Scalar, Struct, Type
+from kubelab.apiserver.schema import (
+    ANY,
+    OBJECT_META,
+    QUANTITY,
+    STRING,
+    ListOf,
+    Scalar,
+    Struct,
+    Type,
+)
 
 __all__ = ["MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "copy_json", "decode_body", "encode"]
 
@@ -195,7 +204,9 @@ class _Decoder:
     def field(self, value: Any, typ: Type, path: str, ipath: str, owner: str, depth: int) -> Any:
         """A copy of value (at JSON path `path`, in Go struct `owner`), checked against typ."""
         if value is None:
-            return None
+            # Quantity.UnmarshalJSON reads null as the zero quantity: a node's
+            # `allocatable: {memory: null}` is stored as "0", not as a null nobody can parse.
+            return "0" if typ is QUANTITY else None
         if isinstance(typ, Struct):
             if type(value) is not dict:
                 self.fail(value, typ.go, path, owner)

@@ -18,9 +18,10 @@ from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.validation.apps import (
     validate_deployment,
     validate_deployment_status_update,
+    validate_deployment_update,
     validate_replica_set,
     validate_replica_set_status_update,
-    validate_workload_update,
+    validate_replica_set_update,
 )
 from kubelab.apiserver.validation.core import (
     validate_config_map,
@@ -88,8 +89,8 @@ def _role_ref_immutable(obj: Object, old: Object) -> list[FieldError]:
 
 UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_update,
-    "deployments": validate_workload_update,
-    "replicasets": validate_workload_update,
+    "deployments": validate_deployment_update,
+    "replicasets": validate_replica_set_update,
     "rolebindings": _role_ref_immutable,
     "clusterrolebindings": _role_ref_immutable,
 }
