@@ -266,14 +266,18 @@ class _Decoder:
             if t is not bool:
                 self.fail(value, go, path, owner)
         elif go == "resource.Quantity":
-            if t not in (str, int, float):
-                self.fail(value, go, path, owner)
+            # Quantity.UnmarshalJSON parses whatever JSON it is given: true or [1] fail as
+            # "quantities must match ...", not as a type error.
+            text = value if t in (str, int, float) else _dumps(value)
             try:
-                parse_quantity(value)
+                quantity = parse_quantity(text)
             except ParseError as err:
                 # The JSON unmarshaller says only why; MustParse's "cannot parse 'x': " prefix
                 # is not part of the wire error.
                 raise _DecodeError(str(err).split("': ", 1)[-1]) from None
+            # Quantity.MarshalJSON writes the canonical form: "0.5" is stored as "500m" and
+            # 1024Mi as "1Gi", as `kubectl get -o yaml` shows on a real cluster.
+            return str(quantity)
         elif go == "intstr.IntOrString":
             if t not in (str, int) or (t is int and not -(2**31) <= value < 2**31):
                 self.fail(value, go, path, owner, literal=t is int)

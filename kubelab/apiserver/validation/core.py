@@ -84,7 +84,7 @@ def validate_pod_spec(spec: Object, path: str) -> list[FieldError]:
     if node:
         errs += [field_invalid(f"{path}.nodeName", node, m) for m in is_dns1123_subdomain(node)]
     deadline = spec.get("activeDeadlineSeconds")
-    if deadline is not None and deadline <= 0:
+    if isinstance(deadline, int) and not 1 <= deadline <= 2**31 - 1:  # InclusiveRangeError
         errs.append(field_invalid(f"{path}.activeDeadlineSeconds", deadline,
                                   "must be between 1 and 2147483647, inclusive"))
     selector = _dict(spec.get("nodeSelector"))
