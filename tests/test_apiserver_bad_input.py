@@ -244,3 +244,17 @@ def test_generate_name_is_validated_even_with_a_name(env: Env) -> None:
                                   '"Bad_": a lowercase RFC 1123 subdomain must consist of')
     body["metadata"]["generateName"] = "web-"  # a trailing dash is fine in a prefix
     assert env.create("pods", body)["metadata"]["name"] == "web"
+
+
+def test_a_binding_update_is_validated_as_a_create(env: Env) -> None:
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": "b", "namespace": "default"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+               "subjects": [{"kind": "User", "name": "alice"}]}
+    env.create("rolebindings", binding)
+    live = env.get("rolebindings", "b")
+    live["subjects"] = [{"kind": "Robot", "name": "r2"}]
+    err = refused(env, "update", "rolebindings", "b", body=live)
+    assert err.message == 'RoleBinding.rbac.authorization.k8s.io "b" is invalid: ' \
+        'subjects[0].kind: Unsupported value: "Robot": supported values: "ServiceAccount", ' \
+        '"User", "Group"'

@@ -81,18 +81,22 @@ CREATE_RULES: dict[str, Validator] = {
 }
 
 
-def _role_ref_immutable(obj: Object, old: Object) -> list[FieldError]:
-    if obj.get("roleRef") != old.get("roleRef"):
-        return [field_invalid("roleRef", obj.get("roleRef"), "cannot change roleRef")]
-    return []
+def _binding_update(kinds: list[str]) -> Callable[[Object, Object], list[FieldError]]:
+    """ValidateRoleBindingUpdate: the binding is checked as on create, and roleRef is kept."""
+    def validate(obj: Object, old: Object) -> list[FieldError]:
+        errs = _binding(kinds)(obj)
+        if obj.get("roleRef") != old.get("roleRef"):
+            errs.append(field_invalid("roleRef", obj.get("roleRef"), "cannot change roleRef"))
+        return errs
+    return validate
 
 
 UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_update,
     "deployments": validate_deployment_update,
     "replicasets": validate_replica_set_update,
-    "rolebindings": _role_ref_immutable,
-    "clusterrolebindings": _role_ref_immutable,
+    "rolebindings": _binding_update(["Role", "ClusterRole"]),
+    "clusterrolebindings": _binding_update(["ClusterRole"]),
 }
 
 
