@@ -258,3 +258,16 @@ def test_a_binding_update_is_validated_as_a_create(env: Env) -> None:
     assert err.message == 'RoleBinding.rbac.authorization.k8s.io "b" is invalid: ' \
         'subjects[0].kind: Unsupported value: "Robot": supported values: "ServiceAccount", ' \
         '"User", "Group"'
+
+
+def test_a_node_keeps_its_pod_cidrs(env: Env) -> None:
+    created = env.create("nodes", {**node("node-2"), "spec": {"podCIDR": "10.0.2.0/24"}},
+                         namespace="")
+    assert created["spec"]["podCIDRs"] == ["10.0.2.0/24"]  # v1's podCIDR converts to podCIDRs
+    # podCIDR alone follows podCIDRs (the conversion), so this patch changes nothing.
+    patched = env.req("patch", "nodes", "", "node-2", body={"spec": {"podCIDR": "bogus"}})
+    assert patched["spec"]["podCIDR"] == "10.0.2.0/24"
+    err = refused(env, "patch", "nodes", "node-2", body={"spec": {"podCIDRs": ["10.0.3.0/24"]}})
+    assert err.message == 'Node "node-2" is invalid: spec.podCIDRs: Forbidden: node updates may ' \
+        'not change podCIDR except from "" to valid'
+    env.req("patch", "nodes", "", "node-1", body={"spec": {"podCIDRs": ["10.0.1.0/24"]}})

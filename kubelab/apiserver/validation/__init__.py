@@ -26,6 +26,7 @@ from kubelab.apiserver.validation.apps import (
 from kubelab.apiserver.validation.core import (
     validate_config_map,
     validate_node,
+    validate_node_update,
     validate_pod,
     validate_pod_status_update,
     validate_pod_update,
@@ -93,6 +94,7 @@ def _binding_update(kinds: list[str]) -> Callable[[Object, Object], list[FieldEr
 
 UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_update,
+    "nodes": validate_node_update,
     "deployments": validate_deployment_update,
     "replicasets": validate_replica_set_update,
     "rolebindings": _binding_update(["Role", "ClusterRole"]),

@@ -40,8 +40,8 @@ from kubelab.apiserver.validation.scheduling import (
     validate_topology_spread_constraints,
 )
 
-__all__ = ["validate_config_map", "validate_node", "validate_pod", "validate_pod_spec",
-           "validate_pod_status_update", "validate_pod_update"]
+__all__ = ["validate_config_map", "validate_node", "validate_node_update", "validate_pod",
+           "validate_pod_spec", "validate_pod_status_update", "validate_pod_update"]
 
 Object = dict[str, Any]
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
@@ -243,6 +243,20 @@ def validate_node(node: Object) -> list[FieldError]:
         if (key, effect) in seen:
             errs.append(field_duplicate(p, taint))
         seen.add((key, effect))
+    return errs
+
+
+def validate_node_update(node: Object, old: Object) -> list[FieldError]:
+    """ValidateNodeUpdate: the node as on create; podCIDRs and providerID, once set, stay
+    (the node IPAM controller may set them once)."""
+    errs = validate_node(node)
+    spec, old_spec = _dict(node.get("spec")), _dict(old.get("spec"))
+    if old_spec.get("podCIDRs") and spec.get("podCIDRs") != old_spec["podCIDRs"]:
+        errs.append(field_forbidden("spec.podCIDRs", 'node updates may not change podCIDR '
+                                    'except from "" to valid'))
+    if old_spec.get("providerID") and spec.get("providerID") != old_spec["providerID"]:
+        errs.append(field_forbidden("spec.providerID", 'node updates may not change providerID '
+                                    'except from "" to valid'))
     return errs
 
 
