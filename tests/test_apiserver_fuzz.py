@@ -81,7 +81,8 @@ for _resource, _body in BASES.items():
     ENV.create(_resource, _body, namespace="" if _resource == "nodes" else "default")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(case=malformed(), verb=st.sampled_from(["create", "update"]))
 def test_malformed_objects_get_a_4xx_and_change_nothing(case: tuple[str, Any], verb: str) -> None:
     resource, body = case
@@ -102,7 +103,7 @@ def test_malformed_objects_get_a_4xx_and_change_nothing(case: tuple[str, Any], v
 
 
 @given(body=VALUES | NASTY)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
 def test_any_value_as_a_body_is_a_4xx(body: Any) -> None:
     revision = ENV.store.revision
     try:
@@ -123,7 +124,8 @@ OPTIONS = st.fixed_dictionaries({}, optional={
 })
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(verb=st.sampled_from(["create", "update", "patch", "delete", "get", "list"]),
        resource=st.sampled_from(sorted(BASES)),
        subresource=st.sampled_from(["", "", "status", "scale", "binding", "finalize"]),

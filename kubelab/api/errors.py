@@ -251,6 +251,8 @@ def _value_repr(value: Any) -> str:
         return "null"
     if isinstance(value, (int, float)):
         return str(value)
+    if not isinstance(value, (dict, list, tuple)):  # a fmt.Stringer (a Quantity) prints bare
+        return str(value)
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 

@@ -139,19 +139,19 @@ def validate_object_meta(
     check = is_dns1123_label if name_rule == "label" else is_dns1123_subdomain
     name = meta.get("name")
     generate_name = meta.get("generateName")
-    if not name and not generate_name:
-        errs.append(field_required(f"{path}.name", "name or generateName is required"))
-    elif name is not None:
-        if not isinstance(name, str):
-            errs.append(field_invalid(f"{path}.name", name, "must be a string"))
-        else:
-            for msg in check(name):
-                errs.append(field_invalid(f"{path}.name", name, msg))
-    if generate_name and isinstance(generate_name, str) and not name:
-        # The server appends 5 characters, so the prefix is checked as if it were a name.
-        prefix = generate_name.rstrip("-") or generate_name
-        for msg in check(prefix):
+    if generate_name and isinstance(generate_name, str):
+        # Checked whether or not a name is set (objectmeta.go ValidateObjectMetaAccessor), as
+        # a prefix: the server appends 5 characters, so a trailing '-' is allowed.
+        for msg in check(mask_trailing_dash(generate_name)):
             errs.append(field_invalid(f"{path}.generateName", generate_name, msg))
+    if not name:
+        if not generate_name:  # else the server generates the name before it validates
+            errs.append(field_required(f"{path}.name", "name or generateName is required"))
+    elif not isinstance(name, str):
+        errs.append(field_invalid(f"{path}.name", name, "must be a string"))
+    else:
+        for msg in check(name):
+            errs.append(field_invalid(f"{path}.name", name, msg))
     ns = meta.get("namespace")
     if namespaced:
         if not ns:
@@ -168,6 +168,12 @@ def validate_object_meta(
         if value is not None and not _string_map(value):
             errs.append(field_invalid(f"{path}.{field}", value, "must be a map of string to string"))
     return errs
+
+
+def mask_trailing_dash(name: str) -> str:
+    """maskTrailingDash (apimachinery pkg/api/validation/generic.go), quirk included: a
+    trailing '-' and the character before it become one 'a'."""
+    return name[:-2] + "a" if len(name) > 1 and name.endswith("-") else name
 
 
 @functools.lru_cache(maxsize=1024)

@@ -19,8 +19,80 @@ from kubelab.api.errors import ParseError
 __all__ = ["dump", "dump_all", "load_objects"]
 
 
+# Go's YAML decoder (sigs.k8s.io/yaml over go-yaml v2) nests at most 10000 levels; Python's
+# stack is smaller, and the API server's decoder stops at 200 (apiserver/decode.py MAX_DEPTH),
+# so YAML stops there too. No manifest comes near: a Deployment is about 10 levels deep.
+MAX_DEPTH = 200
+# One JSON value takes at least one byte: a document that expands to more values than the API
+# server accepts bytes (3 MiB, server config.go MaxRequestBodyBytes) cannot be sent.
+MAX_VALUES = 3 * 1024 * 1024
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader without the timestamp resolver: `2025-01-01` stays a string, as in JSON."""
+    """SafeLoader without the timestamp resolver (`2025-01-01` stays a string, as in JSON),
+    with go-yaml's limits on nesting and on alias expansion (billion laughs).
+
+    PyYAML shares an aliased node instead of copying it, so reading is cheap; the cost comes
+    when the shared value is turned into JSON, once per use. go-yaml v2 decode.go counts
+    every value it decodes and those that come from aliases, and refuses a document whose
+    share of aliased values is too high ("document contains excessive aliasing"); we count
+    the same way, while composing, before anything is expanded."""
+
+    def compose_document(self) -> Any:
+        self._depth, self._decoded, self._aliased = 0, 0, 0
+        self._open: set[str] = set()   # anchors whose value is being composed
+        self._sizes: dict[str, int] = {}  # anchor -> values its value expands to
+        return super().compose_document()
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        anchor = event.anchor
+        if isinstance(event, yaml.AliasEvent):
+            if anchor in self._open:
+                raise _GoYAMLError(f"anchor '{anchor}' value contains itself")
+            node = super().compose_node(parent, index)
+            size = self._sizes.get(anchor, 1)
+            self._decoded += 1 + size
+            self._aliased += size
+            self._check_aliasing()
+            return node
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise _GoYAMLError(f"line {event.start_mark.line + 1}: exceeded max depth of "
+                               f"{MAX_DEPTH}")
+        before = self._decoded
+        self._decoded += 1
+        if anchor is not None:
+            self._open.add(anchor)
+        node = super().compose_node(parent, index)
+        if anchor is not None:
+            self._open.discard(anchor)
+            self._sizes[anchor] = self._decoded - before
+        self._depth -= 1
+        self._check_aliasing()
+        return node
+
+    def _check_aliasing(self) -> None:
+        decoded, aliased = self._decoded, self._aliased
+        if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
+            raise _GoYAMLError("document contains excessive aliasing")
+        if decoded > MAX_VALUES:
+            raise _GoYAMLError("document contains excessive aliasing")
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    """go-yaml v2 decode.go allowedAliasRatio: 99 % of a small document may come from
+    aliases, 10 % of a large one (4 million values), linearly in between."""
+    low, high = 400_000, 4_000_000
+    if decoded <= low:
+        return 0.99
+    if decoded >= high:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - low) / (high - low)
+
+
+class _GoYAMLError(yaml.YAMLError):
+    """A limit of go-yaml's, in its words (no mark: the message has what go-yaml says)."""
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -29,22 +101,32 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: Any, budget: list[int], depth: int = 0) -> Any:
+    """value as JSON data: string keys, strings for exotic YAML types. budget[0] counts the
+    values left (a Python object, like YAML, can share a value many times)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _GoYAMLError("document contains excessive aliasing")
+    if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
+        raise _GoYAMLError(f"exceeded max depth of {MAX_DEPTH}")
     if isinstance(value, dict):
-        return {(k if isinstance(k, str) else json.dumps(k)): _jsonable(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
+        return {(k if isinstance(k, str) else json.dumps(k, default=str)):
+                _jsonable(v, budget, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, budget, depth + 1) for v in value]
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)  # binary and other exotic YAML types
 
 
-def load_objects(source: str | Path | dict[str, Any] | Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+Source = str | Path | dict[str, Any] | Iterable[dict[str, Any]]
+
+
+def load_objects(source: Source) -> list[dict[str, Any]]:
     """Objects from a path, YAML/JSON text, one dict or a list of dicts.
 
-    A string that names an existing file (or ends in .yaml/.yml/.json) is read as a path.
-    """
+    A string with no line break that names an existing file, or ends in .yaml/.yml/.json, is
+    a path (`kubectl apply -f` takes only paths; kubelab also takes the text itself)."""
     name = "<input>"
     if isinstance(source, dict):
         docs: list[Any] = [source]
@@ -55,8 +137,14 @@ def load_objects(source: str | Path | dict[str, Any] | Iterable[dict[str, Any]])
         except yaml.YAMLError as err:
             raise ParseError(f"error parsing {name}: error converting YAML to JSON: yaml: "
                              f"{_yaml_problem(err)}") from None
-    else:
+    elif isinstance(source, Iterable) and not isinstance(source, (bytes, bytearray)):
         docs = list(source)
+    else:
+        # kubectl apply with nothing to read: "error: must specify one of -f and -k".
+        raise ParseError("must specify one of -f and -k" if source is None else
+                         f"cannot read objects from a {type(source).__name__}: give a path, "
+                         "YAML or JSON text, a dict or a list of dicts")
+    budget = [MAX_VALUES]
     objects: list[dict[str, Any]] = []
     for index, doc in enumerate(docs):
         if doc is None:
@@ -65,30 +153,52 @@ def load_objects(source: str | Path | dict[str, Any] | Iterable[dict[str, Any]])
         if not isinstance(doc, dict):
             raise ParseError(f"{where}: error validating data: the document is a "
                              f"{type(doc).__name__}, not an object")
-        doc = _jsonable(doc)
+        try:
+            doc = _jsonable(doc, budget)
+        except _GoYAMLError as err:
+            raise ParseError(f"error parsing {name}: error converting YAML to JSON: yaml: "
+                             f"{err}") from None
         missing = [f"{f} not set" for f in ("apiVersion", "kind") if not doc.get(f)]
         if missing:
             raise ParseError(f"{where}: error validating data: [{', '.join(missing)}]"
                              if len(missing) > 1 else f"{where}: error validating data: {missing[0]}")
         if doc["kind"] == "List" or (str(doc["kind"]).endswith("List") and "items" in doc):
-            objects.extend(load_objects(doc.get("items") or []))
+            items = doc.get("items")
+            if items is not None and not isinstance(items, list):
+                # The unstructured list decoder (apimachinery unstructured.go decodeToList).
+                raise ParseError(f'unable to decode "{name}": json: cannot unmarshal '
+                                 f"{_json_type(items)} into Go struct field decodeList.items "
+                                 "of type []json.RawMessage")
+            objects.extend(load_objects(items or []))
         else:
             objects.append(doc)
     return objects
 
 
+def _json_type(value: Any) -> str:
+    return {str: "string", bool: "bool", int: "number", float: "number",
+            dict: "object"}.get(type(value), "value")
+
+
 def _read(source: str | Path) -> tuple[str, str]:
-    if isinstance(source, Path) or (
-        "\n" not in source and (source.endswith((".yaml", ".yml", ".json")) or Path(source).is_file())
-    ):
+    if isinstance(source, Path) or ("\n" not in source and (
+            source.endswith((".yaml", ".yml", ".json")) or _is_file(source))):
         path = Path(source)
         try:
             return path.read_text(encoding="utf-8"), str(path)
         except FileNotFoundError:
             raise ParseError(f'the path "{path}" does not exist') from None
-        except (OSError, UnicodeDecodeError) as err:
+        except (OSError, UnicodeDecodeError, ValueError) as err:  # ValueError: a NUL byte
             raise ParseError(f'error reading "{path}": {err}') from None
     return source, "<input>"
+
+
+def _is_file(text: str) -> bool:
+    """Whether text names a file; text that cannot be a path (too long a name, a NUL) is text."""
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _yaml_problem(err: yaml.YAMLError) -> str:

@@ -28,7 +28,16 @@ import orjson
 from kubelab.api.errors import ApiError, ParseError, bad_request, request_entity_too_large
 from kubelab.api.quantity import canonical_quantity
 from kubelab.api.resources import ResourceInfo
-from kubelab.apiserver.schema import ANY, OBJECT_META, STRING, ListOf, Scalar, Struct, Type
+from kubelab.apiserver.schema import (
+    ANY,
+    OBJECT_META,
+    QUANTITY,
+    STRING,
+    ListOf,
+    Scalar,
+    Struct,
+    Type,
+)
 
 __all__ = ["MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "copy_json", "decode_body", "encode"]
 
@@ -195,7 +204,9 @@ class _Decoder:
     def field(self, value: Any, typ: Type, path: str, ipath: str, owner: str, depth: int) -> Any:
         """A copy of value (at JSON path `path`, in Go struct `owner`), checked against typ."""
         if value is None:
-            return None
+            # Quantity.UnmarshalJSON reads null as the zero quantity: a node's
+            # `allocatable: {memory: null}` is stored as "0", not as a null nobody can parse.
+            return "0" if typ is QUANTITY else None
         if isinstance(typ, Struct):
             if type(value) is not dict:
                 self.fail(value, typ.go, path, owner)
@@ -255,11 +266,14 @@ class _Decoder:
             if t is not bool:
                 self.fail(value, go, path, owner)
         elif go == "resource.Quantity":
-            if t not in (str, int, float):
-                self.fail(value, go, path, owner)
+            # Quantity.UnmarshalJSON parses whatever JSON it is given: true or [1] fail as
+            # "quantities must match ...", not as a type error.
+            text = value if t in (str, int, float) else _dumps(value)
             try:
-                # A typed decode keeps the number; it is written back in canonical form.
-                return canonical_quantity(value)
+                # A typed decode keeps the number, and Quantity.MarshalJSON writes it back in
+                # canonical form: "0.5" is stored as "500m" and 1024Mi as "1Gi", as
+                # `kubectl get -o yaml` shows on a real cluster.
+                return canonical_quantity(text)
             except ParseError as err:
                 # The JSON unmarshaller says only why; MustParse's "cannot parse 'x': " prefix
                 # is not part of the wire error.

@@ -53,8 +53,12 @@ def apply_patch(live: dict[str, Any], patch: Any, patch_type: str, builtin: bool
 def _merge(target: Any, patch: Any, strategic: bool) -> Any:
     if not isinstance(patch, dict):
         return patch
-    if strategic and patch.get("$patch") == "replace":
-        return {k: v for k, v in patch.items() if k != "$patch"}
+    if strategic and "$patch" in patch:  # strategicpatch handleDirectiveInMergeMap
+        if patch["$patch"] == "replace":
+            return {k: v for k, v in patch.items() if k != "$patch"}
+        if patch["$patch"] == "delete":
+            return {}
+        raise _bad_patch_type(patch["$patch"], patch)
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if strategic and key.startswith("$"):
@@ -83,16 +87,58 @@ def _merge_list(live: list[Any], patch: list[Any], field: str) -> list[Any]:
     if key is None or not all(isinstance(item, dict) for item in (*live, *patch)):
         return patch
     merged = list(live)
-    for item in patch:
+    items = []
+    for item in patch:  # mergeSliceWithSpecialElements: the $patch items first
+        directive = item.get("$patch")
+        if directive is None:
+            if key not in item:
+                raise _no_merge_key(item, key)
+            items.append(item)
+        elif directive == "delete":
+            if key not in item:
+                raise _no_merge_key(item, key)
+            merged = [old for old in merged if old.get(key) != item[key]]
+        elif directive == "replace":
+            return [i for i in patch if "$patch" not in i]
+        elif directive == "merge":
+            raise _smp_error("merging lists cannot yet be specified in the patch")
+        else:
+            raise _bad_patch_type(directive, item)
+    for item in items:
         where = next((i for i, old in enumerate(merged) if old.get(key) == item.get(key)), None)
-        if item.get("$patch") == "delete":
-            if where is not None:
-                del merged[where]
-        elif where is None:
+        if where is None:
             merged.append(item)
         else:
             merged[where] = _merge(merged[where], item, strategic=True)
     return merged
+
+
+def _smp_error(message: str) -> ApiError:
+    """The strategic merge errors that are not Status errors upstream: the handler passes them
+    on as they are, so they reach the client as 500 with no reason (`Error from server: ...`)."""
+    return ApiError(500, "", message)
+
+
+def _no_merge_key(item: dict[str, Any], key: str) -> ApiError:
+    return _smp_error(f"map: {go_value(item)} does not contain declared merge key: {key}")
+
+
+def _bad_patch_type(directive: Any, item: dict[str, Any]) -> ApiError:
+    shown = directive if isinstance(directive, str) else f"%!s({go_value(directive)})"
+    return _smp_error(f"unknown patch type: {shown} in map: {go_value(item)}")
+
+
+def go_value(value: Any) -> str:
+    """A JSON value as Go's %v prints it: map[a:1 b:[x y]], keys sorted, <nil> for null."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_value(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 # ------------------------------------------------------------------ JSON patch (RFC 6902)

@@ -4,14 +4,15 @@ kube-apiserver decodes a request body into Go structs, so a misspelt field or a 
 wrong JSON type is refused before any validation runs. We keep the part of those structs that
 the course uses (k8s.io/api core/v1, apps/v1, coordination/v1, rbac/v1, apiextensions/v1), with
 Go's type names so that the error messages read like upstream's. Fields whose insides we do not
-check (probes, affinity, volume sources, ...) are ANY: any JSON value is accepted there.
+check (lifecycle hooks, affinity, volume sources, ...) are ANY: any JSON value is accepted there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ANY", "OBJECT_META", "SCHEMAS", "STRING", "ListOf", "MapOf", "Scalar", "Struct", "Type"]
+__all__ = ["ANY", "OBJECT_META", "QUANTITY", "SCHEMAS", "STRING", "ListOf", "MapOf", "Scalar",
+           "Struct", "Type"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,18 @@ CONDITION_FIELDS = _strings("type", "status", "lastProbeTime", "lastHeartbeatTim
 
 # ------------------------------------------------------------------------------ core/v1 Pod
 
+# core/v1 Probe: its handler's fields and its numbers are typed, so a probe "yes" or a
+# periodSeconds "2" is refused by the decoder, as Go's would.
+PROBE = struct(
+    "Probe",
+    exec=struct("ExecAction", command=STRINGS),
+    httpGet=struct("HTTPGetAction", path=STRING, port=INT_OR_STRING, host=STRING, scheme=STRING,
+                   httpHeaders=ListOf(struct("HTTPHeader", name=STRING, value=STRING))),
+    tcpSocket=struct("TCPSocketAction", port=INT_OR_STRING, host=STRING),
+    grpc=struct("GRPCAction", port=INT32, service=STRING),
+    **dict.fromkeys(("initialDelaySeconds", "timeoutSeconds", "periodSeconds",
+                     "successThreshold", "failureThreshold"), INT32),
+    terminationGracePeriodSeconds=INT64)
 CONTAINER = struct(
     "Container",
     **_strings("name", "image", "workingDir", "terminationMessagePath",
@@ -107,8 +120,8 @@ CONTAINER = struct(
     volumeMounts=ListOf(struct("VolumeMount", **_strings(
         "name", "mountPath", "subPath", "mountPropagation", "subPathExpr", "recursiveReadOnly"),
         readOnly=BOOL)),
-    **dict.fromkeys(("livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
-                     "securityContext", "resizePolicy", "volumeDevices"), ANY),
+    livenessProbe=PROBE, readinessProbe=PROBE, startupProbe=PROBE,
+    **dict.fromkeys(("lifecycle", "securityContext", "resizePolicy", "volumeDevices"), ANY),
     stdin=BOOL, stdinOnce=BOOL, tty=BOOL)
 TOLERATION = struct("Toleration", key=STRING, operator=STRING, value=STRING, effect=STRING,
                     tolerationSeconds=INT64)

@@ -269,7 +269,7 @@ class APIServer:
             if sub == "scale":
                 return subresources.update_scale(reg, ctx, patched)
             obj = decode_body(patched, served.info, served.schema)
-            subresources.check_name(obj, r.name)
+            subresources.check_name(obj, r.name, required=True)
             # A merge patch builds new dicts and leaves live as it was read: the update can
             # compare against it instead of decoding the stored bytes again (a JSON patch
             # edits live in place).
@@ -282,7 +282,7 @@ class APIServer:
             if r.name:
                 subresources.check_name(obj, r.name)
             return reg.create(ctx, obj)
-        subresources.check_name(obj, r.name)
+        subresources.check_name(obj, r.name, required=True)
         return reg.update(ctx, obj)
 
     def _fail(self, record: AuditRecord, err: ApiError) -> None:

@@ -54,7 +54,22 @@ def strategy_for(resource: str, *, custom: bool = False, has_status: bool = Fals
     return STRATEGIES.get(resource, PLAIN)
 
 
+def node_pod_cidrs(obj: Object) -> None:
+    """The v1 <-> internal conversion of a NodeSpec (pkg/apis/core/v1/conversion.go):
+    spec.podCIDRs is the truth, the deprecated spec.podCIDR is its first item (a v1 object
+    with only podCIDR gets podCIDRs from it). A patch of podCIDR alone so changes nothing,
+    as upstream."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    cidrs = spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else [])
+    if cidrs:
+        spec["podCIDRs"], spec["podCIDR"] = cidrs, cidrs[0]
+
+
 def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
+    if resource == "nodes":
+        node_pod_cidrs(obj)
     if strategy.create_clears_status:
         obj.pop("status", None)
     if strategy.generation:
@@ -97,6 +112,8 @@ def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Obje
         obj.pop("status", None)
         if "status" in old:
             obj["status"] = old["status"]
+    if resource == "nodes":
+        node_pod_cidrs(obj)
     if resource == "namespaces":
         obj.setdefault("spec", {})["finalizers"] = (old.get("spec") or {}).get("finalizers", [])
     meta, old_meta = obj["metadata"], old["metadata"]

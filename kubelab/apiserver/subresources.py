@@ -45,11 +45,15 @@ BINDING = ResourceInfo("bindings", "Binding")
 SCALE = ResourceInfo("scale", "Scale", group="autoscaling")
 
 
-def check_name(obj: Object, name: str) -> None:
-    """The name in the body must be the name in the URL (handlers/rest.go)."""
+def check_name(obj: Object, name: str, *, required: bool = False) -> None:
+    """The name in the body must be the name in the URL (handlers/rest.go checkName).
+
+    An update or a patch must keep it (required): upstream refuses a body without a name there,
+    so a patch that removes metadata cannot store a nameless object. A binding or a scale may
+    leave it out; the URL names the object."""
     meta = obj.get("metadata") or {}
     given = meta.get("name") or ""
-    if given and given != name:
+    if (given or required) and given != name:
         raise bad_request(f"the name of the object ({given}) does not match the name on the URL "
                           f"({name})")
     meta["name"] = name

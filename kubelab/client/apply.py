@@ -59,13 +59,17 @@ def apply_objects(client: Client, objects: list[Object]) -> list[str]:
     for obj in objects:
         info = client.resource_for(obj)
         meta = obj.setdefault("metadata", {})
-        if not isinstance(meta, dict):
-            raise ApiError(400, "BadRequest", "metadata must be an object")
-        namespace = (meta.get("namespace") or "default") if info.namespaced else ""
+        if not isinstance(meta, dict):  # the server's decoder says why, in Go's words
+            lines.append(f"{_display(client.create(obj), info.group)} created")
+            continue
+        # A name or namespace that is not a string counts as none (unstructured GetName);
+        # the server's decoder refuses the object then.
+        name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+        namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+        namespace = (namespace or "default") if info.namespaced else ""
         applied = json.dumps(obj, sort_keys=True, separators=(",", ":"))
         try:
-            current = client.get(info.resource, str(meta.get("name", "")), namespace) \
-                if meta.get("name") else None
+            current = client.get(info.resource, name, namespace) if name else None
         except ApiError as err:
             if err.code != 404:
                 raise

@@ -127,12 +127,18 @@ class Client:
 
     def _request(self, verb: str, info: ResourceInfo, namespace: str = "", name: str = "",
                  **kwargs: Any) -> Request:
+        # client-go's Request.Name and Namespace refuse what cannot be a path segment before
+        # anything is sent ("invalid resource name ..."); Go's types already refuse a number.
+        for what, value in (("resource name", name), ("namespace", namespace)):
+            if not isinstance(value, str):
+                raise bad_request(f"invalid {what} {value!r}: must be a string, not "
+                                  f"{type(value).__name__}")
         return Request(verb, info.resource, namespace=namespace if info.namespaced else "",
                        name=name, group=info.group, version=info.version, **kwargs)
 
     def create(self, obj: Object, namespace: str = "") -> Object:
         info = self.resource_for(obj)
-        ns = namespace or (obj.get("metadata") or {}).get("namespace") or "default"
+        ns = namespace or _meta_string(obj, "namespace") or "default"
         return self._send(self._request("create", info, ns, body=obj))
 
     def get(self, resource: str, name: str, namespace: str = "default") -> Object:
@@ -149,9 +155,9 @@ class Client:
 
     def update(self, obj: Object, subresource: str = "") -> Object:
         info = self.resource_for(obj)
-        meta = obj.get("metadata") or {}
-        return self._send(self._request("update", info, meta.get("namespace") or "default",
-                                        meta.get("name", ""), body=obj, subresource=subresource))
+        return self._send(self._request("update", info, _meta_string(obj, "namespace") or
+                                        "default", _meta_string(obj, "name"), body=obj,
+                                        subresource=subresource))
 
     def update_status(self, obj: Object) -> Object:
         return self.update(obj, subresource="status")
@@ -218,3 +224,11 @@ class Client:
         if not _listening(self.api):
             raise ConnectionRefused(request, self.server)
         return self.api.watch(request, on_event, on_close)
+
+
+def _meta_string(obj: Object, field: str) -> str:
+    """metadata.<field> if it is a string, else "" (unstructured's GetName and GetNamespace):
+    the server's decoder then says what is wrong with the object."""
+    meta = obj.get("metadata")
+    value = meta.get(field) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else ""

@@ -18,13 +18,15 @@ from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.validation.apps import (
     validate_deployment,
     validate_deployment_status_update,
+    validate_deployment_update,
     validate_replica_set,
     validate_replica_set_status_update,
-    validate_workload_update,
+    validate_replica_set_update,
 )
 from kubelab.apiserver.validation.core import (
     validate_config_map,
     validate_node,
+    validate_node_update,
     validate_pod,
     validate_pod_status_update,
     validate_pod_update,
@@ -80,18 +82,23 @@ CREATE_RULES: dict[str, Validator] = {
 }
 
 
-def _role_ref_immutable(obj: Object, old: Object) -> list[FieldError]:
-    if obj.get("roleRef") != old.get("roleRef"):
-        return [field_invalid("roleRef", obj.get("roleRef"), "cannot change roleRef")]
-    return []
+def _binding_update(kinds: list[str]) -> Callable[[Object, Object], list[FieldError]]:
+    """ValidateRoleBindingUpdate: the binding is checked as on create, and roleRef is kept."""
+    def validate(obj: Object, old: Object) -> list[FieldError]:
+        errs = _binding(kinds)(obj)
+        if obj.get("roleRef") != old.get("roleRef"):
+            errs.append(field_invalid("roleRef", obj.get("roleRef"), "cannot change roleRef"))
+        return errs
+    return validate
 
 
 UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_update,
-    "deployments": validate_workload_update,
-    "replicasets": validate_workload_update,
-    "rolebindings": _role_ref_immutable,
-    "clusterrolebindings": _role_ref_immutable,
+    "nodes": validate_node_update,
+    "deployments": validate_deployment_update,
+    "replicasets": validate_replica_set_update,
+    "rolebindings": _binding_update(["Role", "ClusterRole"]),
+    "clusterrolebindings": _binding_update(["ClusterRole"]),
 }
 
 

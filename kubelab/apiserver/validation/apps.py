@@ -24,8 +24,10 @@ from kubelab.api.validation import regex_error
 from kubelab.apiserver.validation.core import validate_pod_spec
 from kubelab.apiserver.validation.meta import validate_labels
 
-__all__ = ["validate_deployment", "validate_deployment_status_update", "validate_replica_set",
-           "validate_replica_set_status_update", "validate_workload_update"]
+__all__ = ["validate_deployment", "validate_deployment_status_update",
+           "validate_deployment_update", "validate_replica_set",
+           "validate_replica_set_status_update", "validate_replica_set_update",
+           "validate_workload_update"]
 
 Object = dict[str, Any]
 _PERCENT = re.compile(r"[0-9]+%")
@@ -173,3 +175,13 @@ def validate_workload_update(obj: Object, old: Object) -> list[FieldError]:
     if selector != _dict(old.get("spec")).get("selector"):
         return [field_invalid("spec.selector", selector, "field is immutable")]
     return []
+
+
+def validate_deployment_update(deploy: Object, old: Object) -> list[FieldError]:
+    """ValidateDeploymentUpdate: the new spec is checked as on create, and the selector kept."""
+    return validate_deployment(deploy) + validate_workload_update(deploy, old)
+
+
+def validate_replica_set_update(rs: Object, old: Object) -> list[FieldError]:
+    """ValidateReplicaSetUpdate: the new spec is checked as on create, and the selector kept."""
+    return validate_replica_set(rs) + validate_workload_update(rs, old)

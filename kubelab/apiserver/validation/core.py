@@ -27,14 +27,21 @@ from kubelab.api.validation import (
     left_terminated,
     regex_error,
 )
+from kubelab.apiserver.validation.container import (
+    validate_container_resource_name,
+    validate_node_resources,
+    validate_pod_cidrs,
+    validate_probes,
+    validate_resource_quantity,
+)
 from kubelab.apiserver.validation.meta import label_value_errors, qualified_name_errors
 from kubelab.apiserver.validation.scheduling import (
     validate_affinity,
     validate_topology_spread_constraints,
 )
 
-__all__ = ["validate_config_map", "validate_node", "validate_pod", "validate_pod_spec",
-           "validate_pod_status_update", "validate_pod_update"]
+__all__ = ["validate_config_map", "validate_node", "validate_node_update", "validate_pod",
+           "validate_pod_spec", "validate_pod_status_update", "validate_pod_update"]
 
 Object = dict[str, Any]
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
@@ -69,11 +76,15 @@ def validate_pod_spec(spec: Object, path: str) -> list[FieldError]:
     dns = spec.get("dnsPolicy")
     if dns and dns not in DNS_POLICIES:
         errs.append(field_not_supported(f"{path}.dnsPolicy", dns, DNS_POLICIES))
+    for field in ("hostname", "subdomain"):  # ValidateDNS1123Label
+        value = spec.get(field)
+        if value and isinstance(value, str):
+            errs += [field_invalid(f"{path}.{field}", value, m) for m in is_dns1123_label(value)]
     node = spec.get("nodeName")
     if node:
         errs += [field_invalid(f"{path}.nodeName", node, m) for m in is_dns1123_subdomain(node)]
     deadline = spec.get("activeDeadlineSeconds")
-    if deadline is not None and deadline <= 0:
+    if isinstance(deadline, int) and not 1 <= deadline <= 2**31 - 1:  # InclusiveRangeError
         errs.append(field_invalid(f"{path}.activeDeadlineSeconds", deadline,
                                   "must be between 1 and 2147483647, inclusive"))
     selector = _dict(spec.get("nodeSelector"))
@@ -114,24 +125,25 @@ def _container(c: Object, path: str, seen: set[str]) -> list[FieldError]:
     for i, env in enumerate(c.get("env") or []):
         if not _dict(env).get("name"):
             errs.append(field_required(f"{path}.env[{i}].name"))
+    errs += validate_probes(c, path)
     return errs + _resources(_dict(c.get("resources")), f"{path}.resources")
 
 
 def _resources(resources: Object, path: str) -> list[FieldError]:
-    """ValidateResourceRequirements: quantities >= 0 and each request <= its limit."""
+    """ValidateResourceRequirements: known resource names, quantities >= 0 and each request
+    <= its limit."""
     errs: list[FieldError] = []
     parsed: dict[str, dict[str, Any]] = {}
     for kind in ("limits", "requests"):
         parsed[kind] = {}
         for name, text in _dict(resources.get(kind)).items():
+            where = f"{path}.{kind}[{name}]"
+            errs += validate_container_resource_name(name, where)
+            errs += validate_resource_quantity(name, text, where)
             try:
-                quantity = parse_quantity(text)
+                parsed[kind][name] = parse_quantity(text)
             except (ParseError, TypeError):
                 continue  # the decoder already refused it
-            if quantity.cmp(parse_quantity(0)) < 0:
-                errs.append(field_invalid(f"{path}.{kind}[{name}]", str(text),
-                                          "must be greater than or equal to 0"))
-            parsed[kind][name] = quantity
     for name, request in parsed["requests"].items():
         limit = parsed["limits"].get(name)
         if limit is not None and request.cmp(limit) > 0:
@@ -212,9 +224,11 @@ def validate_pod_status_update(pod: Object, old: Object) -> list[FieldError]:
 
 
 def validate_node(node: Object) -> list[FieldError]:
-    errs: list[FieldError] = []
+    """ValidateNode: resource quantities, pod CIDRs and taints."""
+    spec = _dict(node.get("spec"))
+    errs = validate_node_resources(_dict(node.get("status"))) + validate_pod_cidrs(spec)
     seen: set[tuple[str, str]] = set()
-    for i, taint in enumerate(_dict(node.get("spec")).get("taints") or []):
+    for i, taint in enumerate(spec.get("taints") or []):
         taint, p = _dict(taint), f"spec.taints[{i}]"
         key, effect = taint.get("key", ""), taint.get("effect", "")
         if not key:
@@ -229,6 +243,20 @@ def validate_node(node: Object) -> list[FieldError]:
         if (key, effect) in seen:
             errs.append(field_duplicate(p, taint))
         seen.add((key, effect))
+    return errs
+
+
+def validate_node_update(node: Object, old: Object) -> list[FieldError]:
+    """ValidateNodeUpdate: the node as on create; podCIDRs and providerID, once set, stay
+    (the node IPAM controller may set them once)."""
+    errs = validate_node(node)
+    spec, old_spec = _dict(node.get("spec")), _dict(old.get("spec"))
+    if old_spec.get("podCIDRs") and spec.get("podCIDRs") != old_spec["podCIDRs"]:
+        errs.append(field_forbidden("spec.podCIDRs", 'node updates may not change podCIDR '
+                                    'except from "" to valid'))
+    if old_spec.get("providerID") and spec.get("providerID") != old_spec["providerID"]:
+        errs.append(field_forbidden("spec.providerID", 'node updates may not change providerID '
+                                    'except from "" to valid'))
     return errs
 
 
