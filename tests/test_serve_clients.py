@@ -109,6 +109,16 @@ def test_bad_input_gets_a_status_and_stores_nothing(served: Served) -> None:
     assert code == 200 and "big" not in [c["metadata"]["name"] for c in listing["items"]]
 
 
+def test_a_request_that_may_not_be_made_is_not_decoded(served: Served) -> None:
+    raw = Raw(served)
+    raw.token = yaml.safe_load(served.kubeconfig.read_text())["users"][1]["user"]["token"]  # viewer
+    code, status = raw.request("POST", "/api/v1/namespaces/default/configmaps", b"{not json")
+    assert (code, status["reason"]) == (403, "Forbidden")  # authorization comes before decoding
+    code, status = raw.request("POST", "/api/v1/namespaces/default/configmaps", b"a: [1",
+                               content_type="application/yaml")
+    assert code == 403
+
+
 def test_a_client_that_disconnects_mid_watch_leaves_the_server_serving(served: Served) -> None:
     raw = Raw(served)
     sockets = []

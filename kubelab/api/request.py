@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["API", "VERBS", "Request", "WatchEvent", "WatchHandle"]
+__all__ = ["API", "VERBS", "RawBody", "Request", "WatchEvent", "WatchHandle"]
 
 # The request verbs of the authorizer (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go).
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
@@ -20,6 +20,16 @@ VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletec
 # A watch event as it crosses the wire: {"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK"|"ERROR",
 # "object": <the object, or a Status for ERROR>}.
 WatchEvent = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RawBody:
+    """A request body as it came over the wire (JSON, YAML or protobuf bytes). The API server
+    reads it in its decode stage, after authentication and authorization, as upstream's
+    handlers do: a request that may not be made is never decoded."""
+
+    data: bytes
+    content_type: str = "application/json"
 
 
 @dataclass(slots=True)
@@ -31,7 +41,7 @@ class Request:
     group: str = ""
     version: str = "v1"
     subresource: str = ""
-    body: Any = None
+    body: Any = None              # the object (or patch), or a RawBody from an HTTP front end
     # Query parameters.
     label_selector: str = ""
     field_selector: str = ""

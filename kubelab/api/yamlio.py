@@ -16,7 +16,7 @@ import yaml
 
 from kubelab.api.errors import ParseError
 
-__all__ = ["dump", "dump_all", "load_objects"]
+__all__ = ["dump", "dump_all", "load_document", "load_objects"]
 
 
 # Go's YAML decoder (sigs.k8s.io/yaml over go-yaml v2) nests at most 10000 levels; Python's
@@ -173,6 +173,17 @@ def load_objects(source: Source) -> list[dict[str, Any]]:
         else:
             objects.append(doc)
     return objects
+
+
+def load_document(text: str) -> Any:
+    """One YAML (or JSON) document as JSON-compatible data, with go-yaml's limits and wording:
+    a request body sent as application/yaml or as an apply patch."""
+    try:
+        return _jsonable(yaml.load(text, Loader=_Loader), [MAX_VALUES])
+    except _GoYAMLError as err:
+        raise ParseError(f"error converting YAML to JSON: yaml: {err}") from None
+    except yaml.YAMLError as err:
+        raise ParseError(f"error converting YAML to JSON: yaml: {_yaml_problem(err)}") from None
 
 
 def _json_type(value: Any) -> str:

@@ -30,7 +30,7 @@ from kubelab.api.errors import (
     service_unavailable,
 )
 from kubelab.api.meta import rfc3339
-from kubelab.api.request import Request, WatchEvent, WatchHandle
+from kubelab.api.request import RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceTable
 from kubelab.apiserver import subresources
 from kubelab.apiserver.admission import AdmissionChain
@@ -57,6 +57,7 @@ from kubelab.apiserver.reviews import create_self_subject_access_review
 from kubelab.apiserver.selection import make_predicate, parse_resource_version
 from kubelab.apiserver.serving import ServedResources
 from kubelab.apiserver.watch_cache import WatchInfo, decode
+from kubelab.apiserver.wire import read_body
 from kubelab.sim import Clock, Trace
 from kubelab.store import Store
 
@@ -237,6 +238,12 @@ class APIServer:
         return served
 
     def _dispatch(self, ctx: RequestContext) -> Object:
+        if isinstance(ctx.request.body, RawBody):  # bytes from an HTTP front end: read them now
+            try:
+                ctx.request = dataclasses.replace(ctx.request, body=read_body(ctx.request.body))
+            except ApiError:
+                ctx.enter("decode")
+                raise
         r, reg, served = ctx.request, self.registry, ctx.served
         verb, sub = r.verb, r.subresource
         if verb == "get":

@@ -14,14 +14,13 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import tornado.web
-import yaml
 
 from kubelab.api.errors import ApiError
-from kubelab.api.request import Request, WatchEvent, WatchHandle
+from kubelab.api.request import RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.wire import read_body
 from kubelab.serve import discovery, openapi
-from kubelab.serve.protobuf import PROTOBUF, decode_protobuf
-from kubelab.serve.requestinfo import decode_json, parse_path, to_request
+from kubelab.serve.requestinfo import parse_path, to_request
 from kubelab.serve.tables import TABLE_V1, table_for, wants_table
 
 if TYPE_CHECKING:
@@ -162,19 +161,13 @@ class ResourceHandler(_Base):
         if self._too_large:
             raise ApiError(413, "RequestEntityTooLarge",
                            f"Request entity too large: limit is {self.server.max_body_bytes}")
-        content_type = self.request.headers.get("Content-Type", "")
+        content_type = self.request.headers.get("Content-Type", "") or "application/json"
+        # The body goes to the API server as it came: it is read in the pipeline's decode
+        # stage, after authorization (a DELETE's options are read here, as query options).
         raw = bytes(self._body)
-        body: Any = None
-        if raw:
-            if content_type.startswith(PROTOBUF):
-                body = decode_protobuf(raw)
-            elif "yaml" in content_type:
-                try:
-                    body = yaml.safe_load(raw)
-                except yaml.YAMLError as err:
-                    raise ApiError(400, "BadRequest", f"error converting YAML to JSON: {err}") from None
-            else:
-                body = decode_json(raw)
+        body: Any = RawBody(raw, content_type) if raw else None
+        if info.verb in ("delete", "deletecollection") and raw:
+            body = read_body(body)
         return to_request(info, query, body, self.token(), content_type), query
 
     def _serve(self) -> None:

@@ -9,7 +9,6 @@ the client's fault: 400 BadRequest, in the apiserver's words where it has them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -136,23 +135,3 @@ def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: st
         continue_token=query.get("continue", ""),
         allow_watch_bookmarks=query.get("allowWatchBookmarks") == "true",
         dry_run=dry_run == "All", options=options, token=token)
-
-
-def decode_json(raw: bytes) -> Any:
-    """A request body as JSON, or Go's json error as a 400 (the decoder's own words)."""
-    if not raw.strip():
-        return None
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as err:
-        raise ApiError(400, "BadRequest",
-                       f"couldn't get version/kind; json parse error: {_go_json_error(raw, err)}") from None
-
-
-def _go_json_error(raw: bytes, err: Exception) -> str:
-    if isinstance(err, RecursionError):
-        return "exceeded max depth"
-    if isinstance(err, json.JSONDecodeError) and err.pos < len(raw):
-        char = raw.decode("utf-8", "replace")[err.pos]
-        return f"invalid character '{char}' looking for beginning of value"
-    return "unexpected end of JSON input"
