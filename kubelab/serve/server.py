@@ -1,6 +1,6 @@
 """Serve a Cluster's API over HTTPS, so that real kubectl and real client libraries can use it.
 
-This is an edge of kubelab, like the real-time clock (docs/ARCHITECTURE.md section 3): the only
+This is an edge of kubelab, like the real-time clock (docs/ARCHITECTURE.md section 4): the only
 place where sockets, TLS, asyncio and the wall clock meet the simulation. Everything runs on
 one thread and one asyncio loop:
 
