@@ -10,6 +10,7 @@ did what.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kubelab.api.errors import ApiError, bad_request
@@ -30,6 +31,18 @@ class Client:
         self.user_agent = user_agent or "kubelab"
         self.resources = resources or ResourceTable()
         self.requests = 0  # how many requests this client sent: the notebooks count API calls
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | Path, *, context: str = "") -> Client:
+        """A Client for any Kubernetes API server, kubelab serve's or a real cluster's, over
+        HTTPS as the kubeconfig's context says (kubelab/serve/transport.py). Its watches run
+        on the asyncio loop; kubelab.serve.connect also gives informers a wall-paced clock."""
+        # The simulation's one import of the HTTP edge (an ignore_imports line in pyproject.toml),
+        # made here so that `import kubelab.client` never loads sockets.
+        from kubelab.serve.transport import HTTPTransport
+
+        transport = HTTPTransport.from_kubeconfig(path, context)
+        return cls(transport, token=transport.config.token)
 
     # ------------------------------------------------------------------ resolving resources
 

@@ -1,0 +1,274 @@
+"""kubelab's own HTTP transport against `kubelab serve`: the client, a watch, an informer and
+notebook 03's sample controller, all in this process, talking HTTPS to the served cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+import pytest
+from serve_helpers import Served, start_server
+
+from kubelab.api.errors import ApiError
+from kubelab.api.request import Request
+from kubelab.client import Client
+from kubelab.controllers.sample import ConfigMapCopier
+from kubelab.serve import connect
+from kubelab.serve.clienterrors import ConnectionFailed, error_from
+from kubelab.serve.restconfig import ConfigError, RestConfig, load_rest_config
+from kubelab.serve.transport import HTTPTransport
+
+WAIT = 15.0  # real seconds any one wait may take before the test fails (it takes far less)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    server = start_server(tmp_path_factory.mktemp("transport"), "--nodes", "1", "--speed", "4")
+    yield server
+    output = server.stop()
+    assert server.proc.returncode == 0 and "kubelab: stopped" in output, output
+
+
+@pytest.fixture(scope="module")
+def client(served: Served) -> Client:
+    return Client.from_kubeconfig(served.kubeconfig)
+
+
+def configmap(name: str, data: dict[str, str] | None = None, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": labels}, "data": data or {}}
+
+
+def error(call: Callable[[], Any]) -> ApiError:
+    with pytest.raises(ApiError) as info:
+        call()
+    return info.value
+
+
+async def until(predicate: Callable[[], bool]) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while not predicate():
+        assert loop.time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.02)
+
+
+def run(main: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(asyncio.wait_for(main(), 4 * WAIT))
+
+
+# ---------------------------------------------------------------- requests
+
+
+def test_crud_and_patch_types_over_https(client: Client) -> None:
+    assert [n["metadata"]["name"] for n in client.list("nodes")["items"]] == ["node-1"]
+    created = client.create(configmap("crud", {"a": "1"}))
+    assert created["metadata"]["namespace"] == "default" and created["metadata"]["uid"]
+    got = client.get("configmaps", "crud")
+    got["data"]["b"] = "2"
+    updated = client.update(got)
+    assert updated["data"] == {"a": "1", "b": "2"}
+    stale = error(lambda: client.update(got))  # got's resourceVersion is gone now
+    assert (stale.code, stale.reason) == (409, "Conflict")
+    assert stale.message == ('Operation cannot be fulfilled on configmaps "crud": the object has '
+                             "been modified; please apply your changes to the latest version and try again")
+    client.patch("configmaps", "crud", {"data": {"m": "merge"}})
+    client.patch("configmaps", "crud", {"data": {"s": "strategic"}}, patch_type="strategic")
+    patched = client.patch("configmaps", "crud", [{"op": "remove", "path": "/data/a"}], patch_type="json")
+    assert patched["data"] == {"b": "2", "m": "merge", "s": "strategic"}
+    # The Content-Type says the patch type: a strategic merge patch merges containers by name
+    # (the port stays), a merge patch replaces the list.
+    container = {"name": "app", "image": "nginx:1.27", "ports": [{"containerPort": 80}]}
+    client.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "patched"},
+                   "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "patched"}},
+                            "template": {"metadata": {"labels": {"app": "patched"}},
+                                         "spec": {"containers": [container]}}}})
+    image = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}}
+    merged = client.patch("deployments", "patched", image, patch_type="strategic")
+    assert merged["spec"]["template"]["spec"]["containers"][0]["ports"] == [
+        {"containerPort": 80, "protocol": "TCP"}]
+    replaced = client.patch("deployments", "patched", image, patch_type="merge")
+    assert "ports" not in replaced["spec"]["template"]["spec"]["containers"][0]
+    client.delete("deployments", "patched")
+    client.delete("configmaps", "crud", preconditions={"uid": created["metadata"]["uid"]})
+    gone = error(lambda: client.get("configmaps", "crud"))
+    assert (gone.code, gone.reason, gone.message) == (404, "NotFound", 'configmaps "crud" not found')
+    assert gone.details == {"name": "crud", "kind": "configmaps"}
+
+
+def test_invalid_forbidden_and_dry_run(served: Served, client: Client) -> None:
+    bad = error(lambda: client.create(configmap("Bad_Name")))
+    assert (bad.code, bad.reason) == (422, "Invalid")
+    assert bad.message.startswith('ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"')
+    assert bad.details["causes"][0]["field"] == "metadata.name"
+    viewer = Client.from_kubeconfig(served.kubeconfig, context="kubelab-viewer")
+    assert viewer.token != client.token
+    denied = error(lambda: viewer.create(configmap("viewer-was-here")))
+    assert (denied.code, denied.reason) == (403, "Forbidden")
+    assert denied.message == ('configmaps is forbidden: User "viewer" cannot create resource '
+                              '"configmaps" in API group "" in the namespace "default"')
+    viewer.list("configmaps", "default")  # the view role may read
+    dry = client.api.handle(Request("create", "configmaps", namespace="default",
+                                    body=configmap("dry"), dry_run=True, token=client.token))
+    assert dry["metadata"]["name"] == "dry"
+    assert error(lambda: client.get("configmaps", "dry")).code == 404  # nothing was stored
+
+
+def test_selectors_and_pages_are_query_parameters(client: Client) -> None:
+    for i in range(3):
+        client.create(configmap(f"page-{i}", tier="paged"))
+    client.create(configmap("unpaged", tier="other"))
+    everything = client.list("configmaps", "default", label_selector="tier=paged")
+    assert sorted(o["metadata"]["name"] for o in everything["items"]) == ["page-0", "page-1", "page-2"]
+    first = client.list("configmaps", "default", label_selector="tier in (paged)", limit=2)
+    assert len(first["items"]) == 2 and first["metadata"]["continue"]
+    rest = client.list("configmaps", "default", label_selector="tier in (paged)", limit=2,
+                       continue_token=first["metadata"]["continue"])
+    assert [o["metadata"]["name"] for o in first["items"] + rest["items"]] == ["page-0", "page-1", "page-2"]
+    named = client.list("configmaps", "default", field_selector="metadata.name=unpaged")
+    assert [o["metadata"]["name"] for o in named["items"]] == ["unpaged"]
+    transport = client.api
+    assert isinstance(transport, HTTPTransport)
+    assert transport.url(Request("list", "pods", namespace="ns", label_selector="a=b", limit=5,
+                                 resource_version="0")) == \
+        "/api/v1/namespaces/ns/pods?labelSelector=a%3Db&limit=5&resourceVersion=0"
+    assert transport.url(Request("watch", "deployments", group="apps", resource_version="7",
+                                 allow_watch_bookmarks=True)) == \
+        "/apis/apps/v1/deployments?allowWatchBookmarks=true&resourceVersion=7&watch=true"
+
+
+def test_one_keep_alive_connection_serves_many_requests(client: Client) -> None:
+    transport = client.api
+    assert isinstance(transport, HTTPTransport)
+    client.list("namespaces")
+    conn = transport._conn
+    assert conn is not None and conn.sock is not None
+    sock = conn.sock
+    for _ in range(3):
+        client.get("namespaces", "default")
+    assert transport._conn is conn and conn.sock is sock
+
+
+def test_refused_connection_and_bodies_that_are_not_a_status() -> None:
+    with socket.socket() as s:  # a port nothing listens on once this is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    down = Client(HTTPTransport(RestConfig(server=f"https://127.0.0.1:{port}", token="t")))
+    refused = error(lambda: down.get("configmaps", "x"))
+    assert isinstance(refused, ConnectionFailed) and refused.code == 0
+    assert refused.message == (f'Get "https://127.0.0.1:{port}/api/v1/namespaces/default/configmaps/x": '
+                               f"dial tcp 127.0.0.1:{port}: connect: connection refused")
+    assert refused.kubectl_message() == (f"The connection to the server 127.0.0.1:{port} was refused "
+                                         "- did you specify the right host or port?")
+    request = Request("get", "widgets", namespace="default", name="w", group="example.com")
+    plain = error_from(404, None, "GET", request, b"404 page not found\n", "text/plain; charset=utf-8")
+    assert (plain.code, plain.reason) == (404, "NotFound")
+    assert plain.message == "the server could not find the requested resource (get widgets.example.com w)"
+    assert plain.details["causes"] == [{"reason": "UnexpectedServerResponse",
+                                        "message": "404 page not found"}]
+    html = error_from(502, None, "POST", Request("create", "pods"), b"<html>", "text/html")
+    assert html.message == ('an error on the server ("<html>") has prevented the request from '
+                            "succeeding (post pods)")
+    binary = error_from(409, None, "POST", Request("create", "pods"), b"\x00", "application/octet-stream")
+    assert (binary.reason, binary.details["causes"][0]["message"]) == ("AlreadyExists", "unknown")
+
+
+def test_kubeconfig_contexts_and_their_errors(served: Served, tmp_path: Any) -> None:
+    admin = load_rest_config(served.kubeconfig)
+    viewer = load_rest_config(served.kubeconfig, "kubelab-viewer")
+    assert admin.server == viewer.server == served.url and admin.ca_pem == viewer.ca_pem
+    assert admin.context == "kubelab" and admin.token and admin.token != viewer.token
+    with pytest.raises(ConfigError, match=r'^context "nope" does not exist$'):
+        load_rest_config(served.kubeconfig, "nope")
+    with pytest.raises(ConfigError, match=r"^stat .*missing\.yaml: no such file or directory$"):
+        load_rest_config(tmp_path / "missing.yaml")
+
+
+# ---------------------------------------------------------------- watch, informer, controller
+
+
+def test_a_watch_streams_added_modified_deleted_and_errors(served: Served, client: Client) -> None:
+    viewer = Client.from_kubeconfig(served.kubeconfig, context="kubelab-viewer")
+
+    async def main() -> None:
+        rv = client.list("configmaps", "default")["metadata"]["resourceVersion"]
+        events: list[tuple[str, str]] = []
+        closed: list[str] = []
+        handle = client.watch("configmaps", lambda e: events.append(
+            (e["type"], e["object"]["metadata"]["name"])), "default", resource_version=rv,
+            label_selector="watched=yes", on_close=lambda: closed.append("admin"))
+        client.create(configmap("w", watched="yes"))
+        client.patch("configmaps", "w", {"data": {"k": "v"}})
+        client.create(configmap("not-watched"))
+        client.delete("configmaps", "w")
+        await until(lambda: len(events) == 3)
+        assert events == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
+        handle.stop()
+        # The view role does not read secrets: one ERROR event with the 403 Status, then the end.
+        errors: list[dict[str, Any]] = []
+        viewer.watch("secrets", errors.append, "default", on_close=lambda: closed.append("viewer"))
+        await until(lambda: closed == ["viewer"])
+        assert [e["type"] for e in errors] == ["ERROR"]
+        assert (errors[0]["object"]["code"], errors[0]["object"]["reason"]) == (403, "Forbidden")
+        assert errors[0]["object"]["message"].startswith('secrets is forbidden: User "viewer" cannot watch')
+        client.create(configmap("after-stop", watched="yes"))
+        await asyncio.sleep(0.2)
+        assert len(events) == 3  # a stopped watch delivers nothing, and does not call on_close
+
+    run(main)
+
+
+def test_an_informer_on_the_paced_clock_follows_the_server(served: Served) -> None:
+    async def main() -> None:
+        remote = connect(served.kubeconfig, speed=4)
+        informer = remote.informers.informer_for("configmaps")
+        remote.start()
+        try:
+            await until(informer.has_synced)
+            remote.client.create(configmap("cached", {"v": "1"}))
+            lister = informer.lister.by_namespace("default")
+            await until(lambda: any(o["metadata"]["name"] == "cached" for o in lister.list()))
+            remote.client.patch("configmaps", "cached", {"data": {"v": "2"}})
+            await until(lambda: lister.get("cached")["data"] == {"v": "2"})
+            remote.client.delete("configmaps", "cached")
+            await until(lambda: all(o["metadata"]["name"] != "cached" for o in lister.list()))
+            assert remote.clock.now > 0  # the pacer moved the clock with the wall clock
+            assert informer.reflector.lists == 1  # one LIST, then the watch did the rest
+        finally:
+            remote.stop()
+
+    run(main)
+
+
+def test_the_sample_controller_runs_against_the_served_cluster(served: Served) -> None:
+    async def main() -> None:
+        remote = connect(served.kubeconfig, speed=4)
+        copier = ConfigMapCopier(remote.context("copier"), namespace="default")
+        remote.start()
+        copier.start()
+        client = remote.client
+
+        def copy_uid() -> str:
+            try:
+                return str(client.get("configmaps", "src-copy")["metadata"]["uid"])
+            except ApiError:
+                return ""
+
+        try:
+            client.create(configmap("src", {"greeting": "hello"}))
+            await until(lambda: bool(copy_uid()))
+            copy = client.get("configmaps", "src-copy")
+            assert copy["data"] == {"greeting": "hello"}
+            assert copy["metadata"]["labels"] == {"copied-from": "src"}
+            first = copy_uid()
+            client.delete("configmaps", "src-copy")
+            await until(lambda: copy_uid() not in ("", first))  # it comes back: level-triggered
+            client.delete("configmaps", "src")
+            await until(lambda: not copy_uid())
+        finally:
+            copier.stop()
+            remote.stop()
+
+    run(main)
