@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -189,6 +191,69 @@ def test_kubeconfig_contexts_and_their_errors(served: Served, tmp_path: Any) -> 
 # ---------------------------------------------------------------- watch, informer, controller
 
 
+def _event(name: str, kind: str = "ADDED") -> bytes:
+    return b'{"type":"%s","object":{"metadata":{"name":"%s"}}}\n' % (kind.encode(), name.encode())
+
+
+async def _stream(chunks: list[bytes]) -> tuple[asyncio.Server, HTTPTransport, list[bytes]]:
+    """A plain-HTTP server that answers one watch with these chunks, then ends the stream."""
+    asked: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        asked.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n")
+        for chunk in chunks:
+            writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, HTTPTransport(RestConfig(server=f"http://127.0.0.1:{port}", token="tok")), asked
+
+
+def test_a_watch_stream_is_read_line_by_line_across_chunks_until_it_ends() -> None:
+    async def main() -> None:
+        first, second = _event("a"), _event("b", "MODIFIED")
+        server, transport, asked = await _stream([first[:10], first[10:] + second[:5], second[5:]])
+        events: list[tuple[str, str]] = []
+        closed: list[bool] = []
+        transport.watch(Request("watch", "configmaps", namespace="ns", resource_version="5"),
+                        lambda e: events.append((e["type"], e["object"]["metadata"]["name"])),
+                        lambda: closed.append(True))
+        await until(lambda: bool(closed))
+        assert events == [("ADDED", "a"), ("MODIFIED", "b")] and closed == [True]
+        head = asked[0].decode()
+        assert head.startswith("GET /api/v1/namespaces/ns/configmaps?resourceVersion=5&watch=true HTTP/1.1")
+        assert "Authorization: Bearer tok" in head and not transport.watches
+        server.close()
+
+    run(main)
+
+
+def test_a_watch_stopped_from_its_handler_delivers_nothing_more() -> None:
+    async def main() -> None:
+        server, transport, _ = await _stream([_event("a") + _event("b") + _event("c")])
+        events: list[str] = []
+        closed: list[bool] = []
+
+        def on_event(event: dict[str, Any]) -> None:
+            events.append(event["object"]["metadata"]["name"])
+            handle.stop()  # the informer does this on an ERROR event
+
+        handle = transport.watch(Request("watch", "configmaps"), on_event, lambda: closed.append(True))
+        await until(lambda: not transport.watches)
+        await asyncio.sleep(0.05)
+        assert events == ["a"] and closed == []
+        server.close()
+
+    run(main)
+
+
+
 def test_a_watch_streams_added_modified_deleted_and_errors(served: Served, client: Client) -> None:
     viewer = Client.from_kubeconfig(served.kubeconfig, context="kubelab-viewer")
 
@@ -272,3 +337,10 @@ def test_the_sample_controller_runs_against_the_served_cluster(served: Served) -
             remote.stop()
 
     run(main)
+
+
+def test_importing_the_client_loads_no_http_edge() -> None:
+    code = ("import sys, kubelab.client, kubelab.controllers; "
+            "print(sorted(m for m in sys.modules if m.startswith(('kubelab.serve', 'tornado'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
