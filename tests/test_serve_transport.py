@@ -15,7 +15,7 @@ from serve_helpers import Served, start_server
 
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Request
-from kubelab.client import Client
+from kubelab.client import Client, ResourceEventHandler
 from kubelab.controllers.sample import ConfigMapCopier
 from kubelab.serve import connect
 from kubelab.serve.clienterrors import ConnectionFailed, error_from
@@ -344,3 +344,25 @@ def test_importing_the_client_loads_no_http_edge() -> None:
             "print(sorted(m for m in sys.modules if m.startswith(('kubelab.serve', 'tornado'))))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_handler_that_raises_stops_the_clock_and_says_so(served: Served) -> None:
+    async def main() -> None:
+        reported: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: reported.append(context))
+        remote = connect(served.kubeconfig, speed=4)
+
+        def boom(obj: Any) -> None:
+            raise KeyError("a bug in my handler")
+
+        remote.informers.informer_for("namespaces").add_event_handler(ResourceEventHandler(on_add=boom))
+        remote.start()
+        try:
+            await until(lambda: bool(reported))
+            assert reported[0]["message"] == ("kubelab.serve.connect: a callback on the clock raised; "
+                                              "the clock stopped")
+            assert isinstance(reported[0]["exception"], KeyError)
+        finally:
+            remote.stop()
+
+    run(main)

@@ -66,6 +66,7 @@ class Remote:
         if self._pacer is None:
             self._pacer = asyncio.get_running_loop().create_task(
                 pace(lambda seconds: self.clock.run(until=self.clock.now + seconds), self.speed))
+            self._pacer.add_done_callback(_report_crash)
         self.informers.start()
 
     def stop(self) -> None:
@@ -85,6 +86,15 @@ class Remote:
                 return False
             await asyncio.sleep(0.02)
         return True
+
+
+def _report_crash(task: asyncio.Task[None]) -> None:
+    """A callback on the clock raised (an event handler, say): time has stopped. Say so now,
+    as a goroutine's panic would, rather than when the task is garbage collected."""
+    if not task.cancelled() and task.exception() is not None:
+        asyncio.get_running_loop().call_exception_handler({
+            "message": "kubelab.serve.connect: a callback on the clock raised; the clock stopped",
+            "exception": task.exception(), "task": task})
 
 
 def connect(kubeconfig: str | Path | None = None, *, context: str = "", speed: float = 1.0,
