@@ -4,13 +4,16 @@ notebook 03's sample controller, all in this process, talking HTTPS to the serve
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
+import ssl
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
+import yaml
 from serve_helpers import Served, start_server
 
 from kubelab.api.errors import ApiError
@@ -18,6 +21,7 @@ from kubelab.api.request import Request
 from kubelab.client import Client, ResourceEventHandler
 from kubelab.controllers.sample import ConfigMapCopier
 from kubelab.serve import connect
+from kubelab.serve.certs import make_serving_certs
 from kubelab.serve.clienterrors import ConnectionFailed, error_from
 from kubelab.serve.restconfig import ConfigError, RestConfig, load_rest_config
 from kubelab.serve.transport import HTTPTransport
@@ -175,6 +179,42 @@ def test_refused_connection_and_bodies_that_are_not_a_status() -> None:
                             "succeeding (post pods)")
     binary = error_from(409, None, "POST", Request("create", "pods"), b"\x00", "application/octet-stream")
     assert (binary.reason, binary.details["causes"][0]["message"]) == ("AlreadyExists", "unknown")
+
+
+def test_tls_trusts_the_kubeconfig_ca_only(served: Served) -> None:
+    admin = load_rest_config(served.kubeconfig)
+    untrusted = Client(HTTPTransport(RestConfig(server=admin.server, token=admin.token)))
+    err = error(lambda: untrusted.list("namespaces"))
+    assert isinstance(err, ConnectionFailed)
+    assert err.kubectl_message() == ("Unable to connect to the server: tls: failed to verify "
+                                     "certificate: x509: certificate signed by unknown authority")
+    insecure = Client(HTTPTransport(RestConfig(server=admin.server, token=admin.token, insecure=True)))
+    assert insecure.get("namespaces", "default")["metadata"]["name"] == "default"
+
+
+def test_a_kubeconfig_with_files_and_a_client_certificate(served: Served, tmp_path: Any) -> None:
+    admin = load_rest_config(served.kubeconfig)
+    assert admin.ca_pem is not None
+    (tmp_path / "ca.crt").write_bytes(admin.ca_pem)
+    pair = make_serving_certs(("client",))  # any certificate and its key will do
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": "files",
+              "clusters": [{"name": "c", "cluster": {"server": admin.server,
+                                                     "certificate-authority": "ca.crt"}}],
+              "users": [{"name": "u", "user": {
+                  "token": admin.token,
+                  "client-certificate-data": base64.b64encode(pair.cert_pem).decode(),
+                  "client-key-data": base64.b64encode(pair.key_pem).decode()}}],
+              "contexts": [{"name": "files", "context": {"cluster": "c", "user": "u"}}]}
+    path = tmp_path / "config"
+    path.write_text(yaml.safe_dump(config))
+    loaded = load_rest_config(path)
+    assert (loaded.ca_pem, loaded.cert_pem, loaded.namespace) == (admin.ca_pem, pair.cert_pem, "default")
+    loaded.ssl_context()  # the pair loads (a key that does not match the certificate would not)
+    assert Client.from_kubeconfig(path).get("namespaces", "default")["metadata"]["name"] == "default"
+    config["users"][0]["user"]["client-key-data"] = base64.b64encode(make_serving_certs().key_pem).decode()
+    path.write_text(yaml.safe_dump(config))
+    with pytest.raises(ssl.SSLError):
+        load_rest_config(path).ssl_context()
 
 
 def test_kubeconfig_contexts_and_their_errors(served: Served, tmp_path: Any) -> None:

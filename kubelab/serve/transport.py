@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import http.client
 import json
+import socket
 import ssl
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +51,8 @@ PATCH_CONTENT_TYPES = {
 }
 _METHODS = {"get": "GET", "list": "GET", "watch": "GET", "create": "POST", "update": "PUT",
             "patch": "PATCH", "delete": "DELETE", "deletecollection": "DELETE"}
+# OpenSSL's verify codes for a chain that ends in no trusted root (x509.UnknownAuthorityError).
+_UNKNOWN_AUTHORITY = {2, 18, 19, 20, 21}
 _DELETE_OPTIONS = ("propagationPolicy", "gracePeriodSeconds", "preconditions")
 
 
@@ -134,13 +137,20 @@ class HTTPTransport:
         return http.client.HTTPSConnection(host, port, timeout=self.timeout, context=self.ssl_context)
 
     def _failed(self, request: Request, err: OSError) -> ConnectionFailed:
+        """The connect failed: Go's words for why (net.OpError, crypto/tls, crypto/x509)."""
         host, port = self.config.address
         if isinstance(err, ConnectionRefusedError):
-            why = f"dial tcp {host}:{port}: connect: connection refused"
+            cause = f"dial tcp {host}:{port}: connect: connection refused"
+        elif isinstance(err, ssl.SSLCertVerificationError) and err.verify_code in _UNKNOWN_AUTHORITY:
+            cause = "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+        elif isinstance(err, ssl.SSLCertVerificationError):
+            cause = f"tls: failed to verify certificate: {err.verify_message}"
+        elif isinstance(err, socket.gaierror):
+            cause = f"dial tcp: lookup {host}: no such host"
         else:
-            why = str(err) or type(err).__name__
+            cause = str(err) or type(err).__name__
         return ConnectionFailed(_METHODS[request.verb], self.config.server + self.url(request),
-                                self.config.host, why)
+                                self.config.host, cause)
 
     def handle(self, request: Request) -> Object:
         """One request, one answer: the object (or List), or the ApiError of its Status."""
