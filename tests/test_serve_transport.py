@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import socket
+import socketserver
 import ssl
 import subprocess
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -155,6 +157,53 @@ def test_one_keep_alive_connection_serves_many_requests(client: Client) -> None:
     for _ in range(3):
         client.get("namespaces", "default")
     assert transport._conn is conn and conn.sock is sock
+
+
+class _OneShot(socketserver.BaseRequestHandler):
+    """Answers one request per connection (or none), then closes it: an idle keep-alive
+    connection the server gave up on."""
+
+    answer = True
+
+    def handle(self) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += self.request.recv(65536)
+        self.server.connections += 1  # type: ignore[attr-defined]
+        if self.answer:
+            body = b'{"kind":"Namespace","metadata":{"name":"default"}}'
+            self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+def _one_shot_server(answer: bool) -> tuple[socketserver.ThreadingTCPServer, HTTPTransport]:
+    handler = type("Handler", (_OneShot,), {"answer": answer})
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    server.connections = 0  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    return server, HTTPTransport(RestConfig(server=f"http://127.0.0.1:{port}"))
+
+
+def test_a_keep_alive_connection_the_server_closed_is_dialled_again_once() -> None:
+    server, transport = _one_shot_server(answer=True)
+    try:
+        client = Client(transport)
+        assert client.get("namespaces", "default")["metadata"]["name"] == "default"
+        assert client.get("namespaces", "default")["metadata"]["name"] == "default"
+        assert server.connections == 2  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()
+    silent, transport = _one_shot_server(answer=False)
+    try:
+        err = error(lambda: Client(transport).list("namespaces"))
+        port = silent.server_address[1]
+        assert err.message == f'Get "http://127.0.0.1:{port}/api/v1/namespaces": EOF'
+        assert silent.connections == 1  # type: ignore[attr-defined]  # a fresh connection: no retry
+    finally:
+        silent.shutdown()
+        silent.server_close()
 
 
 def test_refused_connection_and_bodies_that_are_not_a_status() -> None:

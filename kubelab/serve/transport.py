@@ -53,6 +53,7 @@ _METHODS = {"get": "GET", "list": "GET", "watch": "GET", "create": "POST", "upda
             "patch": "PATCH", "delete": "DELETE", "deletecollection": "DELETE"}
 # OpenSSL's verify codes for a chain that ends in no trusted root (x509.UnknownAuthorityError).
 _UNKNOWN_AUTHORITY = {2, 18, 19, 20, 21}
+_CLOSED_IDLE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 _DELETE_OPTIONS = ("propagationPolicy", "gracePeriodSeconds", "preconditions")
 
 
@@ -136,7 +137,7 @@ class HTTPTransport:
             return http.client.HTTPConnection(host, port, timeout=self.timeout)
         return http.client.HTTPSConnection(host, port, timeout=self.timeout, context=self.ssl_context)
 
-    def _failed(self, request: Request, err: OSError) -> ConnectionFailed:
+    def _failed(self, request: Request, err: Exception) -> ConnectionFailed:
         """The connect failed: Go's words for why (net.OpError, crypto/tls, crypto/x509)."""
         host, port = self.config.address
         if isinstance(err, ConnectionRefusedError):
@@ -147,6 +148,10 @@ class HTTPTransport:
             cause = f"tls: failed to verify certificate: {err.verify_message}"
         elif isinstance(err, socket.gaierror):
             cause = f"dial tcp: lookup {host}: no such host"
+        elif isinstance(err, http.client.RemoteDisconnected):
+            cause = "EOF"  # closed before any answer
+        elif isinstance(err, http.client.IncompleteRead):
+            cause = "unexpected EOF"  # closed in the middle of one
         else:
             cause = str(err) or type(err).__name__
         return ConnectionFailed(_METHODS[request.verb], self.config.server + self.url(request),
@@ -164,15 +169,13 @@ class HTTPTransport:
                 conn.request(method, path, body=body, headers=headers)
                 response = conn.getresponse()
                 data = response.read()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as err:
+            except (OSError, http.client.HTTPException) as err:
                 conn.close()
                 self._conn = None
-                if reused and attempt == 1:
-                    continue  # the server closed an idle keep-alive connection: dial again
-                raise self._failed(request, err) from None
-            except OSError as err:
-                conn.close()
-                self._conn = None
+                if reused and attempt == 1 and isinstance(err, _CLOSED_IDLE):
+                    # The server had closed the idle keep-alive connection before it read this
+                    # request: dial again, once (net/http transport.go shouldRetryRequest).
+                    continue
                 raise self._failed(request, err) from None
             self._conn = None if response.will_close else conn
             return self._decode(request, method, response, data)
