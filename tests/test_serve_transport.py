@@ -304,6 +304,11 @@ async def _stream(chunks: list[bytes]) -> tuple[asyncio.Server, HTTPTransport, l
     return server, HTTPTransport(RestConfig(server=f"http://127.0.0.1:{port}", token="tok")), asked
 
 
+def test_a_watch_outside_a_running_loop_says_what_it_needs(client: Client) -> None:
+    with pytest.raises(RuntimeError, match=r"^an HTTP watch needs a running asyncio loop \(a Jupyter"):
+        client.watch("configmaps", lambda e: None)
+
+
 def test_a_watch_stream_is_read_line_by_line_across_chunks_until_it_ends() -> None:
     async def main() -> None:
         first, second = _event("a"), _event("b", "MODIFIED")

@@ -12,6 +12,8 @@ server in the process, and their Clock, a plain simulated Clock, is advanced by 
 with the wall clock (pacer.py), so a workqueue's backoff and a resync period last real
 seconds. Everything runs on the asyncio loop's one thread (a Jupyter kernel's loop, or
 asyncio.run in a script): watch events, the pacer and your handlers never run at once.
+A request waits for its answer on that thread, so the server must live elsewhere (another
+process, a real cluster): a `c.serve()` on the same loop could never answer it.
 """
 
 from __future__ import annotations
