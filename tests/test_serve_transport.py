@@ -275,6 +275,32 @@ def test_kubeconfig_contexts_and_their_errors(served: Served, tmp_path: Any) -> 
         load_rest_config(served.kubeconfig, "nope")
     with pytest.raises(ConfigError, match=r"^stat .*missing\.yaml: no such file or directory$"):
         load_rest_config(tmp_path / "missing.yaml")
+    plain = yaml.safe_load(served.kubeconfig.read_text())
+    plain["clusters"][0]["cluster"] = {"server": admin.server, "certificate-authority": "nowhere.crt"}
+    (tmp_path / "no-ca").write_text(yaml.safe_dump(plain))
+    with pytest.raises(ConfigError) as info:
+        load_rest_config(tmp_path / "no-ca")
+    ca = tmp_path / "nowhere.crt"
+    assert str(info.value) == (f"invalid configuration: unable to read certificate-authority {ca} "
+                               f"for kubelab due to open {ca}: no such file or directory")
+
+
+def test_an_exec_credential_plugin_supplies_the_token(served: Served, tmp_path: Any) -> None:
+    admin = load_rest_config(served.kubeconfig)
+    config = yaml.safe_load(served.kubeconfig.read_text())
+    credential = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                  "status": {"token": admin.token}}
+    script = "import json, os, sys; assert json.loads(os.environ['KUBERNETES_EXEC_INFO'])['kind']; "
+    script += f"print(json.dumps({credential!r}) if os.environ['WHO'] == 'me' else sys.exit(3))"
+    config["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                           "command": sys.executable, "args": ["-c", script],
+                                           "env": [{"name": "WHO", "value": "me"}]}}
+    (tmp_path / "exec").write_text(yaml.safe_dump(config))
+    assert Client.from_kubeconfig(tmp_path / "exec").get("namespaces", "default")["metadata"]["name"]
+    config["users"][0]["user"]["exec"]["env"][0]["value"] = "someone else"
+    (tmp_path / "exec").write_text(yaml.safe_dump(config))
+    with pytest.raises(ConfigError, match=r"failed with exit code 3$"):
+        load_rest_config(tmp_path / "exec")
 
 
 # ---------------------------------------------------------------- watch, informer, controller

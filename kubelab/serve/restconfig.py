@@ -5,14 +5,17 @@ client certificate) and contexts that pair one of each with a default namespace.
 k8s.io/client-go tools/clientcmd (loader.go, client_config.go): the current-context unless a
 context is named; certificate-authority-data (base64 PEM) or certificate-authority (a file,
 relative to the kubeconfig's folder); client-certificate(-data) and client-key(-data);
-insecure-skip-tls-verify. Errors are clientcmd's own words.
+insecure-skip-tls-verify; an exec credential plugin (run once: a token that expires is not
+renewed). Errors are clientcmd's own words.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import ssl
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +86,8 @@ def _named(config: dict[str, Any], section: str, name: str) -> dict[str, Any] | 
     return None
 
 
-def _data_or_file(entry: dict[str, Any], key: str, base: Path) -> bytes | None:
+def _data_or_file(entry: dict[str, Any], key: str, label: str, owner: str, base: Path) -> bytes | None:
+    """`key-data` (base64) or `key` (a file, relative to the kubeconfig's folder)."""
     data = entry.get(f"{key}-data")
     if data:
         try:
@@ -96,9 +100,34 @@ def _data_or_file(entry: dict[str, Any], key: str, base: Path) -> bytes | None:
         file = file if file.is_absolute() else base / file
         try:
             return file.read_bytes()
-        except OSError as err:
-            raise ConfigError(f"unable to read {key} {file} for {key}: {err.strerror}") from None
+        except OSError as err:  # clientcmd validation.go: validateClusterInfo, validateAuthInfo
+            why = (err.strerror or str(err)).lower()
+            raise ConfigError(f"invalid configuration: unable to read {label} {file} for {owner} "
+                              f"due to open {file}: {why}") from None
     return None
+
+
+def _exec_credential(spec: dict[str, Any], user: str) -> dict[str, Any]:
+    """Run a credential plugin (users[].user.exec: EKS, GKE, AKS, OIDC helpers) once and read
+    the ExecCredential it prints (client-go plugin/pkg/client/auth/exec/exec.go)."""
+    command = [str(spec.get("command", "")), *(str(a) for a in spec.get("args") or [])]
+    env = dict(os.environ, **{str(e["name"]): str(e["value"]) for e in spec.get("env") or []})
+    api_version = str(spec.get("apiVersion") or "client.authentication.k8s.io/v1")
+    env["KUBERNETES_EXEC_INFO"] = json.dumps({"apiVersion": api_version, "kind": "ExecCredential",
+                                              "spec": {"interactive": False}})
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ConfigError(f"getting credentials: exec: {err}") from None
+    if done.returncode != 0:
+        raise ConfigError(f"getting credentials: exec: executable {command[0]} failed with exit "
+                          f"code {done.returncode}")
+    try:
+        status = json.loads(done.stdout).get("status") or {}
+    except (ValueError, AttributeError):
+        raise ConfigError(f"getting credentials: decoding stdout: the plugin of user {user} "
+                          "did not print an ExecCredential") from None
+    return dict(status)
 
 
 def load_rest_config(path: str | Path, context: str = "") -> RestConfig:
@@ -123,14 +152,23 @@ def load_rest_config(path: str | Path, context: str = "") -> RestConfig:
     if cluster is None or not cluster.get("server"):
         raise ConfigError("invalid configuration: no server found for cluster "
                           f'"{ctx.get("cluster", "")}"')
-    user = _named(config, "users", str(ctx.get("user", ""))) or {}
+    user_name, cluster_name = str(ctx.get("user", "")), str(ctx.get("cluster", ""))
+    user = _named(config, "users", user_name) or {}
     base = file.parent
     token = str(user.get("token") or "")
     if not token and user.get("tokenFile"):
-        token = (_data_or_file({"token": user["tokenFile"]}, "token", base) or b"").decode().strip()
+        token = (_data_or_file({"token": user["tokenFile"]}, "token", "tokenfile", user_name, base)
+                 or b"").decode().strip()
+    cert = _data_or_file(user, "client-certificate", "client-cert", user_name, base)
+    key = _data_or_file(user, "client-key", "client-key", user_name, base)
+    if isinstance(user.get("exec"), dict):
+        status = _exec_credential(user["exec"], user_name)
+        token = str(status.get("token") or token)
+        cert = str(status["clientCertificateData"]).encode() if status.get("clientCertificateData") else cert
+        key = str(status["clientKeyData"]).encode() if status.get("clientKeyData") else key
     return RestConfig(
         server=str(cluster["server"]).rstrip("/"), namespace=str(ctx.get("namespace") or "default"),
-        token=token, ca_pem=_data_or_file(cluster, "certificate-authority", base),
-        cert_pem=_data_or_file(user, "client-certificate", base),
-        key_pem=_data_or_file(user, "client-key", base),
+        token=token, ca_pem=_data_or_file(cluster, "certificate-authority", "certificate-authority",
+                                          cluster_name, base),
+        cert_pem=cert, key_pem=key,
         insecure=bool(cluster.get("insecure-skip-tls-verify")), context=name)
