@@ -7,6 +7,16 @@ time how fast they are bound. The figure is measured pods bound per wall-clock s
 the whole component: informer deliveries, the queue, the framework's plugins, the cache, and
 the POST to pods/<name>/binding through the API server. The virtual cycle cost does not enter
 it (virtual time jumps); the trace is off.
+
+What the shape costs (issue 17). Each cycle filters and scores its nodes afresh, node by node,
+as upstream's findNodesThatPassFilters and RunScorePlugins do: 230 nodes per cycle at 500 nodes
+and 500 at 5,000 (percentageOfNodesToScore, adaptive), each through 4 Filter and 4 Score plugins
+(NodeAffinity and PodTopologySpread skip themselves in PreFilter and PreScore), then
+NormalizeScore and the weights. In CPython that is about 20 to 40 us per node. Until issue 17 a
+memo of each plugin's verdict and score per NodeInfo generation (plugins/node_memo.py) redid
+only the node the last pod went to, which upstream does not do: measured in one session on
+2026-12-01, the figures are about 0.15 of what they were (a sixth), and a framework-only loop
+(Framework.schedule_pod on a 500-node snapshot) takes 9 to 12 ms per pod against 1.8 to 3.2 ms.
 """
 
 from __future__ import annotations

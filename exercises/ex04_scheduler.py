@@ -1,6 +1,6 @@
 # Generated from solutions/ex04_scheduler.py by `kubelab release`. Do the exercises in this file, then
 # check them with `kubelab grade` (see the README).
-# release-digest: c88b4b2b29e515c4
+# release-digest: 506bb0674bfa9946
 """Exercises for notebook 04 · The scheduler: filter, score, bind.
 
 Two plugins for the scheduling framework (kubelab/scheduler/interface.py). The grader registers
@@ -46,10 +46,9 @@ class TaintFilter:
       everything), or its key equals the taint's and either the operator is Exists (value
       ignored) or the operator is Equal (the default when left out) and the values are equal
       (a missing value is "").
-    - Return None when every such taint is tolerated; otherwise, for the first one that is
-      not, Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint {key: value}")
-      (kubelab's wording, upstream's before 1.32; a missing value prints as empty:
-      "{maintenance: }").
+    - Return None when every such taint is tolerated; otherwise
+      Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)")
+      (1.34's wording: since kubernetes#134740 the reason does not name the taint).
     """
 
     name = "TaintFilter"

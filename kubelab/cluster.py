@@ -103,6 +103,7 @@ class Cluster:
         self.runtimes = {name: ContainerRuntime.for_node(name, i, self.registry, self.clock, self.rand,
                                                          self.trace)
                          for i, name in enumerate(self.node_names)}
+        self.apiserver.kubelet_connection = self._kubelet_connection
         self._start_components(components)
 
     # ------------------------------------------------------------------ wiring
@@ -110,6 +111,14 @@ class Cluster:
     @property
     def api(self) -> API:
         return self.apiserver
+
+    def _kubelet_connection(self, node: str) -> ContainerRuntime | None:
+        """What the API server reaches at <node>:10250 for pods/log: the node's kubelet, which
+        serves the logs its runtime kept; nothing while that kubelet is down or the node is off."""
+        runtime = self.runtimes.get(node)
+        if runtime is None or not runtime.powered or f"kubelet/{node}" not in self.components:
+            return None
+        return runtime
 
     def client_for(self, user: str, groups: Iterable[str] = ()) -> Client:
         """A client acting as `user` (the token is made up here, as a kubeconfig would carry it)."""

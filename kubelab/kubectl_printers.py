@@ -39,8 +39,8 @@ def human_duration(seconds: float) -> str:
         return f"{h // 24}d{h % 24}h" if h % 24 else f"{h // 24}d"
     if h < 24 * 365 * 2:
         return f"{h // 24}d"
-    y = h // (24 * 365)
-    return f"{y}y{(h // 24) % 365}d" if y < 8 else f"{y}y"
+    y, days = h // (24 * 365), (h // 24) % 365
+    return f"{y}y{days}d" if y < 8 and days else f"{y}y"
 
 
 def _age(obj: Object, now: float) -> str:
@@ -150,11 +150,13 @@ WIDE_EXTRA = {"pods": ["IP", "NODE", "NOMINATED NODE", "READINESS GATES"]}
 
 
 def table(resource: str, objects: list[Object], now: float, *, wide: bool = False,
-          namespace_column: bool = False, no_headers: bool = False) -> str:
-    """Objects as kubectl's column table: columns padded with three spaces, as tabwriter does."""
+          namespace_column: bool = False, no_headers: bool = False, name_prefix: str = "") -> str:
+    """Objects as kubectl's column table: columns padded with three spaces, as tabwriter does.
+    name_prefix ("deployment.apps/") goes before each name when several kinds print."""
     headers, row = COLUMNS.get(resource, (["NAME", "AGE"], _generic_row))
     headers = headers + (WIDE_EXTRA.get(resource, []) if wide else [])
     rows = [row(o, now, wide) for o in objects]
+    rows = [[name_prefix + r[0], *r[1:]] for r in rows]
     if namespace_column:
         headers = ["NAMESPACE", *headers]
         rows = [[(o.get("metadata") or {}).get("namespace", ""), *r]

@@ -10,6 +10,8 @@
 # Everything below is a real simulation: kubelab runs an etcd stand-in, an API server, a
 # controller manager, a scheduler and one kubelet per node, in Python, on a **virtual clock**.
 # Minutes of cluster time pass in milliseconds, and the same seed always tells the same story.
+# kubelab follows **Kubernetes 1.34**: the defaults, algorithms and messages you meet are that
+# release's.
 #
 # **Learning goals.** By the end you can
 # - name the control plane's parts (etcd, API server, controller manager, scheduler, kubelet)
@@ -52,8 +54,19 @@ print(c.kubectl("get nodes"))
 #
 # ## 2. `kubectl run`: two loops
 #
-# `kubectl run` creates one Pod object. Look at it right after: no node, `Pending`. Then let ten
-# virtual seconds pass.
+# `kubectl run` creates one Pod object. Look at it right after, then let ten virtual seconds pass.
+
+# %% [markdown]
+# **Predict, then run.** The cell prints the pod twice: right after `kubectl run` answers, and ten
+# virtual seconds later. What do STATUS and NODE say each time?
+#
+# <details><summary>Answer</summary>
+#
+# First `Pending` with NODE `<none>`: `pod/hello created` only means that the API server stored
+# the object. Ten seconds later `Running` on a node: meanwhile the scheduler chose the node and
+# that node's kubelet started the container, each in its own loop.
+#
+# </details>
 
 # %%
 mark = len(c.trace)                    # where the story starts
@@ -172,6 +185,16 @@ SequenceDiagram(c.trace, since=t_apply, until=t_apply + 0.02, related="web",
 # The Deployment does not say "start three pods", it says "there *are* three pods". Delete one
 # (`c.faults.delete_pod` does what `kubectl delete pod` does, and marks it in the trace as a
 # fault) and the ReplicaSet controller sees two where three are wanted.
+#
+# **Predict, then run.** Ten seconds after the delete, how many `web` pods are there, and what
+# are their names?
+#
+# <details><summary>Answer</summary>
+#
+# Three again: the two that were left, and one with a new name. It has the same `web-<hash>-`
+# prefix (same ReplicaSet, same template) and a new random 5-character suffix.
+#
+# </details>
 
 # %%
 victim = peek(c, "pods", label_selector="app=web")[0]["metadata"]["name"]
@@ -197,6 +220,17 @@ print(story(mark, watch=False).text())
 # 3. every pod tolerates that taint for 300 s (added by the `DefaultTolerationSeconds` admission
 #    plugin); then the pods are evicted, the ReplicaSet controller replaces them, and the
 #    scheduler puts the replacements on the nodes that are left.
+#
+# **Predict, then run.** The cell waits 60 s after the kill. What does `get nodes` say about the
+# dead node then, and what do its pods say?
+#
+# <details><summary>Answer</summary>
+#
+# The node is no longer `Ready`: 50 s without a Lease renewal made its Ready condition `Unknown`.
+# Its pods still show `1/1 Running`. The API only knows what the kubelet last reported, and
+# nothing evicts them before their 300 s toleration runs out.
+#
+# </details>
 
 # %%
 on_node = {}
@@ -267,7 +301,80 @@ Dashboard(c2, step=60.0)
 # | [06](06_kubelet.ipynb) | pod lifecycle, runtime, probes | `kubelet` | explain `CrashLoopBackOff` |
 #
 # (Packages are under `kubelab.`: `kubelab.store`, `kubelab.apiserver`, ...)
+
+# %% [markdown]
+# ## Pitfalls
 #
+# - **"created" is not "running".** `kubectl apply` returns as soon as the API server has stored
+#   the object. Right after it, `Pending` or `ContainerCreating` is normal; `kubectl get pods`
+#   or `kubectl rollout status deployment/web` tell you when it runs.
+# - **Deleting a Deployment's pod does not get rid of it.** Its ReplicaSet makes a new one at
+#   once, and that is Kubernetes working, not failing. To have fewer pods, scale the Deployment
+#   (`kubectl scale deployment web --replicas=0`) or delete the Deployment itself.
+# - **A dead node's pods look alive for minutes.** They keep `Running` for about 50 s + 300 s,
+#   and afterwards stay `Terminating` next to their replacements: only their kubelet could
+#   confirm that the containers stopped.
+# - **In kubelab, time stands still until you move it.** Nothing happens between cells unless a
+#   cell calls `c.run(...)` (or the dashboard plays). On a real cluster the clock never stops,
+#   which is why real commands need `sleep` or `--watch`.
+#
+# ## On a real cluster
+#
+# The same story on a laptop with [kind](https://kind.sigs.k8s.io/) (Kubernetes in Docker: each
+# node is a container). Use a v1.34 node image: your kind release's notes list one, with its
+# `@sha256` digest.
+#
+# ```bash
+# cat > kind.yaml <<'EOF'
+# kind: Cluster
+# apiVersion: kind.x-k8s.io/v1alpha4
+# nodes:
+# - role: control-plane
+# - role: worker
+# - role: worker
+# EOF
+# kind create cluster --name learn --config kind.yaml --image kindest/node:v1.34.<patch>@sha256:<digest>
+# kubectl get pods -n kube-system -o wide    # etcd, kube-apiserver, ...: pods on learn-control-plane
+# kubectl run hello --image=nginx:1.27; kubectl get pod hello -o wide    # Pending or ContainerCreating
+# kubectl create deployment web --image=nginx:1.27 --replicas=3
+# kubectl get deployments,replicasets,pods -o wide
+# kubectl get events --sort-by=.lastTimestamp  # Scheduled, Pulling, Pulled, Created, Started
+# kubectl delete pod <one of the web pods>; kubectl get pods    # a new name appears
+# docker stop learn-worker2                  # the node "dies": its container stops
+# kubectl get nodes --watch                  # learn-worker2 turns NotReady after about 50 s
+# kind delete cluster --name learn
+# ```
+#
+# Where kubelab simplifies: everything runs in one Python process on a virtual clock, with no
+# network, TLS or real containers. The control-plane components are Python objects, not pods in
+# `kube-system`. There is no kube-proxy, CoreDNS or network plugin, so there are no Services.
+# Images come from a simulated registry, and containers follow small scripts (notebook 06).
+# `c.faults.kill_node` does what `docker stop` does to a kind node.
+#
+# ## Challenge
+#
+# Work in new cells below this one; `story(mark)` prints what the trace recorded since `mark`.
+#
+# 1. Scale `web` to 5 with `c.kubectl("scale deployment web --replicas=5")`, run 10 s and read
+#    the story. Which components wrote, in what order? Does a new ReplicaSet appear?
+# 2. In the dashboard above, crash the scheduler, then delete a pod. What do STATUS and NODE of
+#    its replacement say? What makes it run?
+# 3. In `c`, bring the dead node back with `c.faults.revive_node(dead)` and run 60 s. What
+#    happens to the two `Terminating` pods, and where do the web pods run now?
+#
+# <details><summary>Hints</summary>
+#
+# 1. No new ReplicaSet: the template did not change, so the Deployment controller only scales
+#    the existing one, and the ReplicaSet controller creates two pods that the scheduler binds.
+# 2. The replacement is created (the controller manager still runs) but stays `Pending` with no
+#    node, and no event explains why. Restarting the scheduler binds it at once.
+# 3. The revived kubelet sees that its pods are being deleted, stops their containers and
+#    deletes them for good. Nothing moves the pods that run elsewhere back: a running pod is
+#    never rescheduled.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # - Kubernetes is a set of loops around one database: every component watches the API server
@@ -280,8 +387,51 @@ Dashboard(c2, step=60.0)
 #   deleted pod comes back; a dead node's pods move (after 50 s + 300 s of default timeouts).
 # - `c.trace`, `SequenceDiagram`, `Timeline` and `Dashboard` let you see all of it, in virtual time.
 #
-# **Exercises.** None graded here. Try: scale `web` to 5 with
-# `c.kubectl("scale deployment web --replicas=5")` and read the story with `story(...)`; in the
-# dashboard, crash the scheduler and delete a pod.
+# **Exercises.** None graded here: try the challenge above, then check yourself below. Graded
+# exercises start in notebook 01, in files under `exercises/` (the first is
+# [exercises/ex01_store.py](../exercises/ex01_store.py)); a cell at the end of each notebook
+# grades its exercises.
+#
+# ## Check yourself
+#
+# Answer in your head first, then open the answer.
+#
+# 1. `kubectl apply` printed `deployment.apps/web created`. How many of web's containers run
+#    at that moment?
+#
+#    <details><summary>Answer</summary>
+#
+#    None. The API server stored one object, the Deployment. The ReplicaSet, the pods, their
+#    bindings and the containers come later, each from another component reacting to a change.
+#
+#    </details>
+#
+# 2. Which component talks to etcd?
+#
+#    <details><summary>Answer</summary>
+#
+#    Only the API server. Every other component, kubectl included, reads and writes through it.
+#
+#    </details>
+#
+# 3. Who decides on which node a pod runs, and what does it write?
+#
+#    <details><summary>Answer</summary>
+#
+#    The scheduler. It writes a Binding (`pods/<name>/binding`), which the API server turns into
+#    the pod's `spec.nodeName`. It starts nothing: the kubelet of that node does.
+#
+#    </details>
+#
+# 4. A node loses power. About how long until its pods run somewhere else, and why?
+#
+#    <details><summary>Answer</summary>
+#
+#    About six minutes with the defaults: 50 s without a heartbeat before the node is marked
+#    `Unknown` and tainted `unreachable`, then 300 s during which every pod tolerates that taint.
+#    Then the pods are evicted and their ReplicaSet creates replacements, which the scheduler
+#    places on the healthy nodes.
+#
+#    </details>
 #
 # **Next:** [01 · The store](01_store.ipynb): where every one of those objects lives.

@@ -42,6 +42,18 @@ store
 # empty store is at revision 1; the first write makes it 2. Each key also remembers the
 # revision that created it (`create_revision`), the revision of its last change
 # (`mod_revision`) and how many times it was written since it was created (`version`).
+#
+# **Predict, then run.** The cell writes `colour`, then `size`, then `colour` again, into the
+# empty store. Which revision does each write get? What are `colour`'s `create_revision`,
+# `mod_revision` and `version` afterwards?
+#
+# <details><summary>Answer</summary>
+#
+# Revisions 2, 3 and 4 (an empty store is at 1). `colour`: created at 2, last modified at 4,
+# version 2. `size`: 3, 3, 1. The revision counts every change in the store, the version only
+# the changes of one key.
+#
+# </details>
 
 # %%
 r1 = store.put("/registry/configmaps/default/colour", b'{"data": {"colour": "blue"}}')
@@ -123,6 +135,17 @@ print("B retried and needed", increment(key), "attempt(s); counter is now", read
 #
 # Watch events arrive *later*, on the clock, never inside the writer's call: in the real
 # system they travel over the network.
+#
+# **Predict, then run.** Two watchers, one from revision 2 (`r1`) and one from now; then `size`
+# is deleted. What has each heard right after the delete, and what after one virtual second?
+#
+# <details><summary>Answer</summary>
+#
+# Right after the delete, nothing: no event has been delivered yet. One second later the late
+# joiner has heard the whole history from revision 2 (every put, then the delete), in revision
+# order. The live watcher has heard only the delete.
+#
+# </details>
 
 # %%
 heard = {"late-joiner": [], "live": []}
@@ -199,6 +222,15 @@ except SnapshotError as err:
 # etcd commits a write only after it is safely on disk (an `fsync`, on a majority of members).
 # So disk latency *is* write latency. Turn the knob: each write now occupies the disk for half a
 # virtual second, writes queue behind each other, and watchers hear about them late.
+#
+# **Predict, then run.** Four writes in a row with a 0.5 s disk: how long does each writer wait?
+#
+# <details><summary>Answer</summary>
+#
+# 0.5, 1.0, 1.5 and 2.0 s: each write waits for the ones before it to reach the disk. A burst of
+# writes makes the last writer wait for all of them.
+#
+# </details>
 
 # %%
 store.latency = 0.5
@@ -230,6 +262,69 @@ from kubelab.widgets import StorePanel
 StorePanel(store, clock, heard=heard)
 
 # %% [markdown]
+# ## Pitfalls
+#
+# - **`resourceVersion` is opaque.** Here it is etcd's `mod_revision`, but clients may only
+#   compare two of them for equality or hand one back to the API server. Do not compute with
+#   it, or sort objects by it.
+# - **A retry must read again.** Retrying a compare-and-swap with the revision you read first
+#   fails again, forever. Every attempt starts from a fresh read.
+# - **Compaction does not shrink the file.** It forgets history, and a `defrag` gives the disk
+#   space back. etcd has a space quota (2 GiB by default, `--quota-backend-bytes`). When the
+#   database outgrows it, etcd raises a `NOSPACE` alarm and serves only reads and deletes: no
+#   object in the cluster can be created or changed.
+# - **A snapshot holds every Secret.** Unless encryption at rest is configured, Secrets sit in
+#   etcd and in its snapshots only base64-encoded. Protect backups like the keys they contain.
+#
+# ## On a real cluster
+#
+# In a kind cluster (notebook 00), etcd runs as a static pod on the control-plane node, and its
+# image contains `etcdctl`:
+#
+# ```bash
+# kubectl create configmap colour --from-literal=colour=blue
+# kubectl get configmap colour -o jsonpath='{.metadata.resourceVersion}{"\n"}'
+# ETCD="kubectl -n kube-system exec etcd-learn-control-plane -- etcdctl --endpoints=https://127.0.0.1:2379
+#   --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt
+#   --key=/etc/kubernetes/pki/etcd/server.key"
+# $ETCD get /registry/configmaps/default/colour -w json   # create_revision, mod_revision, version
+# $ETCD get /registry/ --prefix --keys-only | head         # every object of the cluster, one key each
+# $ETCD watch /registry/configmaps/ --prefix               # edit the ConfigMap from another terminal
+# $ETCD endpoint status -w table                           # database size, raft term and index
+# $ETCD snapshot save /var/lib/etcd/backup.db              # a backup; `etcdutl snapshot restore` reads it
+# ```
+#
+# You never need to compact by hand: the API server compacts etcd every 5 minutes
+# (`--etcd-compaction-interval`).
+#
+# Where kubelab simplifies: one etcd member, so there is no Raft, leader or quorum (a real
+# cluster runs 3 or 5 members, and a write commits once a majority has it on disk). Values are
+# JSON, not protobuf. Leases are recorded but never expire, and there is no quota, alarm or
+# defrag. `latency` stands in for fsync time. The snapshot file is kubelab's own format (JSON,
+# not etcd's bolt database), checked with a sha256 as etcd's is.
+#
+# ## Challenge
+#
+# Use `store` and `clock` from above, in new cells.
+#
+# 1. Give a key `version` 1 again without any compaction. What happened to its `create_revision`?
+# 2. Write a **create** that fails when the key already exists, as the API server's create does:
+#    one `txn` whose compare is `Compare.create_revision(key, "=", 0)`. Run it twice.
+# 3. Compact at some revision `r`. Which reads still work: at `r - 1`, at `r`? Can a watch start at `r`?
+#
+# <details><summary>Hints</summary>
+#
+# 1. Delete the key and put it again: a new life. `version` is 1 and `create_revision` is the
+#    revision of the new put.
+# 2. A key that does not exist has create revision 0, so the first txn succeeds and the second
+#    does not (`succeeded` is False). The API server answers that second create with
+#    `409 AlreadyExists`.
+# 3. Compacting at `r` keeps revision `r`: reads and watches from `r` on work, and from `r - 1`
+#    they fail with `mvcc: required revision has been compacted`.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # - etcd is the one place the cluster's state lives; Kubernetes keys look like `/registry/pods/ns/name`.
@@ -241,9 +336,27 @@ StorePanel(store, clock, heard=heard)
 # - A **snapshot** is a full backup; a damaged one is refused.
 # - A slow disk slows every write and every watcher: "etcd slow → everything slow".
 #
-# **Exercises.** Open [`exercises/ex01_store.py`](../exercises/ex01_store.py): 1.1 a
+# **Exercises.** Open [exercises/ex01_store.py](../exercises/ex01_store.py): 1.1 a
 # compare-and-swap update that survives conflicting writers, 1.2 a watcher that resumes from a
-# revision and relists after compaction. Check your work with `kubelab grade 1` in a terminal,
-# or in a cell: `from kubelab.grading import grade; grade("1")`.
+# revision and relists after compaction.
+#
+# ## Check your work
+#
+# The cell below grades exercises 1.1 and 1.2 in
+# [exercises/ex01_store.py](../exercises/ex01_store.py), as `kubelab grade 1` does in a
+# terminal. It takes a few seconds. Save the file, then run the cell again after each change:
+# the grader reads the file from disk, so there is nothing to re-import.
+#
+# Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
+# implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
+# the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
+# A failed check says what it expected, what it got, a hint, and a `replay:` command that reruns
+# just that check. `grade("1", verbose=True)` also shows what your code printed and the end of
+# the cluster's trace.
 #
 # **Next:** [02 · The API server](02_apiserver.ipynb), the only door to this store.
+
+# %%
+from kubelab.grading import grade
+
+grade("1")

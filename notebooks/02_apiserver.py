@@ -125,6 +125,16 @@ print("image:", stored["spec"]["containers"][0]["image"],
 # Bob is authenticated but may do nothing. RBAC grants permissions with a **Role** (what may
 # be done, in one namespace) and a **RoleBinding** (to whom). Nothing else changes: the next
 # request simply passes authorization.
+#
+# **Predict, then run.** The Role below allows `get`, `list` and `watch` on pods. After it is
+# bound to bob, he lists pods, then tries to delete `web`. What does each request get?
+#
+# <details><summary>Answer</summary>
+#
+# The list works. The delete gets `403 Forbidden`: `pods "web" is forbidden: User "bob" cannot
+# delete resource "pods" ...`. RBAC grants exactly the verbs listed; no verb implies another.
+#
+# </details>
 
 # %%
 reader_role = {
@@ -192,6 +202,17 @@ c.apiserver.admission.unregister("RequireTeamLabel")
 # Every object carries its `resourceVersion` (the store's `mod_revision`). An update that sends
 # an old one is refused: somebody else wrote in between. This is notebook 01's compare-and-swap,
 # seen from the API.
+#
+# **Predict, then run.** Alice and carol read `counter` at the same version. Alice updates it
+# first. What does the API server answer carol's update?
+#
+# <details><summary>Answer</summary>
+#
+# `409 Conflict`: `Operation cannot be fulfilled on configmaps "counter": the object has been
+# modified; please apply your changes to the latest version and try again`. Her copy's
+# `resourceVersion` is no longer the stored one, and nothing was written.
+#
+# </details>
 
 # %%
 admin.create({"apiVersion": "v1", "kind": "ConfigMap",
@@ -248,6 +269,16 @@ print("watch from", rv, "after compaction:", stale[0]["type"], stale[0]["object"
 #
 # Every write waits for the store's disk. Slow the disk down and look at the latency the audit
 # log records for each create.
+#
+# **Predict, then run.** At the end the disk takes 1 s per write, and five patches arrive back to
+# back. About how long does the fifth one wait?
+#
+# <details><summary>Answer</summary>
+#
+# About 6 s (the audit log says 2, 3, 4, 5, 6): each write queues behind those before it, and
+# the first also waits for the create just before the burst.
+#
+# </details>
 
 # %%
 for latency in (0.0, 0.2, 1.0):
@@ -275,6 +306,117 @@ from kubelab.widgets.apiserver_panel import ApiServerPanel
 ApiServerPanel(c, user="bob")
 
 # %% [markdown]
+# ## 9. The same door over HTTPS: the real `kubectl`
+#
+# So far every request came from `c.client`, a Python object. A real API server is an HTTPS
+# server, and kubectl, client-go, the Python client and operators all speak that one
+# protocol. `c.serve()` puts this cluster's API server behind HTTPS on your machine: a fresh
+# certificate authority, a serving certificate, and a kubeconfig with two users,
+# `kubernetes-admin` and `viewer` (bound to the built-in `view` ClusterRole). The HTTP layer
+# only translates: each request still walks authentication, RBAC, admission, validation and
+# storage, and lands in the same audit log. While the server runs, the cluster's clock follows
+# the wall clock whenever the kernel is idle.
+#
+# **Predict, then run.** `viewer` asks to create a ConfigMap. Which stage refuses it, and does
+# the API server even look at the ConfigMap?
+#
+# <details><summary>Answer</summary>
+#
+# Authorization refuses it with 403, in the same words as before. The body is never decoded,
+# admitted or validated: a request that may not be made is not examined.
+#
+# </details>
+
+# %%
+import shutil
+
+url = c.serve()
+print("serving", url)
+print("kubeconfig", c.kubeconfig())   # ~/.kube/kubelab.yaml
+
+# %%
+if shutil.which("kubectl"):           # the real kubectl binary, awaited so the server can answer
+    print(await c.server.kubectl("get configmaps"))
+    print(await c.server.kubectl("create configmap from-kubectl --from-literal=who=you"))
+    print(await c.server.kubectl("create configmap not-allowed", context="kubelab-viewer"))
+else:
+    print("kubectl is not installed here; `make lab` installs it")
+for r in c.apiserver.audit[-3:]:
+    print(f"{r.user:17} {r.verb:7} {r.resource:11} {r.name:14} {r.code}  stages: {' -> '.join(r.stages)}")
+
+# %% [markdown]
+# Open a terminal in JupyterLab (File > New > Terminal) and try it yourself while this kernel
+# is idle: `export KUBECONFIG=~/.kube/kubelab.yaml`, then `kubectl get configmaps -w`, and
+# create one from a cell. When you are done, stop the server:
+
+# %%
+await c.server.stop()
+
+# %% [markdown]
+# ## Pitfalls
+#
+# - **401 is not 403.** `401 Unauthorized` means the server does not know who you are: a wrong
+#   or expired credential; fix your kubeconfig. `403 Forbidden` means it knows you and RBAC says
+#   no; fix it with a binding, not a new token.
+# - **A Role works in one namespace.** A RoleBinding in `default` grants nothing in `team-b`.
+#   Use a ClusterRole and a ClusterRoleBinding for rights everywhere.
+# - **RBAC only adds.** There are no deny rules. To take a right away, delete the binding or
+#   the rule that grants it.
+# - **Do not remove `resourceVersion` to silence a 409.** An update without one is
+#   unconditional, and it overwrites whatever the other writer just stored. Re-read and retry.
+# - **Status goes through `/status`.** A plain update keeps the stored status, so a status
+#   change sent with it is silently lost.
+#
+# ## On a real cluster
+#
+# In a kind cluster (notebook 00), you are `kubernetes-admin` (group `kubeadm:cluster-admins`),
+# so you may act as bob with `--as bob`:
+#
+# ```bash
+# kubectl auth can-i list pods --as bob              # no
+# kubectl get pods --as bob                          # Error from server (Forbidden): pods is forbidden: ...
+# kubectl create role pod-reader --verb=get,list,watch --resource=pods
+# kubectl create rolebinding bob-reads-pods --role=pod-reader --user=bob
+# kubectl auth can-i list pods --as bob              # yes
+# kubectl auth can-i --list --as bob                 # everything bob may do here
+# kubectl run web --image=nginx:1.27 --dry-run=server -o yaml   # admission and validation, nothing stored
+# kubectl get pods -v=8                              # the HTTP requests kubectl sends, and the answers
+# kubectl get --raw '/api/v1/namespaces/default/pods?watch=1&resourceVersion=1'   # 410, too old
+# ```
+#
+# The `--dry-run=server` output shows what the server added: defaults such as `schedulerName`,
+# and the two `NoExecute` tolerations from the DefaultTolerationSeconds admission plugin.
+#
+# Where kubelab simplifies: authentication is a table of tokens (`c.client_for("bob")` makes
+# one), not client certificates, service-account tokens or OIDC. Your policies are Python
+# classes registered in the process; a real API server calls admission webhooks or CEL
+# ValidatingAdmissionPolicies for that. kubelab audits every request; a real API server writes
+# an audit log only with an audit policy (`--audit-policy-file`), which kind leaves off. There
+# is no API Priority and Fairness: a real overloaded API server queues requests and answers
+# `429 Too Many Requests`.
+#
+# ## Challenge
+#
+# Use `c`, `admin` and `stranger` (bob) from above, in new cells.
+#
+# 1. Create a namespace `team-b`. Can bob list pods there? Grant him read access in `team-b`
+#    only, with a ClusterRole `pod-reader` and a RoleBinding in `team-b`. Check both namespaces.
+# 2. Count the refused requests in `c.apiserver.audit` by the stage that refused them
+#    (`collections.Counter`, `record.code`, `record.stage`).
+# 3. Slow the store to 1 s. Does a `get` wait for the disk too? Compare its audit latency with a
+#    `patch`'s.
+#
+# <details><summary>Hints</summary>
+#
+# 1. A RoleBinding may point at a ClusterRole: the rules then apply in the binding's namespace
+#    only. Bob can read pods in `team-b`; in `default` he has whatever the earlier binding gives.
+# 2. `Counter(r.stage for r in c.apiserver.audit if r.code >= 400)`.
+# 3. The read does not wait: only writes go to the disk. In etcd, a write commits after an fsync
+#    on a majority of members; a read needs no fsync.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # - The API server is the only door to the store, and it is stateless: all state is in etcd.
@@ -287,10 +429,30 @@ ApiServerPanel(c, user="bob")
 # - `resourceVersion` is the store's revision: stale updates get **409 Conflict**, and the fix is
 #   `retry_on_conflict`; watches resume from a `resourceVersion`, or get **410 Gone** and relist.
 # - A slow store slows every write through the API.
+# - Over HTTPS (`c.serve()`, `kubelab serve`) the real kubectl takes the same path: the HTTP
+#   layer only translates, so its requests meet the same stages and the same audit log.
 #
-# **Exercises.** Open [`exercises/ex02_apiserver.py`](../exercises/ex02_apiserver.py): 2.1 an
-# admission plugin that requires a team label, 2.2 one that defaults resource requests. Check
-# them with `kubelab grade 2` (or `grade("2")` from `kubelab.grading` in a cell).
+# **Exercises.** Open [exercises/ex02_apiserver.py](../exercises/ex02_apiserver.py): 2.1 an
+# admission plugin that requires a team label, 2.2 one that defaults resource requests.
+#
+# ## Check your work
+#
+# The cell below grades exercises 2.1 and 2.2 in
+# [exercises/ex02_apiserver.py](../exercises/ex02_apiserver.py), as `kubelab grade 2` does in a
+# terminal. It takes a few seconds. Save the file, then run the cell again after each change:
+# the grader reads the file from disk, so there is nothing to re-import.
+#
+# Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
+# implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
+# the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
+# A failed check says what it expected, what it got, a hint, and a `replay:` command that reruns
+# just that check. `grade("2", verbose=True)` also shows what your code printed and the end of
+# the cluster's trace.
 #
 # **Next:** [03 · Watch](03_watch.ipynb): how every component turns these watches into a cache
 # and a work queue.
+
+# %%
+from kubelab.grading import grade
+
+grade("2")

@@ -108,6 +108,16 @@ print("cached:", sorted(o["metadata"]["name"] for o in informer.lister.list()))
 # *current* state from the cache and does whatever is needed. This is the loop of
 # kubernetes/sample-controller, and `ConfigMapCopier` below is one: for every ConfigMap `x` it
 # keeps a copy `x-copy`.
+#
+# **Predict, then run.** Once the copier runs, `red` is patched 100 times in a row. About how
+# many times does the copier reconcile `default/red`?
+#
+# <details><summary>Answer</summary>
+#
+# Once or twice (here 2), not 100. While the key waits in the queue, adding it again changes
+# nothing; when a worker takes it, the reconcile reads the newest `red` from the cache.
+#
+# </details>
 
 # %%
 c.add_component("copier", lambda ctx: ConfigMapCopier(ctx, namespace="default"))
@@ -137,6 +147,15 @@ print("the copy has the last value:", c.get("configmaps", "red-copy")["data"])
 # An *edge-triggered* controller acts on each event: "on add, create a copy; on update, copy the
 # new data". Here is one next to the level-triggered copier, each in its own namespace. Both are
 # down while a source changes, so neither ever sees that update event.
+#
+# **Predict, then run.** After both restart and 30 s pass, which copy shows `value: 2`?
+#
+# <details><summary>Answer</summary>
+#
+# Only the level-triggered one, in `default`. The copy in `edge` keeps `value: 1`, and it stays
+# wrong for as long as the source does not change again.
+#
+# </details>
 
 # %%
 c.client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "edge"}})
@@ -166,8 +185,8 @@ for namespace in ("default", "edge"):
 #
 # Now the watch itself misbehaves: we drop most events on their way to clients. While that
 # lasts, the informer's cache is stale and even a level-triggered controller cannot know.
-# When the fault heals, each watch that lost something is ended with `410 Expired`, and its
-# reflector does the only safe thing: it lists again.
+# When the fault heals, kubelab ends each watch that lost something with `410 Expired` (a
+# teaching device: see below), and its reflector does the only safe thing: it lists again.
 
 # %%
 c.faults.drop_watch_events(0.9)
@@ -181,8 +200,19 @@ print("after healing:  copies match?", copies_match(c.get("configmaps")))
 print(c.trace.text([r for r in c.trace.filter(component="copier/reflector")][-4:]))
 
 # %% [markdown]
-# The same `410` happens without any fault when a watcher falls so far behind that the store
-# has *compacted* the history it would resume from (notebook 01). Relists are expensive (every
+# **That 410 is kubelab's teaching device, not the API server's.** A real API server cannot
+# know that a client missed an event: a watch is one ordered stream on one connection, and the
+# server keeps no record of what arrived. Real watches do not lose events one by one. The
+# connection breaks, and the reflector watches again from the last resourceVersion it saw,
+# getting every later change (or a `410` if that history is compacted). kubelab's
+# `drop_watch_events` loses events silently so that you can see a stale cache; on healing it
+# ends the starved watches with 410 so that they relist. A real client whose cache goes stale
+# for another reason, such as a bug in its own code, stays stale until it relists: when it
+# restarts or its watch ends. An informer's *resync* does not help: it replays the local cache
+# and asks the server nothing.
+#
+# The real `410` looks the same. It comes when a watcher falls so far behind that the store has
+# *compacted* the history it would resume from (notebook 01). Relists are expensive (every
 # object, again), which is why a cluster where controllers relist in a loop feels slow.
 
 # %%
@@ -201,6 +231,16 @@ print("copies match:", copies_match(c.get("configmaps")))
 # The API server keeps one watch on the store per resource and fans each change out to every
 # interested watcher. So its work grows with *(number of watchers) × (number of changes)*.
 # Count it in the trace: ten more informers, twenty more changes.
+#
+# **Predict, then run.** Ten new informers start, then `blue` changes 20 times. How many watch
+# deliveries of `blue` does the trace record?
+#
+# <details><summary>Answer</summary>
+#
+# 240, not 200: 12 watchers × 20 changes. The copier's informer and the `curious-reader` from
+# section 3 watch ConfigMaps too.
+#
+# </details>
 
 # %%
 def deliveries():
@@ -237,6 +277,64 @@ from kubelab.widgets.watch_panel import WatchPanel
 WatchPanel(c, component="copier")
 
 # %% [markdown]
+# ## Pitfalls
+#
+# - **Objects from the cache are shared: never change them.** Take a `deep_copy` first.
+#   Changing a cached object changes it for every handler and lister in the process, and the
+#   cache no longer matches the server.
+# - **Act on the state, not on the event.** Handlers only enqueue keys; `sync_handler` reads the
+#   current state and works out what to do. Logic in `on_update` breaks the first time an event
+#   is missed, as the edge-triggered copier did.
+# - **Wait for the caches to sync.** A controller that acts before `has_synced()` sees a
+#   half-filled cache. Pods that exist look missing, and it creates them again.
+# - **Resync is not relist.** An informer's resync period replays its own cache to the
+#   handlers. Only a LIST asks the API server again.
+# - **Relists are expensive.** After an API server restart, many clients relist at once. Each
+#   extra informer on a busy resource adds to every change's fan-out.
+#
+# ## On a real cluster
+#
+# In a kind cluster (notebook 00):
+#
+# ```bash
+# kubectl get configmaps --watch --output-watch-events   # the list, then ADDED / MODIFIED / DELETED
+# kubectl get configmaps --watch -v=6                    # a LIST, then ?resourceVersion=N&watch=true
+# kubectl get --raw /api/v1/namespaces/default/configmaps | jq .metadata.resourceVersion
+# kubectl get --raw '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=<that number>'
+# kubectl get --raw /metrics | grep apiserver_longrunning_requests           # open watches, per resource
+# ```
+#
+# Every client-go controller also exports its queue as metrics: `workqueue_depth`,
+# `workqueue_adds_total`, `workqueue_retries_total`, one series per queue.
+#
+# Where kubelab simplifies: a watch here is a callback on the virtual clock, not a chunked HTTP
+# stream. The reflector always LISTs first: newer client-go can instead ask the watch itself
+# to stream the initial state (`sendInitialEvents=true`, the WatchList feature). Event loss is
+# a fault you switch on; real watches break as a whole and are resumed (see the note in
+# section 6).
+#
+# ## Challenge
+#
+# Use `c` from above, in new cells.
+#
+# 1. Break the watches without compacting (`c.faults.break_watches()`), change a source and run
+#    30 s. Does the copier relist? Count its reflector's `lists` before and after.
+# 2. The copy in `edge` is still wrong. Make it right without restarting anything or touching the
+#    controller's code.
+# 3. Make one new `SharedInformerFactory` and ask it for the `configmaps` informer five times,
+#    then start it. How many LIST and WATCH requests does its user send (`c.apiserver.audit`)?
+#
+# <details><summary>Hints</summary>
+#
+# 1. No relist: after a broken connection, the reflector watches again from the last
+#    resourceVersion it saw. Only a `410` makes it LIST.
+# 2. Change the source in `edge` once more: the edge-triggered copier handles that update event
+#    and copies the new data. It is right again, until the next event it misses.
+# 3. One LIST and one WATCH: a factory hands out one shared informer per resource.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # - A **Reflector** LISTs, then WATCHes from the list's resourceVersion; on a broken watch it
@@ -249,8 +347,26 @@ WatchPanel(c, component="copier")
 #   lost, duplicated or reordered events are repaired by the next look at the key.
 # - Watch cost grows with watchers × changes; relists are the expensive recovery path.
 #
-# **Exercises.** Open [`exercises/ex03_watch.py`](../exercises/ex03_watch.py): 3.1 the
-# workqueue's add/get/done semantics, 3.2 a reflector that recovers from `410 Gone`. Check them
-# with `kubelab grade 3` (or `grade("3")` from `kubelab.grading` in a cell).
+# **Exercises.** Open [exercises/ex03_watch.py](../exercises/ex03_watch.py): 3.1 the
+# workqueue's add/get/done semantics, 3.2 a reflector that recovers from `410 Gone`.
+#
+# ## Check your work
+#
+# The cell below grades exercises 3.1 and 3.2 in
+# [exercises/ex03_watch.py](../exercises/ex03_watch.py), as `kubelab grade 3` does in a
+# terminal. It takes a few seconds. Save the file, then run the cell again after each change:
+# the grader reads the file from disk, so there is nothing to re-import.
+#
+# Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
+# implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
+# the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
+# A failed check says what it expected, what it got, a hint, and a `replay:` command that reruns
+# just that check. `grade("3", verbose=True)` also shows what your code printed and the end of
+# the cluster's trace.
 #
 # **Next:** [04 · The scheduler](04_scheduler.ipynb), the first real component built on this machinery.
+
+# %%
+from kubelab.grading import grade
+
+grade("3")

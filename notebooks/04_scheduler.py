@@ -111,6 +111,16 @@ print(f"300 pods bound after {took:.2f} virtual seconds")
 # Suppose a team asks for 2 CPUs per pod "to be safe" while each pod really uses about 100m.
 # Three 4-CPU nodes hold six such pods; the seventh stays Pending while the machines are almost
 # idle.
+#
+# **Predict, then run.** The cell prints each node's requested CPU and the pods still without a
+# node. What will the nodes show, and which pod is left over?
+#
+# <details><summary>Answer</summary>
+#
+# Every node shows `4000m / 4000m` with 2 pods, and `greedy-6` is Pending. The pods use almost no
+# CPU, but a request is a reservation: the scheduler adds up requests, never usage.
+#
+# </details>
 
 # %%
 c = Cluster(nodes=3, components=["scheduler"])
@@ -200,7 +210,18 @@ print(c.kubectl("get pods -o wide"))
 
 # %% [markdown]
 # A toleration *allows* a pod on the tainted node; it does not send it there. That is why the
-# trainer also has a `nodeSelector`. Taint every node and an ordinary pod has nowhere to go:
+# trainer also has a `nodeSelector`. Taint every node and an ordinary pod has nowhere to go.
+#
+# **Predict, then run.** Once node-2 and node-3 carry the taint too, what becomes of `web-late`,
+# and do the four `web-*` pods already bound to them move?
+#
+# <details><summary>Answer</summary>
+#
+# `web-late` stays Pending, and its message counts 3 nodes with a taint it does not tolerate.
+# The bound pods stay where they are: `NoSchedule` only keeps new pods off. Only `NoExecute`
+# evicts running ones.
+#
+# </details>
 
 # %%
 print(c.kubectl("taint nodes node-2 node-3 dedicated=gpu:NoSchedule"))
@@ -249,7 +270,17 @@ print(c.get("pods", "nowhere")["status"]["conditions"][-1]["message"])
 # pod. `LeastAllocated` (the default) prefers the emptiest node, so pods **spread**;
 # `MostAllocated` prefers the fullest node that still fits, so pods **pack**. The strategy is
 # part of the scheduler's configuration, a `KubeSchedulerConfiguration`, and the Cluster's
-# `replace=` seam lets us start the scheduler with it:
+# `replace=` seam lets us start the scheduler with it.
+#
+# **Predict, then run.** Eight pods of 500m CPU on four empty 4-CPU nodes. How many pods land on
+# each node under each strategy?
+#
+# <details><summary>Answer</summary>
+#
+# LeastAllocated: 2, 2, 2, 2. MostAllocated: all 8 on one node, exactly its 4 CPUs, and the
+# other three stay empty. The ninth pod would open a second node.
+#
+# </details>
 
 # %%
 BIN_PACKING = """
@@ -324,6 +355,70 @@ demo = Cluster(nodes=3, components=["scheduler"])
 SchedulerPanel(demo)
 
 # %% [markdown]
+# ## Pitfalls
+#
+# - **A node at 10% CPU can be full.** `kubectl top` (with metrics-server) shows usage; the
+#   scheduler reads only requests. `kubectl describe node` sums those under "Allocated
+#   resources".
+# - **A pod without requests fits anywhere.** The fit filter counts it as zero, so any number
+#   of them can land on one node (for scoring only, the scheduler assumes 100m CPU and 200Mi).
+#   Set requests on everything that matters.
+# - **A toleration does not attract.** To send pods to dedicated nodes, pair the taint and the
+#   toleration with a `nodeSelector` or node affinity.
+# - **Scheduling happens once.** A bound pod is never moved, not even when a better node
+#   appears or a node's labels stop matching its affinity (`...IgnoredDuringExecution`). To
+#   rebalance, delete pods and let their controller create new ones.
+# - **Pending with no events means nobody is scheduling it.** Either no scheduler runs, or the
+#   pod names a `schedulerName` that no scheduler serves.
+#
+# ## On a real cluster
+#
+# In a kind cluster (notebook 00). Its control-plane node carries the taint
+# `node-role.kubernetes.io/control-plane:NoSchedule`, so your pods go to the two workers.
+#
+# ```bash
+# kubectl describe node learn-worker | grep -A6 Allocatable  # how many CPUs a worker offers
+# kubectl create deployment greedy --image=nginx:1.27 --replicas=3
+# kubectl set resources deployment greedy --requests=cpu=<N>   # N: just over half a worker's CPUs
+# kubectl get pods -o wide --field-selector status.phase=Pending
+# kubectl describe pod <a pending greedy pod>                  # Events: FailedScheduling  0/3 nodes ...
+# kubectl get events --field-selector reason=FailedScheduling
+# kubectl describe node learn-worker                           # "Allocated resources": requests, in %
+# kubectl taint nodes learn-worker dedicated=gpu:NoSchedule    # and with a trailing - to remove it
+# kubectl cordon learn-worker2; kubectl uncordon learn-worker2
+# kubectl label nodes learn-worker topology.kubernetes.io/zone=a
+# ```
+#
+# The third pod stays Pending. The counts in its FailedScheduling message include the
+# control-plane node, turned away for its taint, and the message goes on with a `preemption:`
+# part, from the preemption plugin that kubelab leaves out.
+#
+# Where kubelab simplifies: the nodes in this notebook are hollow (no kubelet), so pods stay
+# Pending after binding. The default profile is here without preemption, inter-pod affinity or
+# volume plugins: a PriorityClass never evicts a lower-priority pod to make room. Each
+# scheduling cycle costs a fixed `cycle_cost` (10 ms). `explain=True` is kubelab's own: a real
+# kube-scheduler shows per-plugin scores only in its logs at a high verbosity.
+#
+# ## Challenge
+#
+# Use `Cluster`, `pod` and `show_nodes` from above, in new cells.
+#
+# 1. On a fresh 3-node cluster with a scheduler, cordon all three nodes and create two pods. What
+#    does FailedScheduling say? Uncordon one node and run a few seconds: where do the pods go?
+# 2. Give a pod a *preferred* node affinity for zone `z`, which no node has. Does it schedule?
+# 3. With `MostAllocated`, how many of the 500m pods fit before the scheduler uses a second node?
+#    Check with 9 pods.
+#
+# <details><summary>Hints</summary>
+#
+# 1. `0/3 nodes are available: 3 node(s) were unschedulable.` Uncordoning is a node update
+#    that can help, so both pods are retried and land on that node (after their 1 s back-off).
+# 2. Yes: a preference only adds to a node's score. It never filters a node out.
+# 3. Eight fill one node's 4 CPUs; the ninth goes to a second node.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # - The scheduler watches pods with no `spec.nodeName`; for each it **filters** nodes, **scores**
@@ -339,8 +434,26 @@ SchedulerPanel(demo)
 # - `LeastAllocated` spreads, `MostAllocated` packs; both are one line of
 #   `KubeSchedulerConfiguration`.
 #
-# **Exercises.** Open [`exercises/ex04_scheduler.py`](../exercises/ex04_scheduler.py): 4.1 a
-# filter plugin for taints, 4.2 a bin-packing score plugin. Check them with `kubelab grade 4`
-# (or `grade("4")` from `kubelab.grading` in a cell).
+# **Exercises.** Open [exercises/ex04_scheduler.py](../exercises/ex04_scheduler.py): 4.1 a
+# filter plugin for taints, 4.2 a bin-packing score plugin.
+#
+# ## Check your work
+#
+# The cell below grades exercises 4.1 and 4.2 in
+# [exercises/ex04_scheduler.py](../exercises/ex04_scheduler.py), as `kubelab grade 4` does in a
+# terminal. It takes a few seconds. Save the file, then run the cell again after each change:
+# the grader reads the file from disk, so there is nothing to re-import.
+#
+# Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
+# implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
+# the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
+# A failed check says what it expected, what it got, a hint, and a `replay:` command that reruns
+# just that check. `grade("4", verbose=True)` also shows what your code printed and the end of
+# the cluster's trace.
 #
 # **Next:** [05 · Controllers](05_controllers.ipynb): who creates all these pods in the first place.
+
+# %%
+from kubelab.grading import grade
+
+grade("4")

@@ -144,6 +144,16 @@ print([e["message"] for e in c.events() if e["reason"] == "SuccessfulCreate"][-1
 # to *replace* it, never to remove it. To have fewer pods, change what you want:
 #
 # ## 3. Scale to zero, and back
+#
+# **Predict, then run.** After `--replicas=0` and 40 s, what do `get deployments`, `get
+# replicasets` and `get pods` show? And when you scale back to 3, is there a new ReplicaSet?
+#
+# <details><summary>Answer</summary>
+#
+# The Deployment `0/0` and its ReplicaSet with `DESIRED 0` both stay; only the pods are gone.
+# Scaling back uses the same ReplicaSet: the template did not change, so neither did its hash.
+#
+# </details>
 
 # %%
 print(c.kubectl("scale deployment web --replicas=0"))
@@ -171,6 +181,17 @@ print(c.kubectl("get pods"))
 # With 10 replicas: at most 13 pods, at least 8 available. Each step of the controller either
 # scales the new ReplicaSet up (as far as 13 pods allow) or the old one down (as far as 8
 # available pods allow), then waits for the ReplicaSet controller to report new pods available.
+#
+# **Predict, then run.** Before any new pod is available, how far can the controller go? How
+# many replicas do the old and the new ReplicaSet want after those first steps?
+#
+# <details><summary>Answer</summary>
+#
+# New 5, old 8. Up to 13 pods may exist, so it creates 3 new ones at once. The 10 old pods are
+# all available and 8 must stay, so it scales the old ReplicaSet down by 2. That leaves room
+# under 13 for 2 more new pods. After this, each step waits for new pods to become available.
+#
+# </details>
 
 # %%
 c.kubectl("scale deployment web --replicas=10")
@@ -223,6 +244,16 @@ for e in c.events()[events_before:]:
 # `kubectl rollout undo` copies the previous ReplicaSet's template back into the Deployment; the
 # Deployment controller then finds that an existing ReplicaSet already has that template, and
 # rolls *it* forward again, as revision 3.
+#
+# **Predict, then run.** After the undo, how many ReplicaSets are there, which one has the 10
+# replicas, and which revisions does `rollout history` list?
+#
+# <details><summary>Answer</summary>
+#
+# Still two. The first one (`nginx:1.25`) is back at 10 and the second at 0. History lists 2 and
+# 3: revision 1 became revision 3, since a revision number belongs to a ReplicaSet.
+#
+# </details>
 
 # %%
 print(c.kubectl("rollout history deployment/web"))
@@ -305,6 +336,72 @@ c2.run(10)
 ControllersPanel(c2, hollow=hollow2, step=2.0)
 
 # %% [markdown]
+# ## Pitfalls
+#
+# - **Do not scale or edit a ReplicaSet that a Deployment owns.** The Deployment controller sets
+#   it back to what the Deployment says. Change the Deployment.
+# - **A Deployment's selector is fixed.** In `apps/v1`, `spec.selector` cannot be changed after
+#   creation, and it must match the template's labels. To change it, create a new Deployment.
+# - **`kubectl delete deployment` returns before the pods are gone.** With the default
+#   (background) cascade, the garbage collector deletes the ReplicaSet and the pods afterwards,
+#   and each pod then takes its grace period to stop.
+# - **`--cascade=orphan` leaves the ReplicaSet owned by nobody.** It still keeps its pods
+#   running and replaces them, but nothing scales it or rolls it out any more, until a new
+#   Deployment with a matching selector adopts it.
+# - **An undo is a roll forward.** `rollout undo` creates a new revision from an old template.
+#   `CHANGE-CAUSE` stays `<none>` unless you set the `kubernetes.io/change-cause` annotation.
+#
+# ## On a real cluster
+#
+# In a kind cluster (notebook 00). `kubectl create deployment` names the container after the
+# image, here `nginx`:
+#
+# ```bash
+# kubectl create deployment web --image=nginx:1.25 --replicas=3
+# kubectl get deployments,replicasets,pods -l app=web --show-labels     # note pod-template-hash
+# kubectl get pods -l app=web -o custom-columns=NAME:.metadata.name,OWNER:.metadata.ownerReferences[0].name
+# kubectl delete pod <a web pod>; kubectl get pods -l app=web           # a new name appears
+# kubectl scale deployment web --replicas=10
+# kubectl set image deployment/web nginx=nginx:1.26
+# kubectl get replicasets -l app=web --watch                             # old down, new up, in steps
+# kubectl rollout status deployment/web; kubectl rollout history deployment/web
+# kubectl rollout undo deployment/web
+# kubectl delete deployment web --cascade=orphan; kubectl get replicasets,pods -l app=web   # still there
+# # stop the controller manager (a static pod), then start it again:
+# docker exec learn-control-plane mv /etc/kubernetes/manifests/kube-controller-manager.yaml /root/
+# docker exec learn-control-plane mv /root/kube-controller-manager.yaml /etc/kubernetes/manifests/
+# ```
+#
+# Where kubelab simplifies: its controller manager runs the ReplicaSet, Deployment, garbage
+# collector, namespace, node lifecycle and taint eviction controllers. A real one runs about
+# forty (Job, CronJob, StatefulSet, DaemonSet, EndpointSlice, ServiceAccount, ...), and it
+# elects a leader: of several copies only one acts, the one holding the Lease
+# `kube-system/kube-controller-manager`. kubelab runs one copy, with no election.
+#
+# ## Challenge
+#
+# Use `c`, `WEB` and `writes` from above, in new cells (first `c.apply(WEB)` and `c.run(10)`:
+# the last cascade demo left no Deployment behind).
+#
+# 1. Set `strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}` and change the image in
+#    the same patch. Predict the `ScalingReplicaSet` events, then read them.
+# 2. `kubectl rollout pause deployment/web`, change the image twice, then
+#    `kubectl rollout resume deployment/web`. How many new ReplicaSets appear?
+# 3. `kubectl rollout restart deployment/web` changes no image. Does it make a new ReplicaSet?
+#    What did it change in the Deployment?
+#
+# <details><summary>Hints</summary>
+#
+# 1. One pod at a time: up by 1 on the new ReplicaSet, down by 1 on the old, until the new one
+#    has all the replicas. Capacity never drops below `replicas`.
+# 2. One, for the last template only: a paused Deployment makes no ReplicaSet for a template
+#    it is not rolling out.
+# 3. Yes: it writes the annotation `kubectl.kubernetes.io/restartedAt` into the pod template.
+#    A new template means a new hash, a new ReplicaSet, and a rollout.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # - A controller watches objects, compares desired with actual, and acts through the API server, nothing else.
@@ -316,9 +413,27 @@ ControllersPanel(c2, hollow=hollow2, step=2.0)
 #   Foreground before it (finalizer `foregroundDeletion`), Orphan keeps them (finalizer `orphan`).
 # - A crashed controller manager stops changes, not running pods; after a restart it relists and converges.
 #
-# **Exercises.** Open [`exercises/ex05_controllers.py`](../exercises/ex05_controllers.py): 5.1
-# the ReplicaSet reconcile, 5.2 one rolling-update step within `maxSurge`/`maxUnavailable`. Check
-# them with `kubelab grade 5` (or `grade("5")` from `kubelab.grading` in a cell).
+# **Exercises.** Open [exercises/ex05_controllers.py](../exercises/ex05_controllers.py): 5.1
+# the ReplicaSet reconcile, 5.2 one rolling-update step within `maxSurge`/`maxUnavailable`.
+#
+# ## Check your work
+#
+# The cell below grades exercises 5.1 and 5.2 in
+# [exercises/ex05_controllers.py](../exercises/ex05_controllers.py), as `kubelab grade 5` does in
+# a terminal. It takes a few seconds. Save the file, then run the cell again after each change:
+# the grader reads the file from disk, so there is nothing to re-import.
+#
+# Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
+# implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
+# the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
+# A failed check says what it expected, what it got, a hint, and a `replay:` command that reruns
+# just that check. `grade("5", verbose=True)` also shows what your code printed and the end of
+# the cluster's trace.
 #
 # **Next:** [06 · The kubelet](06_kubelet.ipynb): who actually starts the containers, and what happens
 # when a node dies.
+
+# %%
+from kubelab.grading import grade
+
+grade("5")

@@ -126,6 +126,17 @@ for cond in node["status"]["conditions"]:
 # A container that keeps crashing is restarted at once the first time, then after 10 s, 20 s,
 # 40 s... never more than 5 minutes apart. The pod's phase stays `Running` (the kubelet is still
 # trying); what you see in `kubectl get pods` is the container's waiting reason.
+#
+# **Predict, then run.** This container crashes as soon as it starts. How long does the kubelet
+# wait before each of the first eight restarts? What STATUS does `get pods` show after 25
+# minutes?
+#
+# <details><summary>Answer</summary>
+#
+# 0, 10, 20, 40, 80 and 160 s, then 300 s from then on. STATUS is `CrashLoopBackOff`, with
+# RESTARTS climbing, while the pod's phase stays `Running`.
+#
+# </details>
 
 # %%
 c.apply("""
@@ -258,7 +269,18 @@ for name in ("ready-probe", "live-probe"):
 # (now + `terminationGracePeriodSeconds`, 30 s by default). The kubelet sees it, sends SIGTERM
 # (event `Killing`, `Stopping container app`), waits for the containers to exit, or SIGKILLs them
 # when the grace period is over, and then deletes the pod for good, with grace period 0. This
-# one ignores SIGTERM:
+# one ignores SIGTERM.
+#
+# **Predict, then run.** With `terminationGracePeriodSeconds: 20` and a container that ignores
+# SIGTERM, how long after the delete is the pod gone, and with which exit code?
+#
+# <details><summary>Answer</summary>
+#
+# 20 s: the grace period runs out, and the kubelet sends SIGKILL. The exit code is 137, that is
+# 128 + 9 (SIGKILL). Two deletes show in the audit log: yours, which only set
+# `deletionTimestamp`, and the kubelet's final one.
+#
+# </details>
 
 # %%
 c.apply("""
@@ -291,6 +313,16 @@ print([(a.user, a.code) for a in final])
 # retries with back-off, its Lease is not renewed, `kubectl` gets nothing but errors. But the
 # containers keep running, and the crash-looping ones keep being restarted: that loop lives on
 # the node. When the API server comes back, the kubelet relists and writes the statuses it kept.
+#
+# **Predict, then run.** `crasher` keeps crash-looping while the API server is down. Once it is
+# back, does the RESTARTS column count the restarts made during the outage?
+#
+# <details><summary>Answer</summary>
+#
+# Yes. The kubelet counted them on the node, and it reports its count once it can write again.
+# It needs the API server to hear about *new* pods and to report, not to run the pods it has.
+#
+# </details>
 
 # %%
 web_container = c.get("pods", "web")["status"]["containerStatuses"][0]["containerID"]
@@ -307,6 +339,14 @@ c.run(30)
 print(c.kubectl("get pods"))
 
 # %% [markdown]
+# **What a dead API server looks like from outside.** A request to an API server that does not
+# run is refused before any HTTP is spoken, so no status code comes back. kubectl says
+# `The connection to the server <host>:<port> was refused - did you specify the right host or
+# port?`, with the address from your kubeconfig. There is no `Error from server (...)`: that
+# prefix means a server answered. kubectl says the same when the kubeconfig points at the wrong
+# address, so check the address first, then whether the API server runs. Meanwhile
+# `kubectl get` knows nothing, but the node still runs its containers.
+#
 # ## 9. When a node dies
 #
 # Now the whole control plane: scheduler, controller manager (with the node lifecycle and taint
@@ -386,6 +426,79 @@ panel_cluster.run(20)
 KubeletPanel(panel_cluster)
 
 # %% [markdown]
+# ## Pitfalls
+#
+# - **`Running` is not `Ready`.** A running pod whose readiness probe fails gets no Service
+#   traffic. Look at the READY column and at the `Ready` condition, not only at STATUS.
+# - **A liveness probe must check only the process itself.** If it checks a database and the
+#   database goes down, every replica is restarted, again and again, and that fixes nothing. Use
+#   a readiness probe for dependencies, and a startup probe for slow starts.
+# - **`CrashLoopBackOff` is a symptom.** The cause is in `kubectl logs <pod> --previous` and in
+#   `kubectl describe pod`'s `Last State`: its reason and exit code. 137 means SIGKILL (the
+#   reason says `OOMKilled` when memory ran out); 1 is usually the application's own error.
+# - **A fixed image pull is not retried at once.** After you repair the credential or the tag,
+#   the next attempt can be up to 5 minutes away. Delete the pod to retry now: a Deployment's
+#   pod comes back at once, and pulls again.
+# - **Force-delete only a node you know is dead.** `--grace-period=0 --force` removes the pod
+#   from the API, not from the node. If that node is only cut off, its container keeps running
+#   next to the replacement (try challenge 3).
+#
+# ## On a real cluster
+#
+# In a kind cluster (notebook 00). The nodes are Docker containers, and `crictl` inside a node
+# shows what containerd runs there:
+#
+# ```bash
+# kubectl run web --image=nginx:1.27; kubectl get pod web --watch   # Pending, ContainerCreating, Running
+# kubectl describe pod web                  # Conditions; Events: Scheduled, Pulling, Pulled, Created, Started
+# kubectl get leases -n kube-node-lease     # one Lease per node, renewed every 10 s
+# kubectl run crasher --image=busybox:1.36 -- sh -c 'echo bye; exit 1'
+# kubectl get pod crasher --watch           # Error, CrashLoopBackOff, RESTARTS climbing
+# kubectl logs crasher --previous           # "bye": the output of the last crashed container
+# kubectl run api --image=registry.example.com/shop/api:2.3    # ErrImagePull, then ImagePullBackOff
+# docker exec learn-worker crictl ps        # the containers on learn-worker
+# docker exec learn-control-plane mv /etc/kubernetes/manifests/kube-apiserver.yaml /root/   # API server stops
+# kubectl get pods                          # no answer (see section 8)
+# docker exec learn-worker crictl ps        # the same containers, still running
+# docker exec learn-control-plane mv /root/kube-apiserver.yaml /etc/kubernetes/manifests/
+# docker stop learn-worker2; kubectl get nodes --watch   # NotReady after about 50 s, evictions 300 s later
+# ```
+#
+# With kind, kubectl reaches the API server through a port that Docker forwards from the
+# control-plane container. So while the API server is down, you may read `Unable to connect to
+# the server: EOF` instead of `... was refused`. It means the same thing: nothing answered.
+#
+# Where kubelab simplifies: there are no processes, cgroups or real images. A container follows
+# the script in its annotation, the registry knows only image names and sizes, and a probe is a
+# verdict from that script, not an HTTP request. CPU and memory limits are not enforced; an OOM
+# kill is a script (`oom=<s>`). The sandbox is only an IP address from the node's pod CIDR.
+#
+# ## Challenge
+#
+# Work in new cells below this one.
+#
+# 1. In `c`, two pods with `restartPolicy: Never` on node-1, one annotated
+#    `kubelab.dev/behavior: "exit=5,code=0"` and one `"exit=5,code=1"`. Predict their STATUS and
+#    phase 30 s later.
+# 2. In `c`, break the registry for `nginx:1.28` with mode `notfound`, then start a pod with that image.
+#    Which waiting reason and message does it show, and how do they differ from the 401 story?
+# 3. Build a fresh cluster with the web Deployment, as section 9 does (its first lines, up to
+#    `d.run(30)`). This time *partition* a node (`d.faults.partition(node)`) instead of killing
+#    it, and run 420 s. Count the web containers that really run (`d.runtimes[node].running()`
+#    on each node). Then `d.faults.heal(node)` and run 60 s.
+#
+# <details><summary>Hints</summary>
+#
+# 1. `Completed` (phase `Succeeded`) and `Error` (phase `Failed`). Nothing restarts them.
+# 2. `ImagePullBackOff` with `... code = NotFound ... not found`: a wrong tag, not a credential.
+#    The kubelet retries it with the same back-off. It heals only if someone pushes that tag.
+# 3. Four copies run for a while. The evicted pod's container still runs on the cut-off node,
+#    and only its kubelet could stop it. After the heal, that kubelet sees the deletion, stops
+#    the container and removes the pod.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # - The kubelet watches only the pods bound to its node, runs them through the container runtime
@@ -400,10 +513,28 @@ KubeletPanel(panel_cluster)
 #   300 s → the ReplicaSet replaces the pod elsewhere.
 # - Running containers need neither the API server nor the scheduler.
 #
-# **Exercises.** Open [`exercises/ex06_kubelet.py`](../exercises/ex06_kubelet.py): 6.1 the
-# image-pull back-off, 6.2 a readiness probe's thresholds. Check them with `kubelab grade 6`
-# (or `grade("6")` from `kubelab.grading` in a cell).
+# **Exercises.** Open [exercises/ex06_kubelet.py](../exercises/ex06_kubelet.py): 6.1 the
+# image-pull back-off, 6.2 a readiness probe's thresholds.
+#
+# ## Check your work
+#
+# The cell below grades exercises 6.1 and 6.2 in
+# [exercises/ex06_kubelet.py](../exercises/ex06_kubelet.py), as `kubelab grade 6` does in a
+# terminal. It takes a few seconds. Save the file, then run the cell again after each change:
+# the grader reads the file from disk, so there is nothing to re-import.
+#
+# Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
+# implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
+# the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
+# A failed check says what it expected, what it got, a hint, and a `replay:` command that reruns
+# just that check. `grade("6", verbose=True)` also shows what your code printed and the end of
+# the cluster's trace. `kubelab grade` in a terminal grades all six notebooks' exercises at once.
 #
 # **Next:** this is the last notebook so far. Go back to [00 · the tour](00_tour.ipynb) to see
 # the whole path from `kubectl apply` to a running container again with everything you now know,
-# and see the course map in the README for what comes next.
+# and see the course map in the [README](../README.md) for what comes next.
+
+# %%
+from kubelab.grading import grade
+
+grade("6")

@@ -43,10 +43,9 @@ class TaintFilter:
       everything), or its key equals the taint's and either the operator is Exists (value
       ignored) or the operator is Equal (the default when left out) and the values are equal
       (a missing value is "").
-    - Return None when every such taint is tolerated; otherwise, for the first one that is
-      not, Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint {key: value}")
-      (kubelab's wording, upstream's before 1.32; a missing value prints as empty:
-      "{maintenance: }").
+    - Return None when every such taint is tolerated; otherwise
+      Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)")
+      (1.34's wording: since kubernetes#134740 the reason does not name the taint).
     """
 
     name = "TaintFilter"
@@ -58,9 +57,7 @@ class TaintFilter:
             if taint.get("effect") not in ("NoSchedule", "NoExecute"):
                 continue
             if not any(_tolerates(t, taint) for t in tolerations):
-                key, value = taint.get("key") or "", taint.get("value") or ""
-                return Status(Code.UnschedulableAndUnresolvable,
-                              f"node(s) had untolerated taint {{{key}: {value}}}")
+                return Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)")
         return None
         ### END SOLUTION
 

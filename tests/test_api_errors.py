@@ -41,7 +41,10 @@ def test_status_errors(err: e.ApiError, code: int, reason: str, message: str) ->
     status = err.status
     assert status["kind"] == "Status" and status["status"] == "Failure"
     assert (status["code"], status["reason"], status["message"]) == (code, reason, message)
-    assert err.kubectl_message() == f"Error from server ({reason}): {message}"
+    # kubectl's StandardErrorMessage: a 401 gets the login hint instead of "Error from server".
+    assert err.kubectl_message() == (f"error: You must be logged in to the server ({message})"
+                                     if reason == "Unauthorized" else
+                                     f"Error from server ({reason}): {message}")
 
 
 def test_not_found_details_name_the_object() -> None:

@@ -199,7 +199,7 @@ def test_quantities_are_immutable() -> None:
 
 
 def test_all_is_curated() -> None:
-    assert set(quantity.__all__) == {"Format", "Quantity", "parse_quantity"}
+    assert set(quantity.__all__) == {"Format", "Quantity", "canonical_quantity", "parse_quantity"}
     assert all(hasattr(quantity, name) for name in quantity.__all__)
 
 
@@ -243,3 +243,30 @@ def test_arithmetic_is_exact(a: int, b: int) -> None:
     assert (x + y).milli_value() == a + b
     assert (x - y) + y == x
     assert (x < y) == (a < b)
+
+
+# ---------------------------------------------------------------- read back through the API server
+
+
+def test_the_api_server_returns_quantities_in_canonical_form() -> None:
+    """A typed decode keeps the number and Quantity.MarshalJSON writes String(): what was
+    written as 1.5 CPUs comes back as 1500m, on create, update and patch alike."""
+    import kubelab
+
+    c = kubelab.Cluster(nodes=1, components=[])
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+           "spec": {"containers": [{"name": "web", "image": "nginx", "resources": {
+               "requests": {"cpu": "1.5", "memory": "0.5Gi"}, "limits": {"cpu": 2, "memory": "1024Mi"}}}]}}
+    created = c.client.create(pod)
+    resources = created["spec"]["containers"][0]["resources"]
+    assert resources == {"requests": {"cpu": "1500m", "memory": "512Mi"},
+                         "limits": {"cpu": "2", "memory": "1Gi"}}
+    assert c.get("pods", "web")["spec"]["containers"][0]["resources"] == resources
+    patch = {"spec": {"overhead": None}, "metadata": {"labels": {"a": "b"}}}
+    c.client.patch("pods", "web", patch)
+    node = c.get("nodes", "node-1")
+    node["status"]["capacity"]["memory"] = "8192Mi"
+    assert c.client.update_status(node)["status"]["capacity"]["memory"] == "8Gi"
+    patched = c.client.patch("nodes", "node-1", {"status": {"allocatable": {"cpu": "0.5"}}},
+                             "", subresource="status")
+    assert patched["status"]["allocatable"]["cpu"] == "500m"

@@ -11,18 +11,17 @@ from typing import Any
 import pytest
 from scheduler_helpers import make_node, make_pod
 
-from kubelab.scheduler.algorithm import (
-    FitError,
-    NodePluginScores,
+from kubelab.scheduler.config import SchedulerConfigError, default_profile, load_config
+from kubelab.scheduler.framework import Framework
+from kubelab.scheduler.interface import Code, CycleState, NodePluginScores, PostFilterResult, Status
+from kubelab.scheduler.schedule_one import (
     NoNodesAvailableError,
+    SchedulingError,
     num_feasible_nodes_to_find,
     select_host,
 )
-from kubelab.scheduler.config import SchedulerConfigError, default_profile, load_config
-from kubelab.scheduler.framework import Framework
-from kubelab.scheduler.interface import Code, CycleState, PostFilterResult, Status
 from kubelab.scheduler.snapshot import Snapshot
-from kubelab.scheduler.types import NodeInfo, Object, PodInfo
+from kubelab.scheduler.types import FitError, NodeInfo, Object, PodInfo
 
 
 def schedule_all(fwk: Framework, snapshot: Snapshot, pods: list[dict[str, Any]]) -> list[str]:
@@ -54,7 +53,7 @@ def test_fit_error_counts_every_reason_of_a_node_and_sorts_10_before_2() -> None
     nodes += [make_node("t1", taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]),
               make_node("t2", unschedulable=True)]
     err = fit_error(Framework(), make_pod("p", "2", "2Gi"), Snapshot(nodes))
-    assert str(err) == ("0/12 nodes are available: 1 node(s) had untolerated taint {gpu: true}, "
+    assert str(err) == ("0/12 nodes are available: 1 node(s) had untolerated taint(s), "
                         "1 node(s) were unschedulable, 10 Insufficient cpu, 10 Insufficient memory.")
 
 
@@ -148,6 +147,22 @@ def test_rejected_nodes_count_as_processed() -> None:
     # 200 nodes: find 100 feasible; every other node is too small, so 199 nodes are looked at.
     assert (result.feasible_nodes, result.evaluated_nodes) == (100, 199)
     assert fwk.next_start_node_index == 199
+
+
+def test_the_search_starts_at_the_index_modulo_the_nodes_prefilter_left() -> None:
+    """findNodesThatPassFilters checks nodes[(nextStartNodeIndex + i) % len(nodes)], where
+    nodes are those PreFilter left: with two nodes left and the index at 5, the second goes first."""
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "profiles": [{"plugins": {"score": {"disabled": [{"name": "*"}]}}}]}
+    fwk = Framework(load_config(config).profiles[0])
+    snap = Snapshot([make_node(f"n{i}") for i in range(10)])
+    pinned = make_pod("p", affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
+                              for name in ("n3", "n7")]}}})
+    fwk.next_start_node_index = 5
+    result = fwk.schedule_pod(pinned, snap)  # no score plugins: the first feasible node wins
+    assert (result.suggested_host, result.evaluated_nodes) == ("n7", 1)
+    assert fwk.next_start_node_index == 6
 
 
 # --- choosing among the best -------------------------------------------------------------------
@@ -391,3 +406,35 @@ def test_topology_spread_keeps_zones_even_through_the_whole_framework() -> None:
     pinned = make_pod("web-x", labels={"app": "web"}, topologySpreadConstraints=[constraint],
                       nodeSelector={"topology.kubernetes.io/zone": "z1"})
     assert Framework().schedule_pod(pinned, snap).suggested_host.startswith("z1")
+
+
+class _Scorer:
+    """A score plugin that gives every node the same score."""
+
+    name = "Fixed"
+    value: Any = 0
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def score(self, state: CycleState, pod: Object, node_info: NodeInfo) -> Any:
+        return self.value
+
+
+@pytest.mark.parametrize(("value", "error"), [
+    (0, None), (100, None), (42.5, None),  # the rule is 0 <= score <= 100, not "an integer"
+    (101, "invalid score 101"), (-1, "invalid score -1"),
+])
+def test_score_range_check(value: Any, error: str | None) -> None:
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "profiles": [{"plugins": {"score": {"enabled": [{"name": "Fixed"}]}}}]}
+    scorer = type("Fixed", (_Scorer,), {"value": value})
+    fwk = Framework(load_config(config, {"Fixed": scorer}).profiles[0], registry={"Fixed": scorer})
+    snapshot = Snapshot([make_node("a"), make_node("b")])
+    if error is None:
+        assert fwk.schedule_pod(make_pod("p"), snapshot).suggested_host in ("a", "b")
+    else:
+        with pytest.raises(SchedulingError) as info:
+            fwk.schedule_pod(make_pod("p"), snapshot)
+        assert str(info.value) == (f'plugin "Fixed" returns an {error}, it should in the range of [0, 100] '
+                                   "after normalizing")

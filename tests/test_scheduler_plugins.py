@@ -278,10 +278,11 @@ def test_taint_filter_reason_and_effects() -> None:
     tainted = node_info("n", taints=[taint("ok", "x", "PreferNoSchedule"), taint("dedicated", "gpu")])
     status = run_filter(plugin, make_pod("p"), tainted)
     assert status is not None and status.code == Code.UnschedulableAndUnresolvable
-    assert status.reasons == ("node(s) had untolerated taint {dedicated: gpu}",)
+    # 1.34 (kubernetes#134740): the reason no longer names the taint.
+    assert status.reasons == ("node(s) had untolerated taint(s)",)
     no_value = node_info("m", taints=[taint("node-role.kubernetes.io/control-plane", effect="NoExecute")])
     assert run_filter(plugin, make_pod("p"), no_value).reasons == (  # type: ignore[union-attr]
-        "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }",)
+        "node(s) had untolerated taint(s)",)
     tolerating = make_pod("p", tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu"}])
     assert run_filter(plugin, tolerating, tainted) is None
     assert run_filter(plugin, make_pod("p", tolerations=[{"operator": "Exists"}]), tainted) is None
@@ -341,6 +342,25 @@ def test_node_affinity_operators(requirement: dict[str, Any], fits: bool) -> Non
     if not fits:
         assert status is not None and status.reasons == ("node(s) didn't match Pod's node affinity/selector",)
         assert status.code == Code.UnschedulableAndUnresolvable
+
+
+@pytest.mark.parametrize("requirement", [
+    expr("zone", "NotIn", "not a label value!"),  # would match z1 if it were not checked
+    expr("bad key!", "DoesNotExist"),
+    expr("zone", "NotIn"),  # NotIn needs values
+    expr("zone", "Exists", "z1"),  # Exists takes none
+    expr("zone", "Near", "z1"),  # not an operator
+])
+def test_a_requirement_that_does_not_parse_matches_no_node(requirement: dict[str, Any]) -> None:
+    """nodeaffinity.go: the term's selector fails to parse, so it matches nothing and the node
+    is UnschedulableAndUnresolvable; another term of the same pod still counts."""
+    node = node_info("n", labels={"zone": "z1"})
+    plugin = NodeAffinity({}, Framework())
+    status = run_filter(plugin, affinity_pod([{"matchExpressions": [requirement]}]), node)
+    assert status is not None and status.code == Code.UnschedulableAndUnresolvable
+    assert status.reasons == ("node(s) didn't match Pod's node affinity/selector",)
+    other = {"matchExpressions": [expr("zone", "In", "z1")]}
+    assert run_filter(plugin, affinity_pod([{"matchExpressions": [requirement]}, other]), node) is None
 
 
 def test_node_selector_and_terms_are_anded_and_terms_ored() -> None:

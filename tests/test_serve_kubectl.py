@@ -154,3 +154,56 @@ def test_drain_evicts_and_the_deployment_heals(served: Served) -> None:
     nodes = served.kubectl("get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}").stdout.split()
     assert nodes and "node-1" not in nodes
     assert "node/node-1 uncordoned" in served.kubectl("uncordon", "node-1").stdout
+
+
+WEBSITE_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: websites.kubelab.dev}
+spec:
+  group: kubelab.dev
+  scope: Namespaced
+  names: {plural: websites, singular: website, kind: Website}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer, description: How many copies to serve.}
+"""
+
+
+def test_explain_built_in_and_custom_kinds(served: Served) -> None:
+    replicas = served.kubectl("explain", "deployment.spec.replicas").stdout
+    assert "KIND:       Deployment" in replicas and "FIELD: replicas <integer>" in replicas
+    served.kubectl("apply", "-f", "-", stdin=WEBSITE_CRD)
+    deadline = time.monotonic() + 20
+    while served.kubectl("api-resources", "--api-group=kubelab.dev", "-o", "name").stdout.strip() != \
+            "websites.kubelab.dev" and time.monotonic() < deadline:
+        time.sleep(0.5)
+    spec = served.kubectl("explain", "website.spec").stdout
+    assert "KIND:       Website" in spec and "replicas\t<integer>" in spec and "How many copies" in spec
+
+
+def test_logs_come_from_the_node_through_the_api(served: Served) -> None:
+    served.kubectl("apply", "-f", "-", stdin=DEPLOYMENT.replace("name: web", "name: talk"))
+    served.kubectl("wait", "--for=condition=Available", "deployment/talk", "--timeout=60s", timeout=90)
+    logs = served.kubectl("logs", "deploy/talk").stdout
+    assert "kubelab: simulated nginx:1.27 started (restart 0)" in logs
+    pod = served.kubectl("get", "pods", "-o", "name").stdout.split()[0]
+    assert KUBECTL is not None
+    follow = subprocess.Popen([KUBECTL, "logs", "-f", pod], env=served.env(), stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert follow.stdout is not None
+        assert "started" in follow.stdout.readline()  # the stream stays open while the container runs
+        assert follow.poll() is None
+    finally:
+        follow.terminate()
+        follow.wait(timeout=10)

@@ -77,11 +77,37 @@ class ApiError(Exception):
         return status
 
     def kubectl_message(self) -> str:
-        """What kubectl prints for this error: `Error from server (NotFound): ...`."""
-        return f"Error from server ({self.reason}): {self.message}"
+        """What kubectl prints for this error (k8s.io/kubectl pkg/cmd/util/helpers.go checkErr
+        and StandardErrorMessage): `Error from server (NotFound): ...`, the invalid-object
+        form `The Pod "web" is invalid: ...` for 422, and the login hint for 401."""
+        if self.reason == "Invalid":
+            return _invalid_message(self.details)
+        if self.reason == "Unauthorized":
+            return f"error: You must be logged in to the server ({self.message})"
+        if self.reason:
+            return f"Error from server ({self.reason}): {self.message}"
+        return f"Error from server: {self.message}"
 
     def __repr__(self) -> str:
         return f"ApiError({self.code}, {self.reason!r}, {self.message!r})"
+
+
+def _invalid_message(details: dict[str, Any]) -> str:
+    """checkErr's IsInvalid case: the kind and name from the Status details, then each cause
+    as `field: message` (duplicates once), one inline or several as a bulleted list."""
+    head = "The request is invalid"
+    if details.get("kind") or details.get("name"):
+        head = f'The {details.get("kind", "")} "{details.get("name", "")}" is invalid'
+    causes: list[str] = []
+    for cause in details.get("causes") or ():
+        text = f'{cause.get("field", "")}: {cause.get("message", "")}'
+        if text not in causes:
+            causes.append(text)
+    if not causes:
+        return head
+    if len(causes) == 1:  # MultilineError: one error on the same line
+        return f"{head}: {causes[0]}"
+    return f"{head}: \n" + "\n".join(f"* {c}" for c in causes)
 
 
 def qualified(resource: str, group: str = "") -> str:

@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from kubelab.api.errors import ParseError
 
-__all__ = ["Format", "Quantity", "parse_quantity"]
+__all__ = ["Format", "Quantity", "canonical_quantity", "parse_quantity"]
 
 
 class Format(StrEnum):
@@ -127,6 +127,14 @@ class Quantity:
 def parse_quantity(text: str | int | float) -> Quantity:
     """ParseQuantity (quantity.go): the Quantity written as text, or ParseError."""
     return Quantity.parse(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def canonical_quantity(text: str | int | float) -> str:
+    """What the API server sends back for a quantity it decoded: Quantity.MarshalJSON writes
+    String(), the canonical form, so "1.5" comes back "1500m", "0.5Gi" "512Mi" and "1024Mi"
+    "1Gi" (a typed decode keeps the number, not the text). Raises ParseError as parse does."""
+    return str(_parse(text if isinstance(text, str) else str(text)))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -30,6 +30,7 @@ SUBRESOURCE_VERBS = {
     "scale": frozenset({"get", "update", "patch"}),
     "binding": frozenset({"create"}),
     "eviction": frozenset({"create"}),
+    "log": frozenset({"get"}),
     "finalize": frozenset({"update"}),
 }
 

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 import orjson
 
 from kubelab.api.errors import ApiError, ParseError, bad_request, request_entity_too_large
-from kubelab.api.quantity import parse_quantity
+from kubelab.api.quantity import canonical_quantity
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.schema import ANY, OBJECT_META, STRING, ListOf, Scalar, Struct, Type
 
@@ -258,7 +258,8 @@ class _Decoder:
             if t not in (str, int, float):
                 self.fail(value, go, path, owner)
             try:
-                parse_quantity(value)
+                # A typed decode keeps the number; it is written back in canonical form.
+                return canonical_quantity(value)
             except ParseError as err:
                 # The JSON unmarshaller says only why; MustParse's "cannot parse 'x': " prefix
                 # is not part of the wire error.

@@ -88,6 +88,8 @@ class APIServer:
         # (delay, event) pairs it returns are delivered that many virtual seconds later.
         self.watch_interceptor: WatchInterceptor | None = None
         self.running = True
+        # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
+        self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
         self._watch_ids = 0
         self._second, self._stamp = -1, ""
         self.served = ServedResources(self, self.resources)
@@ -237,6 +239,8 @@ class APIServer:
         r, reg, served = ctx.request, self.registry, ctx.served
         verb, sub = r.verb, r.subresource
         if verb == "get":
+            if sub == "log":
+                return subresources.get_log(reg, ctx)
             return subresources.get_scale(reg, ctx) if sub == "scale" else reg.get(ctx)
         if verb == "list":
             return reg.list_objects(ctx)

@@ -1,4 +1,4 @@
-"""Subresources with their own rules: pods/binding and <workload>/scale.
+"""Subresources with their own rules: pods/binding, <workload>/scale and pods/log.
 
 - binding (pkg/registry/core/pod/storage/storage.go, BindingREST): the scheduler's only write.
   It sets spec.nodeName once, and the PodScheduled condition; a second binding is refused:
@@ -6,14 +6,19 @@
   "node-1"`.
 - scale (pkg/registry/apps/deployment/storage/storage.go, ScaleREST): an autoscaling/v1 Scale
   view of spec.replicas, so `kubectl scale` (and an autoscaler) need not know the kind.
+- log (pkg/registry/core/pod/rest/log.go, LogREST; pod/strategy.go, LogLocation): the API
+  server finds the container and the pod's node, then reads the logs from that node's kubelet
+  (its :10250/containerLogs endpoint; here the node's kubelet_connection, given by the wiring).
+  The body is text/plain, not an object: kubelab carries it as {"contentType", "body"}.
 status and namespaces/finalize are plain updates of one part of the object (registry.update).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubelab.api.errors import (
+    ApiError,
     ParseError,
     bad_request,
     conflict,
@@ -33,7 +38,7 @@ from kubelab.apiserver.watch_cache import decode
 if TYPE_CHECKING:
     from kubelab.apiserver.registry import Registry
 
-__all__ = ["bind", "get_scale", "update_scale"]
+__all__ = ["ContainerLogs", "bind", "get_log", "get_scale", "update_scale"]
 
 Object = dict[str, Any]
 BINDING = ResourceInfo("bindings", "Binding")
@@ -136,3 +141,66 @@ def update_scale(registry: Registry, ctx: RequestContext, body: Any) -> Object:
     obj.setdefault("spec", {})["replicas"] = (scale.get("spec") or {}).get("replicas", 0)
     obj["metadata"]["resourceVersion"] = meta.get("resourceVersion") or ""
     return scale_of(registry.update(ctx, obj, kv))
+
+
+class ContainerLogs(Protocol):
+    """What the API server reaches on a node's kubelet for pods/log: the lines (with the time
+    each was written) of the pod's current or previous container of that name, None if the
+    node has no such container (the CRI's ReadLogs, served by the kubelet)."""
+
+    def read_logs(self, pod_uid: str, name: str, previous: bool = False
+                  ) -> list[tuple[float, str]] | None: ...
+
+
+def get_log(registry: Registry, ctx: RequestContext) -> Object:
+    """GET pods/<name>/log?container=&previous=&tailLines= (options in request.options)."""
+    r, server = ctx.request, registry.server
+    pod = registry.get(ctx)
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    names = [c.get("name") for c in spec.get("containers") or ()]
+    init = [c.get("name") for c in spec.get("initContainers") or ()]
+    container = str(r.options.get("container") or "")
+    if not container:
+        if len(names) != 1 or init:
+            choose = f"choose one of: [{' '.join(names)}]"
+            if init:
+                choose += f" or one of the init containers: [{' '.join(init)}]"
+            raise bad_request(f"a container name must be specified for pod {r.name}, {choose}")
+        container = names[0]
+    if container not in names and container not in init:
+        raise bad_request(f"container {container} is not valid for pod {r.name}")
+    previous = _check_log_status(r.name, container, bool(r.options.get("previous")), status)
+    node = spec.get("nodeName", "")
+    connect = server.kubelet_connection
+    kubelet = connect(node) if connect is not None else None
+    path = f"/containerLogs/{r.namespace}/{r.name}/{container}"
+    if kubelet is None:
+        raise ApiError(500, "", f'Get "https://{node}:10250{path}": dial tcp {node}:10250: connect: '
+                       "connection refused")
+    lines = kubelet.read_logs(pod["metadata"].get("uid", ""), container, previous)
+    if lines is None:
+        raise bad_request(f'container "{container}" in pod "{r.name}" is not available')
+    tail = r.options.get("tailLines")
+    if isinstance(tail, int) and tail >= 0:
+        lines = lines[len(lines) - tail:] if tail else []
+    return {"contentType": "text/plain", "body": "".join(f"{text}\n" for _, text in lines)}
+
+
+def _check_log_status(pod: str, container: str, previous: bool, status: Object) -> bool:
+    """validateContainerLogStatus (pkg/kubelet/kubelet_pods.go), in the kubelet's words.
+    Returns whether the container before the latest one is meant: a container waiting to
+    restart (CrashLoopBackOff) shows its last run, which is still the latest."""
+    statuses = [*(status.get("containerStatuses") or ()), *(status.get("initContainerStatuses") or ())]
+    cs = next((s for s in statuses if s.get("name") == container), None)
+    state = (cs or {}).get("state") or {}
+    last = ((cs or {}).get("lastState") or {}).get("terminated")
+    if previous:
+        if not last:
+            raise bad_request(f'previous terminated container "{container}" in pod "{pod}" not found')
+        return "waiting" not in state
+    if cs is None or ("waiting" in state and not last):
+        reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
+        reason = {"ErrImagePull": "image can't be pulled",
+                  "ImagePullBackOff": "trying and failing to pull image"}.get(reason, reason)
+        raise bad_request(f'container "{container}" in pod "{pod}" is waiting to start: {reason}')
+    return False

@@ -17,16 +17,55 @@ from kubelab.api.errors import ApiError, bad_request
 from kubelab.api.request import API, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo, ResourceTable
 
-__all__ = ["Client"]
+__all__ = ["DEFAULT_SERVER", "Client", "ConnectionRefused"]
 
 Object = dict[str, Any]
+
+# The server address in the administrator's kubeconfig: the control plane's name and the port
+# kube-apiserver serves on (the node links in kubelab.faults dial the same address).
+DEFAULT_SERVER = "https://kube-apiserver:6443"
+_SERVER_IP = "172.18.0.1:6443"
+_METHODS = {"get": "Get", "list": "Get", "watch": "Get", "create": "Post", "update": "Put",
+            "patch": "Patch", "delete": "Delete", "deletecollection": "Delete"}
+
+
+class ConnectionRefused(ApiError):
+    """The TCP connect failed: nothing listens at the server's address, because the
+    kube-apiserver process is down. No server answered, so there is no Status (code 0, no
+    reason): in Go this is a *url.Error from the transport, worded as net/http words it."""
+
+    def __init__(self, request: Request, server: str = DEFAULT_SERVER) -> None:
+        self.host = server.split("://", 1)[-1].split("/", 1)[0]
+        url = server + request.path
+        super().__init__(0, "", f'{_METHODS.get(request.verb, "Get")} "{url}": dial tcp '
+                         f"{_SERVER_IP}: connect: connection refused")
+
+    def kubectl_message(self) -> str:
+        """kubectl's StandardErrorMessage for a refused connection (pkg/cmd/util/helpers.go)."""
+        return (f"The connection to the server {self.host} was refused - did you specify the "
+                "right host or port?")
+
+
+def _listening(api: Any) -> bool:
+    """Whether a connect to the API server would succeed: an API server that has crashed
+    (running is False) listens nowhere. A wire in between (a node's link, which has its own
+    `api`) is looked through; a test double without `running` is always there."""
+    for _ in range(4):  # the server, or a link or two in front of it
+        if getattr(api, "running", True) is False:
+            return False
+        api = getattr(api, "api", None)
+        if api is None:
+            break
+    return True
 
 
 class Client:
     def __init__(
-        self, api: API, token: str = "", *, user_agent: str = "", resources: ResourceTable | None = None
+        self, api: API, token: str = "", *, user_agent: str = "", resources: ResourceTable | None = None,
+        server: str = DEFAULT_SERVER,
     ) -> None:
         self.api = api
+        self.server = server  # the kubeconfig's cluster.server: named when a connect fails
         self.token = token
         self.user_agent = user_agent or "kubelab"
         self.resources = resources or ResourceTable()
@@ -74,6 +113,8 @@ class Client:
         try:
             listing = self._send(Request("list", "customresourcedefinitions",
                                          group="apiextensions.k8s.io", version="v1"))
+        except ConnectionRefused:
+            raise  # no server to ask: kubectl says so, not that the type is unknown
         except ApiError:
             return
         for crd in listing.get("items", []):
@@ -93,6 +134,8 @@ class Client:
     def _send(self, request: Request) -> Object:
         request.token = self.token
         self.requests += 1
+        if not _listening(self.api):
+            raise ConnectionRefused(request, self.server)
         return self.api.handle(request)
 
     def _request(self, verb: str, info: ResourceInfo, namespace: str = "", name: str = "",
@@ -154,6 +197,17 @@ class Client:
         return self._send(Request("create", "pods", namespace=meta.get("namespace", "default"),
                                   name=meta["name"], subresource="binding", body=binding))
 
+    def get_logs(self, name: str, namespace: str = "default", *, container: str = "",
+                 previous: bool = False, tail_lines: int | None = None) -> str:
+        """GET pods/<name>/log (client-go's Pods(ns).GetLogs(name, opts).Do): the text the
+        container wrote, read by the API server from the pod's node."""
+        options: dict[str, Any] = {"container": container, "previous": previous}
+        if tail_lines is not None:
+            options["tailLines"] = tail_lines
+        response = self._send(Request("get", "pods", namespace=namespace, name=name,
+                                      subresource="log", options=options))
+        return str(response.get("body", ""))
+
     def get_scale(self, resource: str, name: str, namespace: str = "default") -> Object:
         return self._send(self._request("get", self.resource(resource), namespace, name,
                                         subresource="scale"))
@@ -174,4 +228,6 @@ class Client:
                                 allow_watch_bookmarks=allow_watch_bookmarks)
         request.token = self.token
         self.requests += 1
+        if not _listening(self.api):
+            raise ConnectionRefused(request, self.server)
         return self.api.watch(request, on_event, on_close)

@@ -57,6 +57,9 @@ class Container:
     exit_code: int = 0
     reason: str = ""
     timers: list[Timer] = field(default_factory=list, repr=False)
+    # What the process wrote to stdout and stderr, one entry per line with the time it was
+    # written: containerd keeps it in /var/log/pods, the kubelet serves it for pods/log.
+    logs: list[tuple[float, str]] = field(default_factory=list, repr=False)
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,7 @@ class ContainerRuntime:
             future.set_error(RuntimeError(f"container {container_id} not found"))
             return
         c.state, c.started_at = RUNNING, self.clock.now
+        c.logs.append((self.clock.now, f"kubelab: simulated {c.image} started (restart {c.attempt})"))
         self.version += 1
         self._record("start", c.pod_uid, container=c.name, attempt=c.attempt)
         end = c.workload.end()
@@ -223,6 +227,8 @@ class ContainerRuntime:
         if c.state == RUNNING and self.containers.get(c.id) is c:
             self._cancel(c)
             c.state, c.finished_at, c.exit_code, c.reason = EXITED, self.clock.now, code, reason
+            if code != 137:  # a SIGKILL (an OOM kill too) leaves no last words
+                c.logs.append((self.clock.now, f"kubelab: exiting with code {code}"))
             self.version += 1
             self._record("exit", c.pod_uid, container=c.name, code=code, reason=reason)
             if future is None:
@@ -241,6 +247,13 @@ class ContainerRuntime:
     def pod_containers(self, pod_uid: str) -> list[Container]:
         """ListContainers for one pod, oldest first."""
         return sorted(self._by_pod.get(pod_uid, ()), key=lambda c: (c.created_at, c.attempt))
+
+    def read_logs(self, pod_uid: str, name: str, previous: bool = False) -> list[tuple[float, str]] | None:
+        """ReadLogs: the lines of the pod's latest container of that name (previous: the one
+        before it); None when there is no such container on this node."""
+        attempts = [c for c in self.pod_containers(pod_uid) if c.name == name]
+        index = -2 if previous else -1
+        return list(attempts[index].logs) if len(attempts) >= -index else None
 
     def pod_uids(self) -> set[str]:
         return set(self._by_pod) | set(self.sandboxes)

@@ -3,16 +3,9 @@
     from kubelab.scheduler import Scheduler, load_config
     Cluster(replace={"scheduler": lambda ctx: Scheduler(ctx, config=load_config(yaml_text), explain=True)})
 
-Imports kubelab.api, kubelab.sim and kubelab.client only (DESIGN.md section 1).
+Imports kubelab.api, kubelab.sim and kubelab.client only (docs/ARCHITECTURE.md).
 """
 
-from kubelab.scheduler.algorithm import (
-    FitError,
-    NoNodesAvailableError,
-    ScheduleResult,
-    SchedulingError,
-    num_feasible_nodes_to_find,
-)
 from kubelab.scheduler.cache import Cache, CacheError
 from kubelab.scheduler.config import (
     DEFAULT_SCHEDULER_NAME,
@@ -26,10 +19,16 @@ from kubelab.scheduler.events import ActionType, ClusterEvent, QueueingHint
 from kubelab.scheduler.explain import Explanation
 from kubelab.scheduler.framework import Framework
 from kubelab.scheduler.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, Code, CycleState, NodeScore, Status
+from kubelab.scheduler.schedule_one import (
+    NoNodesAvailableError,
+    ScheduleResult,
+    SchedulingError,
+    num_feasible_nodes_to_find,
+)
 from kubelab.scheduler.scheduler import DEFAULT_CYCLE_COST, Scheduler
 from kubelab.scheduler.scheduling_queue import PriorityQueue, QueuedPodInfo
 from kubelab.scheduler.snapshot import Snapshot
-from kubelab.scheduler.types import NodeInfo, PodInfo, Resource
+from kubelab.scheduler.types import FitError, NodeInfo, PodInfo, Resource
 
 __all__ = [
     "DEFAULT_CYCLE_COST",

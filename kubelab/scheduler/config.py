@@ -83,7 +83,7 @@ class Profile:
 @dataclass
 class SchedulerConfiguration:
     profiles: list[Profile]
-    percentage_of_nodes_to_score: int = 0  # 0: adaptive (see algorithm.num_feasible_nodes_to_find)
+    percentage_of_nodes_to_score: int = 0  # 0: adaptive (see schedule_one.num_feasible_nodes_to_find)
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
 

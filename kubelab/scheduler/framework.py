@@ -1,7 +1,9 @@
 """The Framework runs one scheduler profile: its plugins, at each extension point, in order.
 
 pkg/scheduler/framework/runtime/framework.go (frameworkImpl: RunPreFilterPlugins,
-RunFilterPlugins, RunPostFilterPlugins, RunPreScorePlugins, RunScorePlugins, RunBindPlugins).
+RunFilterPlugins, RunFilterPluginsWithNominatedPods, RunPostFilterPlugins, RunPreScorePlugins,
+RunScorePlugins, RunBindPlugins). The algorithm that calls them, node by node, is
+schedule_one.py's (schedulePod, findNodesThatPassFilters, prioritizeNodes, selectHost).
 
 A Scheduler (the queue, the informers, the API calls) drives it like this:
 
@@ -25,12 +27,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from itertools import repeat
-from operator import add, mul
 from typing import Any
 
-from kubelab.scheduler import algorithm
-from kubelab.scheduler.algorithm import FitError, ScheduleResult, SchedulingError
+from kubelab.scheduler import schedule_one
 from kubelab.scheduler.config import Profile, default_profile
 from kubelab.scheduler.explain import Explanation, FilterVerdict
 from kubelab.scheduler.interface import (
@@ -40,6 +39,7 @@ from kubelab.scheduler.interface import (
     Code,
     CycleState,
     FilterPlugin,
+    NodePluginScores,
     NodeScore,
     Plugin,
     PostFilterPlugin,
@@ -47,17 +47,18 @@ from kubelab.scheduler.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    ScoreExtensions,
     ScorePlugin,
     Status,
     as_status,
+    score_extensions,
 )
 from kubelab.scheduler.plugins.registry import PluginFactory, in_tree_registry
+from kubelab.scheduler.schedule_one import ScheduleResult, SchedulingError
 from kubelab.scheduler.snapshot import Snapshot
-from kubelab.scheduler.types import NodeInfo, Object
+from kubelab.scheduler.types import FitError, NodeInfo, Object
 
 __all__ = ["Framework"]
-
-_VALID_SCORES = frozenset(range(MIN_NODE_SCORE, MAX_NODE_SCORE + 1))
 
 
 class Framework:
@@ -71,9 +72,13 @@ class Framework:
         """registry: out-of-tree plugins by name, added to the in-tree ones."""
         profile = profile if profile is not None else default_profile()
         self.profile_name = profile.scheduler_name
+        # percentageOfNodesToScore (profile, then global; 0 is adaptive): the filter search stops
+        # once num_feasible_nodes_to_find nodes fit, so a cycle looks at a share of a big cluster.
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
         self.global_percentage = global_percentage  # KubeSchedulerConfiguration.percentageOfNodesToScore
         self.rand = rand if rand is not None else random.Random(0)
+        # nextStartNodeIndex: where the next search starts, so that successive cycles look at
+        # different nodes. Invariant: 0 <= it < the node count of the last snapshot searched.
         self.next_start_node_index = 0
         self._bind = bind
         self._snapshot = Snapshot()
@@ -94,6 +99,9 @@ class Framework:
         self.score_plugins: list[ScorePlugin] = at("score")
         self.bind_plugins: list[BindPlugin] = at("bind")
         self.score_weights = {p.name: profile.score_weights.get(p.name, 1) for p in self.score_plugins}
+        # ScoreExtensions() of each score plugin, asked once: None when it has no NormalizeScore.
+        self.score_plugin_extensions: dict[str, ScoreExtensions | None] = {
+            p.name: score_extensions(p) for p in self.score_plugins}
 
     # --- the Handle plugins see ---------------------------------------------------------------
 
@@ -137,7 +145,7 @@ class Framework:
             explanation = Explanation(f"{meta.get('namespace', 'default')}/{meta.get('name', '')}",
                                       self.profile_name, len(snapshot))
         try:
-            result = algorithm.schedule_pod(self, state, pod, snapshot, explanation)
+            result = schedule_one.schedule_pod(self, state, pod, snapshot, explanation)
         except FitError as err:
             if self.post_filter_plugins:
                 nominated, status = self.run_post_filter_plugins(state, pod, err.diagnosis.node_to_status)
@@ -188,46 +196,36 @@ class Framework:
                            else f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}] "
                            "simultaneously")
                     return result, Status(Code.UnschedulableAndUnresolvable, msg), with_nodes
-        state.active_filters = [p for p in self.filter_plugins if p.name not in state.skip_filter_plugins]
         return result, returned, with_nodes
 
     def run_filter_plugins(self, state: CycleState, pod: Object, node_info: NodeInfo,
                            explanation: Explanation | None = None) -> Status | None:
         """The node fits (None) unless a Filter plugin says otherwise; the first one to
-        reject decides, and the rest do not run."""
-        return self.run_filter_plugins_on_nodes(state, pod, [node_info], explanation)[0]
-
-    def run_filter_plugins_on_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo],
-                                    explanation: Explanation | None = None) -> list[Status | None]:
-        """run_filter_plugins for each node, worked out plugin by plugin: each plugin sees the
-        nodes no earlier plugin rejected. Every node meets the same plugins, in the same order,
-        as it would alone, and the explanation records the same verdicts."""
-        plugins = state.active_filters
-        if plugins is None:
-            plugins = [p for p in self.filter_plugins if p.name not in state.skip_filter_plugins]
-        verdicts: list[Status | None] = [None] * len(nodes)
-        passing = list(range(len(nodes)))  # the positions of the nodes no plugin has rejected yet
-        for pl in plugins:
-            if not passing:
-                break
-            candidates = nodes if len(passing) == len(nodes) else [nodes[i] for i in passing]
-            statuses = _filter_nodes(pl, state, pod, candidates)
-            if explanation is not None:
-                for node_info, status in zip(candidates, statuses, strict=True):
-                    explanation.record_filter(node_info.name, pl.name, status)
-            if not any(statuses):  # all passed: the usual case
+        reject decides, and the rest do not run. A plugin that PreFilter skipped does not run."""
+        for pl in self.filter_plugins:
+            if pl.name in state.skip_filter_plugins:
                 continue
-            still = []
-            for i, status in zip(passing, statuses, strict=True):
-                if status is None or status.code == Code.Success:
-                    still.append(i)
-                elif not status.is_rejected():
-                    verdicts[i] = Status(Code.Error, f'running "{pl.name}" filter plugin: {status.message()}',
-                                         plugin=pl.name)
-                else:
-                    verdicts[i] = status.with_plugin(pl.name)
-            passing = still
-        return verdicts
+            try:
+                status = pl.filter(state, pod, node_info)
+            except Exception as err:  # a broken plugin fails this node's check, not the process
+                status = as_status(err)
+            if explanation is not None:
+                explanation.record_filter(node_info.name, pl.name, status)
+            if status is not None and not status.is_success():
+                if not status.is_rejected():  # Filter may only say Success or Unschedulable*
+                    return Status(Code.Error, f'running "{pl.name}" filter plugin: {status.message()}',
+                                  plugin=pl.name)
+                return status.with_plugin(pl.name)
+        return None
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Object, node_info: NodeInfo,
+                                               explanation: Explanation | None = None) -> Status | None:
+        """RunFilterPluginsWithNominatedPods. Upstream runs the filters twice when pods of
+        equal or higher priority are nominated to the node (once with them added, once
+        without). kubelab's queue nominates no pods (PostFilter only proposes a node), so
+        there is never a pod to add, and upstream's own shortcut for that case applies:
+        the filters run once."""
+        return self.run_filter_plugins(state, pod, node_info, explanation)
 
     def run_post_filter_plugins(self, state: CycleState, pod: Object, node_to_status: Mapping[str, Status]
                                 ) -> tuple[PostFilterResult | None, Status]:
@@ -263,46 +261,48 @@ class Framework:
         return None
 
     def run_score_plugins(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo],
-                          explanation: Explanation | None = None) -> list[int]:
-        """Each plugin scores every node, normalizes, is weighted; returns the totals."""
-        totals = [0] * len(nodes)
-        names = [n.name for n in nodes]
-        for pl in self.score_plugins:
-            if pl.name in state.skip_score_plugins:
+                          explanation: Explanation | None = None) -> list[NodePluginScores]:
+        """Score every node with every plugin PreScore did not skip, let each plugin's
+        NormalizeScore rewrite its scores, check they lie in [0, 100], weight and sum them."""
+        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
+        plugin_to_node_scores: dict[str, list[NodeScore]] = {pl.name: [] for pl in plugins}
+        for node_info in nodes:  # upstream: parallelize.Until over the nodes
+            for pl in plugins:
+                try:
+                    score = pl.score(state, pod, node_info)
+                except Exception as err:
+                    raise SchedulingError(f'plugin "{pl.name}" failed with: {err}') from err
+                plugin_to_node_scores[pl.name].append(NodeScore(node_info.name, score))
+        raw = ({name: [s.score for s in scores] for name, scores in plugin_to_node_scores.items()}
+               if explanation is not None else {})  # what the explanation shows before NormalizeScore
+        for pl in plugins:
+            extensions = self.score_plugin_extensions[pl.name]
+            if extensions is None:
                 continue
             try:
-                score_nodes = getattr(pl, "score_nodes", None)  # the batch form, if any
-                if score_nodes is not None:
-                    scores = score_nodes(state, pod, nodes)
-                else:
-                    score = pl.score
-                    scores = [score(state, pod, n) for n in nodes]
-                raw = scores
-                normalize_scores = getattr(pl, "normalize_scores", None)  # the batch form, if any
-                normalize = getattr(pl, "normalize_score", None)  # ScoreExtensions, if any
-                if normalize_scores is not None:
-                    scores = normalize_scores(state, pod, names, scores)
-                elif normalize is not None:
-                    node_scores = list(map(NodeScore, names, scores))
-                    status = normalize(state, pod, node_scores)
-                    if status is not None and not status.is_success():
-                        raise SchedulingError(status.message())
-                    scores = [ns.score for ns in node_scores]
+                status = extensions.normalize_score(state, pod, plugin_to_node_scores[pl.name])
             except Exception as err:
-                raise SchedulingError(f'plugin "{pl.name}" failed with: {err}') from err
-            if (not _VALID_SCORES.issuperset(scores)  # a quick look (integers only), then the rule
-                    and scores and not MIN_NODE_SCORE <= min(scores) <= max(scores) <= MAX_NODE_SCORE):
-                bad = next(s for s in scores if not MIN_NODE_SCORE <= s <= MAX_NODE_SCORE)
-                raise SchedulingError(f'plugin "{pl.name}" returns an invalid score {bad}, it '
-                                      f"should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                                      "after normalizing")
-            weight = self.score_weights[pl.name]
-            if any(scores):  # all zero (e.g. no node has the pod's images) adds nothing
-                # map sums and multiplies in C: this runs for every feasible node of every plugin.
-                totals = list(map(add, totals, scores if weight == 1 else map(mul, scores, repeat(weight))))
-            if explanation is not None:
-                explanation.record_scores(pl.name, names, raw, scores, weight)
-        return totals
+                status = as_status(err)
+            if status is not None and not status.is_success():
+                raise SchedulingError(f'plugin "{pl.name}" failed with: {status.message()}')
+        all_node_plugin_scores = []
+        for index, node_info in enumerate(nodes):
+            total_score = 0
+            for pl in plugins:
+                score = plugin_to_node_scores[pl.name][index].score
+                if not MIN_NODE_SCORE <= score <= MAX_NODE_SCORE:
+                    raise SchedulingError(f'plugin "{pl.name}" returns an invalid score {score}, it '
+                                          f"should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                                          "after normalizing")
+                total_score += score * self.score_weights[pl.name]
+            all_node_plugin_scores.append(NodePluginScores(node_info.name, total_score))
+        if explanation is not None:
+            names = [n.name for n in nodes]
+            for pl in plugins:
+                explanation.record_scores(pl.name, names, raw[pl.name],
+                                          [s.score for s in plugin_to_node_scores[pl.name]],
+                                          self.score_weights[pl.name])
+        return all_node_plugin_scores
 
     def run_bind_plugins(self, state: CycleState, pod: Object, node_name: str) -> Status | None:
         """Bind plugins are tried in order; the first that does not Skip decides."""
@@ -316,21 +316,3 @@ class Framework:
             return None
         return Status(Code.Error, "no bind plugin bound the pod")
 
-
-def _filter_nodes(pl: FilterPlugin, state: CycleState, pod: Object,
-                  nodes: Sequence[NodeInfo]) -> list[Status | None]:
-    """pl's verdict on each node; an exception is an Error status for that node alone."""
-    batch = getattr(pl, "filter_nodes", None)
-    if batch is not None:
-        try:
-            statuses: list[Status | None] = batch(state, pod, nodes)
-            return statuses
-        except Exception:
-            pass  # ask node by node, to pin the error on the node that caused it
-    statuses = []
-    for node_info in nodes:
-        try:
-            statuses.append(pl.filter(state, pod, node_info))
-        except Exception as err:
-            statuses.append(as_status(err))
-    return statuses

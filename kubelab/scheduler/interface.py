@@ -11,13 +11,10 @@ The extension points, in the order one scheduling cycle runs them:
     -> bind
 
 Upstream runs Filter and Score for many nodes at once on 16 goroutines (parallelize.Until in
-pkg/scheduler/schedule_one.go and framework/runtime/framework.go). Python has no such help, and
-one method call per node per plugin costs more than most plugins' work. So a plugin may also
-offer kubelab's batch forms, which the framework prefers: filter_nodes and score_nodes answer
-for a list of nodes what filter and score answer node by node, and normalize_scores does on plain
-integers what normalize_score does on NodeScores. They are optional and must agree exactly with
-the per-node forms (tests/test_fast_paths.py checks the in-tree ones); a plugin that only has
-the per-node methods, like the ones learners write, works unchanged.
+pkg/scheduler/schedule_one.go and framework/runtime/framework.go); kubelab runs the same calls
+one node after another, which gives the same answer in a reproducible order. A plugin has one
+method per extension point it serves and nothing else: the learner's plugins of notebook 04
+have exactly this shape.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from kubelab.scheduler.snapshot import Snapshot
 from kubelab.scheduler.types import NodeInfo, Object
@@ -37,11 +34,10 @@ __all__ = [
     "BindPlugin",
     "Code",
     "CycleState",
-    "FilterNodesPlugin",
     "FilterPlugin",
     "Handle",
+    "NodePluginScores",
     "NodeScore",
-    "NormalizeScoresExtension",
     "Plugin",
     "PostFilterPlugin",
     "PostFilterResult",
@@ -49,11 +45,11 @@ __all__ = [
     "PreFilterResult",
     "PreScorePlugin",
     "ScoreExtensions",
-    "ScoreNodesPlugin",
     "ScorePlugin",
     "StateNotFoundError",
     "Status",
     "as_status",
+    "score_extensions",
 ]
 
 MAX_NODE_SCORE = 100  # what every score plugin's normalized score must fit in
@@ -125,16 +121,14 @@ class CycleState(dict[str, Any]):
     """Scratch space for one scheduling cycle: PreFilter writes what Filter reads.
 
     Also records which plugins asked to be skipped (upstream SkipFilterPlugins and
-    SkipScorePlugins) and, once PreFilter has run, the filters left to run per node.
-    It is a dict underneath because Filter and Score read it once per node."""
+    SkipScorePlugins). It is a dict underneath because Filter and Score read it once per node."""
 
-    __slots__ = ("active_filters", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         super().__init__()
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
-        self.active_filters: list[FilterPlugin] | None = None
 
     # read(key) is dict lookup: it raises StateNotFoundError (a KeyError) for a missing key.
     read = dict.__getitem__
@@ -151,7 +145,6 @@ class CycleState(dict[str, Any]):
         copy.update(self)
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
-        copy.active_filters = self.active_filters
         return copy
 
 
@@ -193,6 +186,13 @@ class NodeScore:
         return f"NodeScore({self.name}, {self.score})"
 
 
+class NodePluginScores(NamedTuple):
+    """A feasible node and the sum of its weighted scores (NodePluginScores.TotalScore)."""
+
+    name: str
+    total_score: int
+
+
 class Handle(Protocol):
     """What a plugin may ask of the framework that runs it (interface.go Handle)."""
 
@@ -215,13 +215,6 @@ class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, pod: Object, node_info: NodeInfo) -> Status | None: ...
 
 
-class FilterNodesPlugin(FilterPlugin, Protocol):
-    """The batch form: [filter(state, pod, n) for n in nodes], computed faster."""
-
-    def filter_nodes(self, state: CycleState, pod: Object,
-                     nodes: Sequence[NodeInfo]) -> list[Status | None]: ...
-
-
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(self, state: CycleState, pod: Object,
                     node_to_status: Mapping[str, Status]) -> tuple[PostFilterResult | None, Status]: ...
@@ -235,22 +228,17 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Object, node_info: NodeInfo) -> int: ...
 
 
-class ScoreNodesPlugin(ScorePlugin, Protocol):
-    """The batch form: [score(state, pod, n) for n in nodes], computed faster."""
-
-    def score_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[int]: ...
-
-
 class ScoreExtensions(Protocol):
+    """NormalizeScore, run once per cycle on every feasible node's score of one plugin."""
+
     def normalize_score(self, state: CycleState, pod: Object, scores: list[NodeScore]) -> Status | None: ...
 
 
-class NormalizeScoresExtension(Protocol):
-    """The batch form of normalize_score: the normalized scores, in the order given, of the
-    nodes whose raw scores are `scores` (`names`, in the same order, name the nodes)."""
-
-    def normalize_scores(self, state: CycleState, pod: Object, names: list[str],
-                         scores: list[int]) -> list[int]: ...
+def score_extensions(plugin: ScorePlugin) -> ScoreExtensions | None:
+    """ScorePlugin.ScoreExtensions(): upstream's plugins return themselves when they have a
+    NormalizeScore, else nil. In Python a plugin that defines normalize_score is its own
+    ScoreExtensions, so a learner's Score plugin needs no second method."""
+    return plugin if callable(getattr(plugin, "normalize_score", None)) else None  # type: ignore[return-value]
 
 
 class BindPlugin(Plugin, Protocol):

@@ -1,37 +1,85 @@
 """One pod, start to finish: the scheduling cycle, the binding cycle, and what a failure does.
 
-pkg/scheduler/schedule_one.go (ScheduleOne, schedulingCycle, bindingCycle, handleBindingCycleError,
-handleSchedulingFailure, updatePod). In virtual time:
+pkg/scheduler/schedule_one.go, in its order: ScheduleOne and schedulingCycle; schedulePod,
+findNodesThatFitPod, findNodesThatPassFilters, numFeasibleNodesToFind, prioritizeNodes and
+selectHost (one cycle's algorithm: find the nodes that fit, score them, pick one); then
+bindingCycle, handleBindingCycleError, handleSchedulingFailure and updatePod. In virtual time:
 
     t              pop the pod, run the profile's plugins, assume the chosen node in the cache
     t + cost       the next cycle may start; the binding "goroutine" POSTs pods/<name>/binding
     t + cost + latency   the API server applies the binding (latency: bind_latency)
 
 A crash before t + cost loses the binding with the process. A binding already sent still
-reaches the API server, as a request on the wire would; only its answer is lost.
+reaches the API server, as a request on the wire would; only its answer is lost. Upstream
+checks and scores nodes on 16 goroutines; kubelab checks them one after another, which gives
+the same answer in a reproducible order.
 """
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.client.events import NORMAL, WARNING
-from kubelab.scheduler.algorithm import FitError, NoNodesAvailableError, SchedulingError
 from kubelab.scheduler.cache import CacheError
 from kubelab.scheduler.events import ASSIGNED_POD_DELETE
-from kubelab.scheduler.framework import Framework
-from kubelab.scheduler.interface import CycleState, Status
+from kubelab.scheduler.explain import Explanation
+from kubelab.scheduler.interface import Code, CycleState, NodePluginScores, Status
 from kubelab.scheduler.scheduling_queue import QueuedPodInfo, queued_pod_key
-from kubelab.scheduler.types import Object
+from kubelab.scheduler.snapshot import Snapshot
+from kubelab.scheduler.types import Diagnosis, FitError, NodeInfo, Object
 
 if TYPE_CHECKING:
+    from kubelab.scheduler.framework import Framework
     from kubelab.scheduler.scheduler import Scheduler
 
-__all__ = ["NOTE_LENGTH_LIMIT", "schedule_one", "truncate_message"]
+__all__ = [
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "NOTE_LENGTH_LIMIT",
+    "NoNodesAvailableError",
+    "ScheduleResult",
+    "SchedulingError",
+    "find_nodes_that_fit_pod",
+    "find_nodes_that_pass_filters",
+    "num_feasible_nodes_to_find",
+    "prioritize_nodes",
+    "schedule_one",
+    "schedule_pod",
+    "select_host",
+    "truncate_message",
+]
 
 NOTE_LENGTH_LIMIT = 1024  # pkg/apis/core/validation NoteLengthLimit: the longest event message
+# Score at least this many feasible nodes, and at least this percentage of the cluster:
+# enough to spread pods well, few enough to stay fast on 5,000 nodes.
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+class SchedulingError(Exception):
+    """A plugin failed (Code.Error): the pod is retried later, it is not unschedulable."""
+
+
+class NoNodesAvailableError(SchedulingError):
+    """ErrNoNodesAvailable."""
+
+    def __init__(self) -> None:
+        super().__init__("no nodes available to schedule pods")
+
+
+@dataclass
+class ScheduleResult:
+    """scheduler.go ScheduleResult."""
+
+    suggested_host: str
+    evaluated_nodes: int  # nodes the filters ran on (feasible + rejected)
+    feasible_nodes: int
+    explanation: Explanation | None = None
 
 
 def truncate_message(message: str) -> str:
@@ -96,6 +144,139 @@ def _keep_explanation(sched: Scheduler, pod: Object, explanation: Any) -> None:
         key = queued_pod_key(pod)
         sched.explanations.pop(key, None)  # re-inserted last: the newest decision is the last entry
         sched.explanations[key] = explanation
+
+
+# --- the scheduling algorithm: filter, score, select ----------------------------------------------
+
+def schedule_pod(fwk: Framework, state: CycleState, pod: Object, snapshot: Snapshot,
+                 explanation: Explanation | None = None) -> ScheduleResult:
+    """schedulePod: raises NoNodesAvailableError, FitError or SchedulingError."""
+    if len(snapshot) == 0:
+        raise NoNodesAvailableError()
+    feasible, diagnosis = find_nodes_that_fit_pod(fwk, state, pod, snapshot, explanation)
+    if not feasible:
+        raise FitError(pod, len(snapshot), diagnosis)
+    evaluated = len(feasible) + len(diagnosis.node_to_status)
+    if len(feasible) == 1:  # nothing to compare: skip scoring
+        if explanation is not None:
+            explanation.note = "one feasible node: scoring skipped"
+        return ScheduleResult(feasible[0].name, evaluated, 1, explanation)
+    priority_list = prioritize_nodes(fwk, state, pod, feasible, explanation)
+    host = select_host(priority_list, fwk.rand)
+    return ScheduleResult(host, evaluated, len(feasible), explanation)
+
+
+def find_nodes_that_fit_pod(fwk: Framework, state: CycleState, pod: Object, snapshot: Snapshot,
+                            explanation: Explanation | None = None) -> tuple[list[NodeInfo], Diagnosis]:
+    """Run PreFilter, then Filter over the nodes PreFilter left, from where the last cycle
+    stopped; advance that start index by the number of nodes looked at."""
+    all_nodes = snapshot.node_info_list
+    diagnosis = Diagnosis()
+    result, status, plugins_with_nodes = fwk.run_pre_filter_plugins(state, pod, all_nodes, explanation)
+    diagnosis.unschedulable_plugins = set(plugins_with_nodes)
+    if status is not None:
+        if not status.is_rejected():
+            raise SchedulingError(status.message())
+        diagnosis.absent_nodes_status = status  # every node gets PreFilter's verdict
+        diagnosis.pre_filter_msg = status.message()
+        diagnosis.add_plugin_status(status)
+        if explanation is not None:
+            note = f"rejected at PreFilter by {status.plugin}: {status.message()}"
+            for n in all_nodes:
+                explanation.node(n.name).note = note
+        return [], diagnosis
+    nodes: Sequence[NodeInfo] = all_nodes
+    if result is not None and result.node_names is not None:
+        nodes = [n for n in all_nodes if n.name in result.node_names]
+        diagnosis.absent_nodes_status = Status(
+            Code.UnschedulableAndUnresolvable,
+            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins_with_nodes))}]")
+        if explanation is not None:
+            note = "excluded by PreFilter: " + diagnosis.absent_nodes_status.message()
+            for n in all_nodes:
+                if n.name not in result.node_names:
+                    explanation.node(n.name).note = note
+    feasible = find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes, explanation)
+    processed = len(feasible) + len(diagnosis.node_to_status)
+    fwk.next_start_node_index = (fwk.next_start_node_index + processed) % len(all_nodes)
+    return feasible, diagnosis
+
+
+def find_nodes_that_pass_filters(fwk: Framework, state: CycleState, pod: Object, diagnosis: Diagnosis,
+                                 nodes: Sequence[NodeInfo],
+                                 explanation: Explanation | None = None) -> list[NodeInfo]:
+    """Check the nodes one by one, round-robin from fwk.next_start_node_index, until
+    num_feasible_nodes_to_find of them fit; each rejected node's Status goes to the diagnosis."""
+    num_all_nodes = len(nodes)
+    if num_all_nodes == 0:
+        return []
+    num_nodes_to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all_nodes,
+                                                   fwk.global_percentage)
+    if not fwk.has_score_plugins():
+        num_nodes_to_find = 1  # without scores any feasible node is as good as another
+    start = fwk.next_start_node_index
+    if not fwk.has_filter_plugins():
+        return [nodes[(start + i) % num_all_nodes] for i in range(num_nodes_to_find)]
+    feasible: list[NodeInfo] = []
+    for i in range(num_all_nodes):
+        node_info = nodes[(start + i) % num_all_nodes]
+        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info, explanation)
+        if status is None:
+            feasible.append(node_info)
+            if len(feasible) == num_nodes_to_find:
+                break  # upstream cancels the other goroutines here
+        elif status.code == Code.Error:
+            raise SchedulingError(status.message())
+        else:
+            diagnosis.node_to_status[node_info.name] = status
+            diagnosis.add_plugin_status(status)
+    return feasible
+
+
+def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int | None, num_all_nodes: int,
+                               global_percentage: int = 0) -> int:
+    """How many feasible nodes to find before the search stops (numFeasibleNodesToFind).
+
+    Small clusters (< 100 nodes) are searched whole. Otherwise the profile's percentage, else
+    the global one; 0 means adaptive: 50% minus 1% per 125 nodes, never under 5%; and never
+    fewer than 100 nodes. Go's int32 arithmetic truncates, as // does for these positives."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    percentage = global_percentage if percentage_of_nodes_to_score is None else percentage_of_nodes_to_score
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def prioritize_nodes(fwk: Framework, state: CycleState, pod: Object, nodes: Sequence[NodeInfo],
+                     explanation: Explanation | None = None) -> list[NodePluginScores]:
+    """PreScore, then Score, NormalizeScore and weights: one NodePluginScores per node.
+    Without score plugins every node scores 1."""
+    if not fwk.has_score_plugins():
+        return [NodePluginScores(n.name, 1) for n in nodes]
+    status = fwk.run_pre_score_plugins(state, pod, nodes, explanation)
+    if status is not None:
+        raise SchedulingError(status.message())
+    return fwk.run_score_plugins(state, pod, nodes, explanation)
+
+
+def select_host(node_scores: Sequence[NodePluginScores], rand: random.Random) -> str:
+    """The highest total wins; ties are broken uniformly at random by reservoir sampling:
+    the k-th tied node replaces the choice with probability 1/k (selectHost)."""
+    if not node_scores:
+        raise SchedulingError("empty priorityList")
+    selected, best = node_scores[0]
+    tied = 1
+    for name, total in node_scores[1:]:
+        if total < best:
+            continue
+        if total > best:
+            selected, best, tied = name, total, 1
+        else:
+            tied += 1
+            if rand.random() * tied < 1:  # probability 1/tied, like rand.Intn(tied) == 0
+                selected = name
+    return selected
 
 
 # --- binding -------------------------------------------------------------------------------------

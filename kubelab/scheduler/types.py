@@ -1,6 +1,6 @@
-"""What the scheduler knows about nodes and pods: PodInfo and NodeInfo.
+"""What the scheduler knows about nodes and pods: PodInfo and NodeInfo; and why a pod fits nowhere.
 
-Mirrors pkg/scheduler/framework/types.go (NodeInfo, PodInfo, Resource). Objects stay
+Mirrors pkg/scheduler/framework/types.go (NodeInfo, PodInfo, Resource, Diagnosis, FitError). Objects stay
 Kubernetes-shaped dicts; what the hot path needs is computed once and kept as integers:
 milli-CPU and bytes, summed incrementally as pods are added to and removed from a node
 (NodeInfo.update in types.go).
@@ -15,14 +15,22 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kubelab.api.quantity import parse_quantity
+
+if TYPE_CHECKING:
+    from kubelab.scheduler.explain import Explanation
+    from kubelab.scheduler.interface import PostFilterResult, Status
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "Diagnosis",
+    "FitError",
     "NodeInfo",
     "Object",
     "PodInfo",
@@ -199,8 +207,9 @@ class NodeInfo:
     status.capacity uses that instead (kubelet would have filled allocatable in).
 
     Invariant: change a NodeInfo only through set_node, add_pod(_info) and remove_pod. Each
-    of them gives it a new `generation` (types.go Generation), which is how a plugin that
-    remembers per-node results knows the node has changed."""
+    of them gives it a new `generation` (types.go Generation): a NodeInfo whose generation
+    has not moved is the same node with the same pods (upstream's cache.UpdateSnapshot copies
+    only the nodes whose generation is newer than the snapshot's)."""
 
     __slots__ = ("allocatable", "generation", "images", "labels", "name", "no_schedule_taints", "node",
                  "non_zero_requested", "pods", "prefer_no_schedule_taints", "requested", "taints",
@@ -267,3 +276,51 @@ class NodeInfo:
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)}, requested={self.requested})"
+
+
+@dataclass
+class Diagnosis:
+    """Why nodes were rejected: each rejected node's Status, plus one Status standing for
+    the nodes never looked at because PreFilter ruled them out (NodeToStatus.absentNodesStatus)."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    absent_nodes_status: Status | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        if status.plugin and status.is_rejected():
+            self.unschedulable_plugins.add(status.plugin)
+
+
+class FitError(Exception):
+    """No node fits. str(err) is upstream's message, e.g.
+    `0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.`"""
+
+    def __init__(self, pod: Object, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+        self.explanation: Explanation | None = None
+        self.post_filter_result: PostFilterResult | None = None  # e.g. a node to nominate
+
+    def __str__(self) -> str:
+        d, n = self.diagnosis, self.num_all_nodes
+        message = f"0/{n} nodes are available:"
+        if d.pre_filter_msg:
+            message += f" {d.pre_filter_msg}."
+        else:  # count each reason over the nodes; sort "count reason" strings as text
+            reasons: Counter[str] = Counter()
+            for status in d.node_to_status.values():
+                reasons.update(status.reasons)
+            if len(d.node_to_status) < n and d.absent_nodes_status is not None:
+                for reason in d.absent_nodes_status.reasons:
+                    reasons[reason] += n - len(d.node_to_status)
+            histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
+            if histogram:
+                message += " " + ", ".join(histogram) + "."
+        if d.post_filter_msg:  # only when a PostFilter plugin (preemption) ran
+            message += f" {d.post_filter_msg}"
+        return message

@@ -18,6 +18,7 @@ import yaml
 
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Request, WatchEvent, WatchHandle
+from kubelab.api.resources import ResourceInfo
 from kubelab.serve import discovery, openapi
 from kubelab.serve.protobuf import PROTOBUF, decode_protobuf
 from kubelab.serve.requestinfo import decode_json, parse_path, to_request
@@ -109,17 +110,26 @@ class DiscoveryHandler(_Base):
 class OpenAPIHandler(_Base):
     """/openapi/v3 (the index) and /openapi/v3/<group version path>."""
 
+    def _crd_schema(self, info: ResourceInfo) -> Object | None:
+        crd = self.server.cluster.apiserver.served.get(
+            "customresourcedefinitions", "", f"{info.resource}.{info.group}", "apiextensions.k8s.io")
+        for version in ((crd or {}).get("spec") or {}).get("versions") or []:
+            if version.get("name") == info.version:
+                schema = (version.get("schema") or {}).get("openAPIV3Schema")
+                return schema if isinstance(schema, dict) else None
+        return None
+
     def get(self, path: str) -> None:
         table = self.server.cluster.apiserver.resources
         if not path:
-            self.send(openapi.index(table))
+            self.send(openapi.index(table, self._crd_schema))
             return
         parts = [p for p in path.split("/") if p]
         doc = None
         if parts[:1] == ["api"] and len(parts) == 2:
-            doc = openapi.group_version_document(table, "", parts[1])
+            doc = openapi.group_version_document(table, "", parts[1], self._crd_schema)
         elif parts[:1] == ["apis"] and len(parts) == 3:
-            doc = openapi.group_version_document(table, parts[1], parts[2])
+            doc = openapi.group_version_document(table, parts[1], parts[2], self._crd_schema)
         if doc is None:
             self.send_error_status(_not_found())
         else:
@@ -175,7 +185,10 @@ class ResourceHandler(_Base):
             self.send_error_status(err)
             return
         code = 201 if request.verb == "create" and request.subresource != "binding" else 200
-        if request.verb in ("get", "list") and not request.subresource and self._wants_table():
+        if request.subresource == "log":  # plain text, as the kubelet wrote it
+            self.set_header("Content-Type", "text/plain")
+            self.finish(str(result.get("body", "")))
+        elif request.verb in ("get", "list") and not request.subresource and self._wants_table():
             items = result.get("items", []) if request.verb == "list" else [result]
             meta = result.get("metadata") or {}
             self.send(self._table(request, items, query, meta), code, TABLE_V1)
@@ -197,7 +210,8 @@ class ResourceHandler(_Base):
 
     async def get(self) -> None:
         query = self.query()
-        if query.get("watch") not in ("true", "1"):
+        follow = query.get("follow") == "true" and self.request.path.endswith("/log")
+        if query.get("watch") not in ("true", "1") and not follow:
             self._serve()
             return
         try:
@@ -205,7 +219,39 @@ class ResourceHandler(_Base):
         except ApiError as err:
             self.send_error_status(err)
             return
-        await self._watch(request, query)
+        if follow:
+            await self._follow(request)
+        else:
+            await self._watch(request, query)
+
+    async def _follow(self, request: Request) -> None:
+        """`kubectl logs -f`: the lines so far, then each new one, until the container stops
+        running or the client goes away (the kubelet follows the CRI log file the same way)."""
+        api, sent = self.server.cluster.apiserver, 0
+        self._gone = False
+        self.set_header("Content-Type", "text/plain")
+        while not self._gone:
+            try:
+                text = str(api.handle(request).get("body", ""))
+                pod = api.handle(Request("get", "pods", namespace=request.namespace, name=request.name,
+                                         token=request.token))
+            except ApiError as err:
+                if sent == 0:
+                    self.send_error_status(err)
+                    return
+                break
+            if len(text) > sent:
+                self.write(text[sent:])
+                self.flush()
+                sent = len(text)
+            container = request.options.get("container") or ""
+            states = [(s.get("state") or {}) for s in (pod.get("status") or {}).get("containerStatuses") or []
+                      if not container or s.get("name") == container]
+            if states and not any("running" in st for st in states):
+                break
+            await asyncio.sleep(0.5)
+        if not self._finished:
+            self.finish()
 
     # ------------------------------------------------------------------ watch
 
@@ -249,6 +295,7 @@ class ResourceHandler(_Base):
 
     def on_connection_close(self) -> None:
         """The client went away mid-watch: stop the watch; nothing else is left behind."""
+        self._gone = True
         closed = getattr(self, "_closed", None)
         if closed is not None:
             closed()

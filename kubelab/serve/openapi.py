@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from kubelab.api.resources import ResourceInfo, ResourceTable
@@ -99,7 +100,12 @@ def _paths(info: ResourceInfo, ref: Object) -> dict[str, Object]:
     return paths
 
 
-def group_version_document(table: ResourceTable, group: str, version: str) -> Object | None:
+CustomSchema = Callable[[ResourceInfo], "Object | None"]
+
+
+def group_version_document(table: ResourceTable, group: str, version: str,
+                           custom_schema: CustomSchema = lambda info: None) -> Object | None:
+    """custom_schema: a custom resource's openAPIV3Schema, from its CRD (None: unknown)."""
     infos = [i for i in table if i.group == group and i.version == version]
     if not infos:
         return None
@@ -107,22 +113,26 @@ def group_version_document(table: ResourceTable, group: str, version: str) -> Ob
     paths: dict[str, Object] = {}
     for info in sorted(infos, key=lambda i: i.resource):
         struct = SCHEMAS.get(info.kind)
-        if struct is None:  # a custom resource: its structure is the CRD's (notebook 08)
-            ref: Object = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-        else:
+        gvk = [{"group": info.group, "version": info.version, "kind": info.kind}]
+        if struct is not None:
             ref = builder.ref(struct)
-            builder.schemas[ref["$ref"].rsplit("/", 1)[1]]["x-kubernetes-group-version-kind"] = [
-                {"group": info.group, "version": info.version, "kind": info.kind}]
+            builder.schemas[ref["$ref"].rsplit("/", 1)[1]]["x-kubernetes-group-version-kind"] = gvk
+        else:  # a custom resource: its structure is its CRD's schema, as apiextensions publishes it
+            name = f"{'.'.join(reversed(info.group.split('.')))}.{info.version}.{info.kind}"
+            schema = dict(custom_schema(info) or {"type": "object",
+                                                  "x-kubernetes-preserve-unknown-fields": True})
+            builder.schemas[name] = {**schema, "x-kubernetes-group-version-kind": gvk}
+            ref = {"$ref": f"#/components/schemas/{name}"}
         paths.update(_paths(info, ref))
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.34.0"},
             "paths": paths, "components": {"schemas": builder.schemas}}
 
 
-def index(table: ResourceTable) -> Object:
+def index(table: ResourceTable, custom_schema: CustomSchema = lambda info: None) -> Object:
     """/openapi/v3: where each group version's document is, with a hash of its content."""
     paths: dict[str, Object] = {}
     for group, version in sorted({(i.group, i.version) for i in table}):
-        doc = group_version_document(table, group, version)
+        doc = group_version_document(table, group, version, custom_schema)
         digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16].upper()
         path = _gv_path(group, version)
         paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}

@@ -122,6 +122,11 @@ def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: st
     if info.verb in ("delete", "deletecollection"):
         options.update(_delete_options(query, body))
         body = None
+    if info.subresource == "log":  # PodLogOptions
+        options.update(container=query.get("container", ""), previous=query.get("previous") == "true")
+        tail = _int(query, "tailLines")
+        if tail is not None:
+            options["tailLines"] = tail
     return Request(
         info.verb, info.resource, namespace=info.namespace, name=info.name, group=info.group,
         version=info.version, subresource=info.subresource, body=body,

@@ -22,8 +22,12 @@ depends on it, so serving from a notebook needs nothing new.
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
+import shlex
+import shutil
 import socket
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +66,7 @@ class Server:
         self.watches: set[Callable[[], None]] = set()  # each open watch's close callback
         self._http: tornado.httpserver.HTTPServer | None = None
         self._pacer: asyncio.Task[None] | None = None
+        self._kubeconfig_path: Path | None = None  # the one kubectl() uses
 
     @property
     def url(self) -> str:
@@ -126,6 +131,23 @@ class Server:
 
     def write_kubeconfig(self, path: str | Path = DEFAULT_PATH) -> Path:
         return write_kubeconfig(self.kubeconfig(), path)
+
+    async def kubectl(self, command: str, context: str = "kubelab") -> str:
+        """Run the real kubectl against this server and return what it printed (stdout, then
+        stderr). Awaited, so the server keeps answering while kubectl waits for it: in a
+        notebook cell, `print(await c.server.kubectl("get pods -o wide"))`."""
+        binary = shutil.which("kubectl")
+        if binary is None:
+            raise RuntimeError("the real kubectl is not installed (make installs it as root)")
+        if self._kubeconfig_path is None:
+            self._kubeconfig_path = Path(tempfile.mkdtemp(prefix="kubelab-kubectl-")) / "kubeconfig.yaml"
+            self.write_kubeconfig(self._kubeconfig_path)
+        env = dict(os.environ, KUBECONFIG=str(self._kubeconfig_path))
+        proc = await asyncio.create_subprocess_exec(
+            binary, "--context", context, *shlex.split(command), env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await proc.communicate()
+        return (out + err).decode()
 
     async def stop(self) -> None:
         """Stop listening, end every watch stream cleanly, close the connections."""

@@ -21,6 +21,7 @@ __all__ = [
     "deployment_progressing",
     "deployment_timed_out",
     "get_proportion",
+    "get_replica_set_fraction",
     "get_scaled_value_from_int_or_percent",
     "has_progress_deadline",
     "has_revision_history_limit",
@@ -135,21 +136,30 @@ def get_proportion(rs: Object | None, d: Object, to_add: int, added: int) -> int
     size relative to the max-replicas annotation; never more than what is left to add."""
     if rs is None or replicas_of(rs) == 0 or to_add == 0 or to_add == added:
         return 0
-    if replicas_of(d) == 0:
-        fraction = -replicas_of(rs)  # scaling to zero: everything goes
-    else:
-        d_replicas = replicas_of(d) + max_surge(d)
-        annotated = (rs["metadata"].get("annotations") or {}).get(MAX_REPLICAS_ANNOTATION)
-        try:
-            base = int(annotated) if annotated is not None else None
-        except ValueError:
-            base = None
-        if base is None:
-            base = int((d.get("status") or {}).get("replicas", 0))
-        # integer.RoundToInt32: round half away from zero.
-        fraction = math.floor(replicas_of(rs) * d_replicas / base + 0.5) - replicas_of(rs)
+    fraction = get_replica_set_fraction(rs, d)
     allowed = to_add - added
     return min(fraction, allowed) if to_add > 0 else max(fraction, allowed)
+
+
+def get_replica_set_fraction(rs: Object, d: Object) -> int:
+    """getReplicaSetFraction: how many replicas this ReplicaSet gains (or loses) when the
+    Deployment goes from the size in the max-replicas annotation to replicas + maxSurge."""
+    if replicas_of(d) == 0:
+        return -replicas_of(rs)  # scaling to zero: everything goes
+    d_replicas = replicas_of(d) + max_surge(d)
+    annotated = (rs["metadata"].get("annotations") or {}).get(MAX_REPLICAS_ANNOTATION)
+    try:
+        base = int(annotated) if annotated is not None else 0
+    except ValueError:
+        base = 0
+    if base <= 0:
+        # A missing, unreadable or non-positive annotation (a third party edited it): fall
+        # back to the Deployment's current size, as upstream since kubernetes#128535.
+        base = int((d.get("status") or {}).get("replicas", 0))
+    if base <= 0:
+        return 0  # nothing to be in proportion to: no scaling (and no division by zero)
+    # integer.RoundToInt32: round half away from zero.
+    return math.floor(replicas_of(rs) * d_replicas / base + 0.5) - replicas_of(rs)
 
 
 def deployment_complete(d: Object, status: Object) -> bool:

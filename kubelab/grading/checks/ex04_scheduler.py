@@ -52,8 +52,7 @@ def _plugin_class(name: str, point: str, call: Callable[..., Any]) -> type:
 
 def _reference_score() -> Callable[[Any, Any, NodeInfo], int]:
     scorer = ResourceAllocationScorer("MostAllocated", most_resource_scorer(DEFAULT_RESOURCES),
-                                      DEFAULT_RESOURCES, use_requested=False,
-                                      cpu_memory=most_resource_scorer(DEFAULT_RESOURCES).cpu_memory)
+                                      DEFAULT_RESOURCES, use_requested=False)
     return lambda state, p, ni: scorer.score(ni, scorer.pod_request_list(p))
 
 
@@ -143,7 +142,7 @@ def agrees_with_taint_toleration(ctx: CheckContext) -> None:
 
 
 @check("4.1", points=5, seeds=(1, 2), hint="Return Status(Code.UnschedulableAndUnresolvable, "
-       "'node(s) had untolerated taint {key: value}') for the first untolerated taint: the "
+       "'node(s) had untolerated taint(s)') for a node with an untolerated taint: the "
        "scheduler counts these reasons in its FailedScheduling message.")
 def schedules_a_tainted_cluster(ctx: CheckContext) -> None:
     nodes = [node("node-1", taints=[NO_SCHEDULE]), node("node-2", taints=[NO_EXECUTE]),

@@ -41,13 +41,10 @@ class NodeResourcesBalancedAllocation:
         return None
 
     def score(self, state: CycleState, pod: Object, node_info: NodeInfo) -> int:
-        return self.score_nodes(state, pod, [node_info])[0]
-
-    def score_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[int]:
         try:
             requests: list[int] = state.read(_PRE_SCORE_KEY)
-        except KeyError:
+        except KeyError:  # PreScore did not run: work it out here, as upstream's Score does
             requests = self.scorer.pod_request_list(pod)
             if not any(requests):
-                return [0] * len(nodes)
-        return self.scorer.score_nodes(nodes, requests)
+                return 0
+        return self.scorer.score(node_info, requests)

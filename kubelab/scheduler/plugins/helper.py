@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from kubelab.api.errors import ParseError
+from kubelab.api.labels import new_requirement
 from kubelab.scheduler.interface import NodeScore
 from kubelab.scheduler.types import Object
 
@@ -23,7 +25,6 @@ __all__ = [
     "RequiredNodeAffinity",
     "build_broken_linear_function",
     "default_normalize_score",
-    "default_normalize_scores",
     "find_matching_untolerated_taint",
     "go_div",
     "go_round",
@@ -49,21 +50,17 @@ def go_round(x: float) -> int:
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
-    """Scale scores from [0, max(scores)] to [0, max_priority]; reverse flips them so the
-    lowest raw score gets max_priority. All zero: 0 each, or max_priority each if reversed."""
-    normalized = default_normalize_scores(max_priority, reverse, [s.score for s in scores])
-    for s, score in zip(scores, normalized, strict=True):
-        s.score = score
-
-
-def default_normalize_scores(max_priority: int, reverse: bool, scores: list[int]) -> list[int]:
-    """default_normalize_score on plain integers: returns the normalized list."""
-    max_count = max(scores, default=0)
+    """Scale scores from [0, max(scores)] to [0, max_priority], in place; reverse flips them so
+    the lowest raw score gets max_priority. All zero: 0 each, or max_priority each if reversed."""
+    max_count = max((s.score for s in scores), default=0)
     if max_count == 0:
-        return [max_priority] * len(scores) if reverse else list(scores)
-    if reverse:
-        return [max_priority - max_priority * score // max_count for score in scores]
-    return [max_priority * score // max_count for score in scores]
+        if reverse:
+            for s in scores:
+                s.score = max_priority
+        return
+    for s in scores:
+        score = max_priority * s.score // max_count
+        s.score = max_priority - score if reverse else score
 
 
 def build_broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
@@ -154,6 +151,26 @@ def _field_matches(req: Mapping[str, Any], node_name: str) -> bool:
     return False
 
 
+# nodeaffinity.go nodeSelectorRequirementsAsSelector: NodeSelectorOperator -> selection.Operator.
+_SELECTION_OPERATORS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!",
+                        "Gt": "gt", "Lt": "lt"}
+
+
+def _term_parses(term: Mapping[str, Any]) -> bool:
+    """newNodeSelectorTerm: each matchExpression must make a valid labels.Requirement (a known
+    operator, a valid key, valid label values, one integer for Gt/Lt). A term that does not
+    parse matches no node; the other terms still count (LazyErrorNodeSelector)."""
+    for req in term.get("matchExpressions") or ():
+        operator = _SELECTION_OPERATORS.get(req.get("operator") or "")
+        if operator is None:
+            return False
+        try:
+            new_requirement(req.get("key") or "", operator, req.get("values"))
+        except ParseError:
+            return False
+    return True
+
+
 def _is_empty_term(term: Mapping[str, Any]) -> bool:
     return not term.get("matchExpressions") and not term.get("matchFields")
 
@@ -167,7 +184,8 @@ def node_selector_term_matches(term: Mapping[str, Any], labels: Mapping[str, str
 
 class RequiredNodeAffinity:
     """GetRequiredNodeAffinity: the pod's spec.nodeSelector AND its required node affinity
-    (whose terms are ORed; empty terms are ignored, and no usable term matches nothing)."""
+    (whose terms are ORed; empty terms are ignored, a term that does not parse matches
+    nothing, and no usable term matches nothing). Built once per cycle, in PreFilter."""
 
     __slots__ = ("node_selector", "terms")
 
@@ -178,7 +196,8 @@ class RequiredNodeAffinity:
             "requiredDuringSchedulingIgnoredDuringExecution")
         self.terms: list[Mapping[str, Any]] | None = None
         if required is not None:
-            self.terms = [t for t in required.get("nodeSelectorTerms") or () if not _is_empty_term(t)]
+            self.terms = [t for t in required.get("nodeSelectorTerms") or ()
+                          if not _is_empty_term(t) and _term_parses(t)]
 
     def match(self, labels: Mapping[str, str], node_name: str) -> bool:
         for key, value in self.node_selector.items():

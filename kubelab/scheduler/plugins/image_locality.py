@@ -9,7 +9,7 @@ clamped to [23 MiB, 1000 MiB * number of containers] and mapped linearly onto 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from kubelab.scheduler.interface import MAX_NODE_SCORE, CycleState, Handle, StateNotFoundError
@@ -60,5 +60,3 @@ class ImageLocality:
                 sum_scores += int(size * spread)  # scaledImageScore
         return calculate_priority(sum_scores, num_containers)
 
-    def score_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[int]:
-        return [0 if not n.images else self.score(state, pod, n) for n in nodes]

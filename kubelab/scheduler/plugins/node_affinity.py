@@ -27,7 +27,6 @@ from kubelab.scheduler.interface import (
 from kubelab.scheduler.plugins.helper import (
     RequiredNodeAffinity,
     default_normalize_score,
-    default_normalize_scores,
     node_selector_term_matches,
     preferred_scheduling_score,
 )
@@ -116,6 +115,3 @@ class NodeAffinity:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
 
-    def normalize_scores(self, state: CycleState, pod: Object, names: list[str],
-                         scores: list[int]) -> list[int]:
-        return default_normalize_scores(MAX_NODE_SCORE, False, scores)

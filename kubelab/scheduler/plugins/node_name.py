@@ -5,7 +5,7 @@ pkg/scheduler/framework/plugins/nodename/node_name.go.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from kubelab.scheduler.interface import Code, CycleState, Handle, Status
@@ -28,7 +28,3 @@ class NodeName:
             return None
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON)
 
-    def filter_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[Status | None]:
-        if not (pod.get("spec") or {}).get("nodeName"):
-            return [None] * len(nodes)
-        return [self.filter(state, pod, n) for n in nodes]

@@ -12,11 +12,10 @@ MostAllocated packs them; RequestedToCapacityRatio follows a configured shape).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubelab.scheduler.interface import Code, CycleState, Handle, PreFilterResult, Status
-from kubelab.scheduler.plugins.node_memo import NodeMemo
 from kubelab.scheduler.plugins.resource_allocation import (
     DEFAULT_RESOURCES,
     ResourceAllocationScorer,
@@ -63,11 +62,9 @@ class NodeResourcesFit:
         resources = [(r["name"], int(r.get("weight") or 1)) for r in strategy["resources"]]
         kind = strategy["type"]
         scorer: Scorer
-        cpu_memory: Callable[[int, int, int, int], int] | None = None
         if kind in ("LeastAllocated", "MostAllocated"):
             make = least_resource_scorer if kind == "LeastAllocated" else most_resource_scorer
-            weighted = make(resources)
-            scorer, cpu_memory = weighted, weighted.cpu_memory
+            scorer = make(resources)
         elif kind == "RequestedToCapacityRatio":
             shape = [(int(p["utilization"]), int(p["score"]))
                      for p in strategy["requestedToCapacityRatio"]["shape"]]
@@ -75,9 +72,7 @@ class NodeResourcesFit:
         else:
             raise ValueError(f"scoring strategy {kind} is not supported")
         self.strategy = kind
-        self._verdicts: NodeMemo[Status | None] = NodeMemo()  # filter verdicts (see node_memo.py)
-        self.scorer = ResourceAllocationScorer(kind, scorer, resources, use_requested=False,
-                                               cpu_memory=cpu_memory)
+        self.scorer = ResourceAllocationScorer(kind, scorer, resources, use_requested=False)
 
     # --- Filter -------------------------------------------------------------------------------
 
@@ -98,13 +93,6 @@ class NodeResourcesFit:
     def filter(self, state: CycleState, pod: Object, node_info: NodeInfo) -> Status | None:
         return _fits_request(self._pre_filter_state(state, pod), node_info)
 
-    def filter_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[Status | None]:
-        request = self._pre_filter_state(state, pod)
-        shape = (request.milli_cpu, request.memory, request.ephemeral_storage,
-                 tuple(sorted(request.scalar_resources.items())))
-        return self._verdicts.results(shape, nodes, lambda changed: [_fits_request(request, n)
-                                                                     for n in changed])
-
     def _pre_filter_state(self, state: CycleState, pod: Object) -> Resource:
         try:
             request: Resource = state.read(_PRE_FILTER_KEY)
@@ -121,9 +109,6 @@ class NodeResourcesFit:
     def score(self, state: CycleState, pod: Object, node_info: NodeInfo) -> int:
         return self.scorer.score(node_info, self._pre_score_state(state, pod))
 
-    def score_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[int]:
-        return self.scorer.score_nodes(nodes, self._pre_score_state(state, pod))
-
     def _pre_score_state(self, state: CycleState, pod: Object) -> list[int]:
         try:
             requests: list[int] = state.read(_PRE_SCORE_KEY)
@@ -133,19 +118,32 @@ class NodeResourcesFit:
 
 
 def _fits_request(request: Resource, node_info: NodeInfo) -> Status | None:
-    """fitsRequest: every shortfall is a reason, in upstream's order; asking for more than
-    the whole node has makes the status UnschedulableAndUnresolvable."""
+    """fitsRequest: every shortfall is a reason, in upstream's order (pods, cpu, memory,
+    ephemeral-storage, then the scalar resources); asking for more than the whole node has
+    makes the status UnschedulableAndUnresolvable."""
     have, used = node_info.allocatable, node_info.requested
     reasons: list[str] = []
     unresolvable = False
     if len(node_info.pods) + 1 > have.allowed_pod_number:
         reasons.append("Too many pods")
-    wanted = [("cpu", request.milli_cpu), ("memory", request.memory),
-              ("ephemeral-storage", request.ephemeral_storage), *request.scalar_resources.items()]
-    for name, want in wanted:
-        if want > 0 and want > have.get(name) - used.get(name):
+    if (request.milli_cpu == 0 and request.memory == 0 and request.ephemeral_storage == 0
+            and not request.scalar_resources):
+        return Status(Code.Unschedulable, *reasons) if reasons else None
+    if request.milli_cpu > 0 and request.milli_cpu > have.milli_cpu - used.milli_cpu:
+        reasons.append("Insufficient cpu")
+        unresolvable = request.milli_cpu > have.milli_cpu
+    if request.memory > 0 and request.memory > have.memory - used.memory:
+        reasons.append("Insufficient memory")
+        unresolvable = unresolvable or request.memory > have.memory
+    storage = request.ephemeral_storage
+    if storage > 0 and storage > have.ephemeral_storage - used.ephemeral_storage:
+        reasons.append("Insufficient ephemeral-storage")
+        unresolvable = unresolvable or storage > have.ephemeral_storage
+    for name, want in request.scalar_resources.items():
+        capacity = have.scalar_resources.get(name, 0)
+        if want > 0 and want > capacity - used.scalar_resources.get(name, 0):
             reasons.append(f"Insufficient {name}")
-            unresolvable = unresolvable or want > have.get(name)
+            unresolvable = unresolvable or want > capacity
     if not reasons:
         return None
     return Status(Code.UnschedulableAndUnresolvable if unresolvable else Code.Unschedulable, *reasons)

@@ -6,7 +6,7 @@ the node.kubernetes.io/unschedulable:NoSchedule taint may still go there (Daemon
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from kubelab.scheduler.interface import Code, CycleState, Handle, Status
@@ -34,5 +34,3 @@ class NodeUnschedulable:
             return None
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)
 
-    def filter_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[Status | None]:
-        return [None if not n.unschedulable else self.filter(state, pod, n) for n in nodes]

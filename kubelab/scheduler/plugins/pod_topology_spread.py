@@ -219,21 +219,15 @@ class PodTopologySpread:
         return go_round(score)
 
     def normalize_score(self, state: CycleState, pod: Object, scores: list[NodeScore]) -> Status | None:
-        normalized = self.normalize_scores(state, pod, [n.name for n in scores], [n.score for n in scores])
-        for n, score in zip(scores, normalized, strict=True):
-            n.score = score
-        return None
-
-    def normalize_scores(self, state: CycleState, pod: Object, names: list[str],
-                         scores: list[int]) -> list[int]:
+        """Fewer matching pods is better: the lowest total gets 100; ignored nodes get 0."""
         s: _PreScoreState = state.read(_PRE_SCORE_KEY)
         ignored = s.ignored_nodes
-        valid = [score for name, score in zip(names, scores, strict=True) if name not in ignored]
+        valid = [n.score for n in scores if n.name not in ignored]
         lowest, highest = min(valid, default=0), max(valid, default=0)
-        return [0 if name in ignored else MAX_NODE_SCORE if highest == 0
-                else MAX_NODE_SCORE * (highest + lowest - score) // highest
-                for name, score in zip(names, scores, strict=True)]
-
+        for n in scores:
+            n.score = (0 if n.name in ignored else MAX_NODE_SCORE if highest == 0
+                       else MAX_NODE_SCORE * (highest + lowest - n.score) // highest)
+        return None
 
 def _parse(c: Mapping[str, Any], pod_labels: Mapping[str, str]) -> Constraint:
     """filterTopologySpreadConstraints for one constraint: parse its selector and merge in

@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 
 from kubelab.scheduler.interface import MAX_NODE_SCORE
 from kubelab.scheduler.plugins.helper import build_broken_linear_function, go_round
-from kubelab.scheduler.plugins.node_memo import NodeMemo
 from kubelab.scheduler.types import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
@@ -29,11 +28,8 @@ from kubelab.scheduler.types import (
 
 __all__ = [
     "DEFAULT_RESOURCES",
-    "NodeScorer",
-    "NodesScorer",
     "ResourceAllocationScorer",
     "Scorer",
-    "WeightedScorer",
     "balanced_resource_scorer",
     "least_requested_score",
     "least_resource_scorer",
@@ -66,40 +62,28 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return min(requested, capacity) * MAX_NODE_SCORE // capacity
 
 
-class WeightedScorer:
+def _weighted_scorer(resources: Sequence[ResourceSpec], score_one: Callable[[int, int], int]) -> Scorer:
     """The weighted average of score_one over the resources the node has, rounded down
     (leastResourceScorer and mostResourceScorer)."""
+    weights = [weight for _, weight in resources]
 
-    def __init__(self, resources: Sequence[ResourceSpec], score_one: Callable[[int, int], int]) -> None:
-        self.weights = [weight for _, weight in resources]
-        self.score_one = score_one
-
-    def __call__(self, requested: list[int], allocatable: list[int]) -> int:
+    def scorer(requested: list[int], allocatable: list[int]) -> int:
         node_score = weight_sum = 0
-        for used, capacity, weight in zip(requested, allocatable, self.weights, strict=False):
+        for used, capacity, weight in zip(requested, allocatable, weights, strict=False):
             if capacity:  # a resource the node does not have is not scored
-                node_score += self.score_one(used, capacity) * weight
+                node_score += score_one(used, capacity) * weight
                 weight_sum += weight
         return node_score // weight_sum if weight_sum else 0
 
-    def cpu_memory(self, cpu: int, cpu_capacity: int, memory: int, memory_capacity: int) -> int:
-        """The same for exactly (cpu, memory), unrolled."""
-        cpu_weight, memory_weight = self.weights
-        node_score = weight_sum = 0
-        if cpu_capacity:
-            node_score, weight_sum = self.score_one(cpu, cpu_capacity) * cpu_weight, cpu_weight
-        if memory_capacity:
-            node_score += self.score_one(memory, memory_capacity) * memory_weight
-            weight_sum += memory_weight
-        return node_score // weight_sum if weight_sum else 0
+    return scorer
 
 
-def least_resource_scorer(resources: Sequence[ResourceSpec]) -> WeightedScorer:
-    return WeightedScorer(resources, least_requested_score)
+def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    return _weighted_scorer(resources, least_requested_score)
 
 
-def most_resource_scorer(resources: Sequence[ResourceSpec]) -> WeightedScorer:
-    return WeightedScorer(resources, most_requested_score)
+def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    return _weighted_scorer(resources, most_requested_score)
 
 
 def requested_to_capacity_ratio_scorer(resources: Sequence[ResourceSpec],
@@ -143,41 +127,16 @@ def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> in
     return int((1 - std) * MAX_NODE_SCORE)
 
 
-NodeScorer = Callable[[NodeInfo, list[int]], int]  # (node, the pod's requests) -> score
-NodesScorer = Callable[[Sequence[NodeInfo], list[int]], list[int]]  # the same for many nodes
-
-
 class ResourceAllocationScorer:
     """resourceAllocationScorer: gathers (requested, allocatable) per configured resource
-    for one node and hands them to the scorer.
-
-    score(node_info, pod_requests) scores one node, score_nodes(nodes, pod_requests) a list
-    of them. They use score_resources unless the resources are cpu then memory and `cpu_memory`
-    (a scorer of (cpu, cpu capacity, memory, memory capacity)) was given.
-    """
+    for one node and hands them to the scorer (resource_allocation.go score)."""
 
     def __init__(self, name: str, scorer: Scorer, resources: Sequence[ResourceSpec],
-                 use_requested: bool, cpu_memory: Callable[[int, int, int, int], int] | None = None
-                 ) -> None:
+                 use_requested: bool) -> None:
         self.name = name
         self.scorer = scorer
         self.resources = tuple(resources)
         self.use_requested = use_requested
-        self._cpu_memory = cpu_memory
-        self.score: NodeScorer = self.score_resources
-        if cpu_memory is not None and [n for n, _ in self.resources] == ["cpu", "memory"]:
-            self.score = self._score_cpu_memory
-        self._memo: NodeMemo[int] = NodeMemo()
-
-    def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
-        """score() of each node. A node is worked out again only when it or the pod's
-        requests have changed since it was last scored (see node_memo.py)."""
-        return self._memo.results(tuple(pod_requests_list), nodes,
-                                  lambda changed: self._score_each(changed, pod_requests_list))
-
-    def _score_each(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
-        score = self.score
-        return [score(node_info, pod_requests_list) for node_info in nodes]
 
     def pod_request_list(self, pod: Object) -> list[int]:
         """calculatePodResourceRequestList, in the order of self.resources."""
@@ -186,15 +145,9 @@ class ResourceAllocationScorer:
         requests = pod_requests(pod, defaults)
         return [requests.get(name, 0) for name, _ in self.resources]
 
-    def _score_cpu_memory(self, node_info: NodeInfo, pod_requests_list: list[int]) -> int:
-        assert self._cpu_memory is not None
-        used = node_info.requested if self.use_requested else node_info.non_zero_requested
-        have = node_info.allocatable
-        return self._cpu_memory(used.milli_cpu + pod_requests_list[0], have.milli_cpu,
-                                used.memory + pod_requests_list[1], have.memory)
-
-    def score_resources(self, node_info: NodeInfo, pod_requests_list: list[int]) -> int:
-        """Score over any configured resources: (requested, allocatable) lists for the scorer."""
+    def score(self, node_info: NodeInfo, pod_requests_list: list[int]) -> int:
+        """(requested, allocatable) of each configured resource the node has, for the scorer;
+        requested counts the incoming pod (calculateResourceAllocatableRequest)."""
         node_requested = node_info.requested if self.use_requested else node_info.non_zero_requested
         n = len(self.resources)
         requested, allocatable = [0] * n, [0] * n

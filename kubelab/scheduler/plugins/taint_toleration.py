@@ -1,7 +1,9 @@
 """TaintToleration: a node's taints keep away pods that do not tolerate them.
 
 pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go.
-Filter: a NoSchedule or NoExecute taint the pod does not tolerate rules the node out.
+Filter: a NoSchedule or NoExecute taint the pod does not tolerate rules the node out. Since
+kubernetes#134740 (in 1.34's patch releases) the reason no longer names the taint, which the
+pod's author may not be allowed to see: "node(s) had untolerated taint(s)".
 Score: count the PreferNoSchedule taints the pod does not tolerate; fewer is better, so the
 counts are normalized in reverse (DefaultNormalizeScore(MaxNodeScore, reverse=true)).
 """
@@ -14,13 +16,14 @@ from typing import Any
 from kubelab.scheduler.interface import MAX_NODE_SCORE, Code, CycleState, Handle, NodeScore, Status
 from kubelab.scheduler.plugins.helper import (
     default_normalize_score,
-    default_normalize_scores,
     find_matching_untolerated_taint,
     tolerations_tolerate_taint,
 )
 from kubelab.scheduler.types import NodeInfo, Object
 
-__all__ = ["TaintToleration"]
+__all__ = ["ERR_REASON_NOT_MATCH", "TaintToleration"]
+
+ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 
 _PRE_SCORE_KEY = "PreScoreTaintToleration"
 
@@ -35,14 +38,9 @@ class TaintToleration:
         if not node_info.no_schedule_taints:
             return None
         tolerations = (pod.get("spec") or {}).get("tolerations") or ()
-        taint = find_matching_untolerated_taint(node_info.no_schedule_taints, tolerations)
-        if taint is None:
+        if find_matching_untolerated_taint(node_info.no_schedule_taints, tolerations) is None:
             return None
-        key, value = taint.get("key") or "", taint.get("value") or ""
-        return Status(Code.UnschedulableAndUnresolvable, f"node(s) had untolerated taint {{{key}: {value}}}")
-
-    def filter_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[Status | None]:
-        return [None if not n.no_schedule_taints else self.filter(state, pod, n) for n in nodes]
+        return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_MATCH)
 
     def pre_score(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> Status | None:
         # Only tolerations with an empty effect or PreferNoSchedule can tolerate these taints.
@@ -58,13 +56,7 @@ class TaintToleration:
         return sum(1 for taint in node_info.prefer_no_schedule_taints
                    if not tolerations_tolerate_taint(tolerations, taint))
 
-    def score_nodes(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo]) -> list[int]:
-        return [0 if not n.prefer_no_schedule_taints else self.score(state, pod, n) for n in nodes]
-
     def normalize_score(self, state: CycleState, pod: Object, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
 
-    def normalize_scores(self, state: CycleState, pod: Object, names: list[str],
-                         scores: list[int]) -> list[int]:
-        return default_normalize_scores(MAX_NODE_SCORE, True, scores)

@@ -1,0 +1,184 @@
+"""kubectl's JSONPath templates: `-o jsonpath='{.items[*].metadata.name}'`.
+
+Follows k8s.io/client-go/util/jsonpath (parser.go, jsonpath.go): text outside braces is
+printed as it is; inside, a path of fields (`.metadata.name`, `['app.kubernetes.io/name']`),
+array indexes and slices (`[0]`, `[-1]`, `[1:3]`, `[*]`), recursive descent (`..name`),
+filters (`[?(@.type=="Ready")]`), string literals (`{"\\n"}`) and `{range ...}...{end}`.
+Several results of one expression are joined by a space; a string prints bare, a map or list
+as JSON. kubectl allows missing keys: a path that finds nothing prints nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["JSONPathError", "execute", "relaxed"]
+
+
+class JSONPathError(ValueError):
+    """A template the parser refuses, in client-go's words."""
+
+
+_TOKEN = re.compile(r"""\.\.|\.|\[\?\((?P<filter>[^)]*)\)\]|\[(?P<bracket>[^\]]*)\]|
+                        (?P<field>[^.\[\]]+)""", re.X)
+_FILTER = re.compile(r"""^\s*@(?P<path>[^=!<>\s]*)\s*(?:(?P<op>==|!=|<=|>=|<|>)\s*(?P<value>.+?))?\s*$""")
+
+
+def relaxed(template: str) -> str:
+    """RelaxedJSONPathExpression (custom-columns): `.a.b` and `a.b` become `{.a.b}`."""
+    text = template.strip()
+    if text.startswith("{") and text.endswith("}"):
+        text = text[1:-1]
+    return "{" + (text if text.startswith(".") else "." + text) + "}"
+
+
+def execute(template: str, data: Any) -> str:
+    """The text the template prints for data."""
+    nodes = _parse(template)
+    out: list[str] = []
+    _run(nodes, [data], out)
+    return "".join(out)
+
+
+def _parse(template: str) -> list[Any]:
+    """Text pieces and ("expr", path) / ("range", path, body) nodes."""
+    nodes: list[Any] = []
+    stack: list[list[Any]] = [nodes]
+    pos = 0
+    while pos < len(template):
+        start = template.find("{", pos)
+        if start < 0:
+            stack[-1].append(template[pos:])
+            break
+        if start > pos:
+            stack[-1].append(template[pos:start])
+        end = _closing(template, start)
+        inner = template[start + 1:end].strip()
+        pos = end + 1
+        if inner == "end":
+            if len(stack) == 1:
+                raise JSONPathError("not in range, nothing to end")
+            stack.pop()
+        elif inner.startswith("range "):
+            body: list[Any] = []
+            stack[-1].append(("range", inner[6:].strip(), body))
+            stack.append(body)
+        elif inner[:1] in ("'", '"') and inner[-1:] == inner[:1] and len(inner) > 1:
+            stack[-1].append(json.loads('"' + inner[1:-1].replace('"', '\\"') + '"')
+                             if inner[0] == '"' else inner[1:-1])
+        else:
+            stack[-1].append(("expr", inner))
+    if len(stack) > 1:
+        raise JSONPathError("unclosed action")
+    return nodes
+
+
+def _closing(template: str, start: int) -> int:
+    quote = ""
+    for i in range(start + 1, len(template)):
+        ch = template[i]
+        if quote:
+            quote = "" if ch == quote and template[i - 1] != "\\" else quote
+        elif ch in ("'", '"'):
+            quote = ch
+        elif ch == "}":
+            return i
+    raise JSONPathError("unclosed action")
+
+
+def _run(nodes: list[Any], scope: list[Any], out: list[str]) -> None:
+    for node in nodes:
+        if isinstance(node, str):
+            out.append(node)
+        elif node[0] == "range":
+            for item in _eval(node[1], scope[-1]):
+                _run(node[2], [*scope, item], out)
+        else:
+            out.append(" ".join(_text(v) for v in _eval(node[1], scope[-1])))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value, separators=(",", ":")) if isinstance(value, (dict, list)) else str(value)
+
+
+def _eval(path: str, data: Any) -> list[Any]:
+    """The values `path` (".a[0].b", "@.x", "..name") finds in data."""
+    path = path.strip()
+    if path in ("", "@", "."):
+        return [data]
+    current, recursive = [data], False
+    for m in _TOKEN.finditer(path.removeprefix("@").removeprefix("$")):
+        token = m.group(0)
+        if token == "..":
+            recursive = True
+            continue
+        if token == ".":
+            continue
+        if recursive:
+            current = [v for c in current for v in _descendants(c)]
+            recursive = False
+        if m.group("filter") is not None:
+            current = [item for c in current for item in _items(c) if _matches(m.group("filter"), item)]
+        elif m.group("bracket") is not None:
+            current = [v for c in current for v in _bracket(m.group("bracket").strip(), c)]
+        else:
+            field = token.strip()
+            current = [c[field] for c in current if isinstance(c, dict) and field in c] \
+                if field != "*" else [v for c in current for v in _items(c)]
+    return current
+
+
+def _items(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    return [value[k] for k in sorted(value)] if isinstance(value, dict) else []
+
+
+def _descendants(value: Any) -> list[Any]:
+    found = [value]
+    for child in _items(value):
+        found += _descendants(child)
+    return found
+
+
+def _bracket(spec: str, value: Any) -> list[Any]:
+    if spec == "*":
+        return _items(value)
+    if spec[:1] in ("'", '"'):
+        keys = [k.strip()[1:-1] for k in spec.split(",")]
+        return [value[k] for k in keys if isinstance(value, dict) and k in value]
+    if not isinstance(value, list):
+        return []
+    try:
+        if ":" in spec:
+            parts = [int(p) if p.strip() else None for p in spec.split(":")]
+            return value[slice(*parts)]
+        index = int(spec)
+    except ValueError:
+        raise JSONPathError(f"invalid array index {spec}") from None
+    if not -len(value) <= index < len(value):
+        raise JSONPathError(f"array index out of bounds: index {index}, length {len(value)}")
+    return [value[index]]
+
+
+def _matches(expression: str, item: Any) -> bool:
+    m = _FILTER.match(expression)
+    if m is None:
+        raise JSONPathError(f"unrecognized filter: {expression}")
+    found = _eval(m.group("path") or "@", item)
+    if m.group("op") is None:
+        return bool(found)
+    raw = m.group("value").strip()
+    want: Any = raw[1:-1] if raw[:1] in ("'", '"') else json.loads(raw) if raw else ""
+    ops = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+           ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b}
+    try:
+        return any(ops[m.group("op")](value, want) for value in found)
+    except TypeError:
+        return False

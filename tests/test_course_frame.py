@@ -1,0 +1,77 @@
+"""The course frame every notebook keeps: predictions with folded answers, pitfalls, a real
+cluster's commands, a challenge, and (from 01 on) a last cell that grades the notebook's own
+exercises. Links must open in a Lab rooted at the repository: relative, and to files that exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+FOLDED = "<details><summary>Answer</summary>"
+
+
+def markdown(path: Path) -> str:
+    nb = nbformat.read(path, as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_there_are_seven_notebooks() -> None:
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["00", "01", "02", "03", "04", "05", "06"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_frame_sections(path: Path) -> None:
+    text = markdown(path)
+    for heading in ("## Pitfalls", "## On a real cluster", "## Challenge", "## Summary"):
+        assert re.search(rf"^{heading}\s*$", text, re.M), f"{path.name}: no {heading!r}"
+    real = text.split("## On a real cluster", 1)[1].split("\n## ", 1)[0]
+    assert "kubectl " in real and "Where kubelab simplifies" in real, path.name
+    assert text.count("**Predict, then run.**") >= 2, path.name
+    # each prediction's answer is folded away, right after the question
+    for question in text.split("**Predict, then run.**")[1:]:
+        assert FOLDED in question.split("</details>", 1)[0], path.name
+    assert text.count("<details>") == text.count("</details>"), path.name
+
+
+def test_tour_has_a_check_of_its_own_and_names_the_release() -> None:
+    text = markdown(NOTEBOOKS[0])
+    check = text.split("## Check yourself", 1)[1]
+    assert check.count(FOLDED) >= 3
+    assert "Kubernetes 1.34" in text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=[p.stem for p in NOTEBOOKS[1:]])
+def test_last_cell_grades_this_notebooks_exercises(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    number = str(int(path.stem[:2]))
+    last, above = nb.cells[-1], nb.cells[-2]
+    assert last.cell_type == "code"
+    assert "from kubelab.grading import grade" in last.source
+    assert re.search(rf'^grade\("{number}"\)$', last.source, re.M), last.source
+    # the markdown above says where the exercises are and what an unsolved report looks like
+    assert above.cell_type == "markdown" and "## Check your work" in above.source
+    exercise = next((ROOT / "exercises").glob(f"ex{path.stem[:2]}_*.py"))
+    assert f"(../exercises/{exercise.name})" in above.source
+    assert "Nothing solved yet?" in above.source and "NotImplementedError" in above.source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_links_open_in_a_lab_rooted_at_the_repository(path: Path) -> None:
+    for target in LINK.findall(markdown(path)):
+        if re.match(r"https?://", target):
+            continue
+        file = (path.parent / target.split("#", 1)[0]).resolve()
+        assert file.is_relative_to(ROOT), f"{path.name}: {target} leaves the repository"
+        assert file.is_file(), f"{path.name}: {target} is not a file"
+
+
+def test_readme_names_the_release() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    faithful = readme.split("### How faithful is it?", 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"\*\*Which Kubernetes\?\*\*.*\*\*1\.34\*\*", faithful)

@@ -1,0 +1,61 @@
+"""kubectl's JSONPath templates, after client-go's util/jsonpath/jsonpath_test.go cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubelab.kubectl_jsonpath import JSONPathError, execute, relaxed
+
+STORE: dict[str, Any] = {
+    "kind": "List",
+    "items": [
+        {"metadata": {"name": "a", "labels": {"app": "web", "app.kubernetes.io/name": "x"}},
+         "spec": {"replicas": 1, "ready": True}, "status": {"conditions": [
+             {"type": "Ready", "status": "True"}, {"type": "Synced", "status": "False"}]}},
+        {"metadata": {"name": "b", "labels": {}}, "spec": {"replicas": 3, "ready": False},
+         "status": {"conditions": [{"type": "Ready", "status": "False"}]}},
+    ],
+}
+
+
+@pytest.mark.parametrize(("template", "text"), [
+    ("{.kind}", "List"),
+    ("kind is {.kind}!", "kind is List!"),
+    ("{.items[*].metadata.name}", "a b"),
+    ("{.items[0].metadata.name}", "a"),
+    ("{.items[-1].metadata.name}", "b"),
+    ("{.items[0:1].metadata.name}", "a"),
+    ("{.items[*].spec.replicas}", "1 3"),
+    ("{.items[*].spec.ready}", "true false"),
+    ("{.items[0].metadata.labels}", '{"app":"web","app.kubernetes.io/name":"x"}'),
+    ("{.items[0].metadata.labels['app.kubernetes.io/name']}", "x"),
+    ("{.items[?(@.spec.replicas>2)].metadata.name}", "b"),
+    ('{.items[*].status.conditions[?(@.type=="Ready")].status}', "True False"),
+    ("{.items[?(@.metadata.labels.app)].metadata.name}", "a"),  # existence
+    ("{..name}", "a b"),
+    ("{.items[*].nothing}", ""),
+    ('{range .items[*]}{.metadata.name}{"\\t"}{.spec.replicas}{"\\n"}{end}', "a\t1\nb\t3\n"),
+    ("{range .items[*]}[{.metadata.name}]{end}", "[a][b]"),
+])
+def test_templates_print_what_kubectl_prints(template: str, text: str) -> None:
+    assert execute(template, STORE) == text
+
+
+@pytest.mark.parametrize(("template", "message"), [
+    ("{.kind", "unclosed action"),
+    ("{end}", "not in range, nothing to end"),
+    ("{range .items[*]}{.kind}", "unclosed action"),
+    ("{.items[5]}", "array index out of bounds: index 5, length 2"),
+    ("{.items[x]}", "invalid array index x"),
+])
+def test_bad_templates_fail_in_client_gos_words(template: str, message: str) -> None:
+    with pytest.raises(JSONPathError, match=message.replace("[", r"\[")):
+        execute(template, STORE)
+
+
+def test_custom_columns_paths_are_relaxed() -> None:
+    assert relaxed(".metadata.name") == "{.metadata.name}"
+    assert relaxed("metadata.name") == "{.metadata.name}"
+    assert relaxed("{.metadata.name}") == "{.metadata.name}"
