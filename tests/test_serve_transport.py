@@ -217,6 +217,8 @@ def test_refused_connection_and_bodies_that_are_not_a_status() -> None:
                                f"dial tcp 127.0.0.1:{port}: connect: connection refused")
     assert refused.kubectl_message() == (f"The connection to the server 127.0.0.1:{port} was refused "
                                          "- did you specify the right host or port?")
+    # Discovery (a kind kubelab.client does not know yet) does not hide it either.
+    assert isinstance(error(lambda: down.get("widgets", "w")), ConnectionFailed)
     request = Request("get", "widgets", namespace="default", name="w", group="example.com")
     plain = error_from(404, None, "GET", request, b"404 page not found\n", "text/plain; charset=utf-8")
     assert (plain.code, plain.reason) == (404, "NotFound")
@@ -486,3 +488,18 @@ def test_a_handler_that_raises_stops_the_clock_and_says_so(served: Served) -> No
             remote.stop()
 
     run(main)
+
+
+def test_pod_logs_are_text_over_https(client: Client) -> None:
+    client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "talker"},
+                   "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}})
+
+    async def main() -> None:
+        def running() -> bool:
+            return client.get("pods", "talker").get("status", {}).get("phase") == "Running"
+        await until(running)
+
+    run(main)
+    logs = client.get_logs("talker", container="app", tail_lines=5)
+    assert "kubelab: simulated nginx:1.27 started (restart 0)" in logs
+    client.delete("pods", "talker", grace_period_seconds=0)

@@ -81,7 +81,7 @@ class Client:
         from kubelab.serve.transport import HTTPTransport
 
         transport = HTTPTransport.from_kubeconfig(path, context)
-        return cls(transport, token=transport.config.token)
+        return cls(transport, token=transport.config.token, server=transport.config.server)
 
     # ------------------------------------------------------------------ resolving resources
 
@@ -113,9 +113,9 @@ class Client:
         try:
             listing = self._send(Request("list", "customresourcedefinitions",
                                          group="apiextensions.k8s.io", version="v1"))
-        except ConnectionRefused:
-            raise  # no server to ask: kubectl says so, not that the type is unknown
-        except ApiError:
+        except ApiError as err:
+            if err.code == 0:  # no server answered (refused, TLS...): kubectl says so, not
+                raise          # that the type is unknown
             return
         for crd in listing.get("items", []):
             spec = crd.get("spec") or {}

@@ -49,7 +49,8 @@ class Remote:
                  user_agent: str = "kubelab-remote") -> None:
         self.config = config
         self.transport = HTTPTransport(config, user_agent=user_agent)
-        self.client = Client(self.transport, token=config.token, user_agent=user_agent)
+        self.client = Client(self.transport, token=config.token, user_agent=user_agent,
+                             server=config.server)
         self.clock = Clock()
         self.trace = Trace(lambda: self.clock.now)
         self.rand = random.Random(seed)
