@@ -10,6 +10,7 @@ did what.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kubelab.api.errors import ApiError, bad_request
@@ -70,6 +71,18 @@ class Client:
         self.resources = resources or ResourceTable()
         self.requests = 0  # how many requests this client sent: the notebooks count API calls
 
+    @classmethod
+    def from_kubeconfig(cls, path: str | Path, *, context: str = "") -> Client:
+        """A Client for any Kubernetes API server, kubelab serve's or a real cluster's, over
+        HTTPS as the kubeconfig's context says (kubelab/serve/transport.py). Its watches run
+        on the asyncio loop; kubelab.serve.connect also gives informers a wall-paced clock."""
+        # The simulation's one import of the HTTP edge (an ignore_imports line in pyproject.toml),
+        # made here so that `import kubelab.client` never loads sockets.
+        from kubelab.serve.transport import HTTPTransport
+
+        transport = HTTPTransport.from_kubeconfig(path, context)
+        return cls(transport, token=transport.config.token, server=transport.config.server)
+
     # ------------------------------------------------------------------ resolving resources
 
     def resource(self, name: str) -> ResourceInfo:
@@ -100,9 +113,9 @@ class Client:
         try:
             listing = self._send(Request("list", "customresourcedefinitions",
                                          group="apiextensions.k8s.io", version="v1"))
-        except ConnectionRefused:
-            raise  # no server to ask: kubectl says so, not that the type is unknown
-        except ApiError:
+        except ApiError as err:
+            if err.code == 0:  # no server answered (refused, TLS...): kubectl says so, not
+                raise          # that the type is unknown
             return
         for crd in listing.get("items", []):
             spec = crd.get("spec") or {}

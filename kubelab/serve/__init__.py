@@ -4,8 +4,14 @@ kubelab cluster (server.py says how, handlers.py what each request becomes).
     kubelab serve --nodes 3 -f deploy.yaml      # then: export KUBECONFIG=~/.kube/kubelab.yaml
     url = c.serve(port=0)                       # in a notebook, for a cluster you already have
     c.kubeconfig("~/.kube/kubelab.yaml")
+
+And the other way round, kubelab.client's informers and controllers against any API server
+(transport.py, remote.py):
+
+    remote = kubelab.serve.connect("~/.kube/kubelab.yaml")   # or a real cluster's kubeconfig
 """
 
+from kubelab.serve.remote import Remote, connect
 from kubelab.serve.server import Server
 
-__all__ = ["Server"]
+__all__ = ["Remote", "Server", "connect"]
