@@ -246,3 +246,13 @@ def test_describe_rollout_and_events(served: Served) -> None:
     assert "ScalingReplicaSet" in described  # its Events, found by the describer's own query
     events = served.kubectl("get", "events", "--field-selector", "involvedObject.name=roll").stdout
     assert "ScalingReplicaSet" in events and "deployment/roll" in events
+
+
+def test_server_dry_run_changes_nothing(served: Served) -> None:
+    served.kubectl("create", "configmap", "keep-me", "--from-literal=a=1")
+    out = served.kubectl("delete", "configmap", "keep-me", "--dry-run=server").stdout
+    assert out.strip() == 'configmap "keep-me" deleted (server dry run)'
+    assert served.kubectl("get", "configmap", "keep-me", "-o", "name").stdout.strip() == "configmap/keep-me"
+    out = served.kubectl("create", "configmap", "not-made", "--dry-run=server").stdout
+    assert out.strip() == "configmap/not-made created (server dry run)"
+    assert served.kubectl("get", "configmap", "not-made", check=False).returncode == 1

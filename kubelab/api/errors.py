@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "ApiError",
+    "ConnectionFailed",
     "FieldError",
     "ParseError",
     "already_exists",
@@ -90,6 +91,23 @@ class ApiError(Exception):
 
     def __repr__(self) -> str:
         return f"ApiError({self.code}, {self.reason!r}, {self.message!r})"
+
+
+class ConnectionFailed(ApiError):
+    """No server answered (the connect failed), so there is no Status: code 0, no reason. In Go
+    this is a *url.Error from the transport: `Get "https://...": dial tcp ...: connection refused`.
+    In-process clients (a crashed API server) and the HTTPS transport raise it alike."""
+
+    def __init__(self, method: str, url: str, host: str, cause: str) -> None:
+        super().__init__(0, "", f'{method} "{url}": {cause}')
+        self.host, self.cause = host, cause
+
+    def kubectl_message(self) -> str:
+        """kubectl's StandardErrorMessage (k8s.io/kubectl pkg/cmd/util/helpers.go)."""
+        if "connection refused" in self.cause:
+            return (f"The connection to the server {self.host} was refused - did you specify the "
+                    "right host or port?")
+        return f"Unable to connect to the server: {self.cause}"
 
 
 def _invalid_message(details: dict[str, Any]) -> str:

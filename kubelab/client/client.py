@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kubelab.api.errors import ApiError, bad_request
+from kubelab.api.errors import ApiError, ConnectionFailed, bad_request
 from kubelab.api.request import API, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo, ResourceTable
 
@@ -29,21 +29,14 @@ _METHODS = {"get": "Get", "list": "Get", "watch": "Get", "create": "Post", "upda
             "patch": "Patch", "delete": "Delete", "deletecollection": "Delete"}
 
 
-class ConnectionRefused(ApiError):
+class ConnectionRefused(ConnectionFailed):
     """The TCP connect failed: nothing listens at the server's address, because the
-    kube-apiserver process is down. No server answered, so there is no Status (code 0, no
-    reason): in Go this is a *url.Error from the transport, worded as net/http words it."""
+    kube-apiserver process is down."""
 
     def __init__(self, request: Request, server: str = DEFAULT_SERVER) -> None:
-        self.host = server.split("://", 1)[-1].split("/", 1)[0]
-        url = server + request.path
-        super().__init__(0, "", f'{_METHODS.get(request.verb, "Get")} "{url}": dial tcp '
-                         f"{_SERVER_IP}: connect: connection refused")
-
-    def kubectl_message(self) -> str:
-        """kubectl's StandardErrorMessage for a refused connection (pkg/cmd/util/helpers.go)."""
-        return (f"The connection to the server {self.host} was refused - did you specify the "
-                "right host or port?")
+        super().__init__(_METHODS.get(request.verb, "Get"), server + request.path,
+                         server.split("://", 1)[-1].split("/", 1)[0],
+                         f"dial tcp {_SERVER_IP}: connect: connection refused")
 
 
 def _listening(api: Any) -> bool:

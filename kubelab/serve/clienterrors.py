@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kubelab.api.errors import ApiError
+from kubelab.api.errors import ApiError, ConnectionFailed
 from kubelab.api.request import Request
 
 __all__ = ["ConnectionFailed", "error_from", "generic_error"]
@@ -21,21 +21,6 @@ __all__ = ["ConnectionFailed", "error_from", "generic_error"]
 Object = dict[str, Any]
 _MAX_UNSTRUCTURED_TEXT = 2048  # rest/request.go maxUnstructuredResponseTextBytes
 
-
-class ConnectionFailed(ApiError):
-    """No server answered (the connect failed): a *url.Error in Go, so no Status (code 0).
-    Its message is the url.Error's (`Get "https://...": dial tcp ...`), cause the inner error."""
-
-    def __init__(self, method: str, url: str, host: str, cause: str) -> None:
-        super().__init__(0, "", f'{method.capitalize()} "{url}": {cause}')
-        self.host, self.cause = host, cause
-
-    def kubectl_message(self) -> str:
-        """kubectl's StandardErrorMessage (k8s.io/kubectl pkg/cmd/util/helpers.go)."""
-        if "connection refused" in self.cause:
-            return (f"The connection to the server {self.host} was refused - did you specify the "
-                    "right host or port?")
-        return f"Unable to connect to the server: {self.cause}"
 
 
 def generic_error(code: int, method: str, resource: str, name: str, body: str,

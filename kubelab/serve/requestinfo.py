@@ -90,8 +90,8 @@ def _int(query: Mapping[str, str], name: str) -> int | None:
 def _delete_options(query: Mapping[str, str], body: Any) -> dict[str, Any]:
     """DeleteOptions from the body (kubectl sends one) and the query (curl users do)."""
     options: dict[str, Any] = {}
-    if isinstance(body, dict):
-        for key in ("propagationPolicy", "gracePeriodSeconds", "preconditions"):
+    if isinstance(body, dict):  # upstream reads the body when there is one (handlers/delete.go)
+        for key in ("propagationPolicy", "gracePeriodSeconds", "preconditions", "dryRun"):
             if body.get(key) is not None:
                 options[key] = body[key]
         if body.get("orphanDependents") is True and "propagationPolicy" not in options:
@@ -108,6 +108,8 @@ def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: st
                content_type: str = "") -> Request:
     """The kubelab Request for one HTTP request, with its query options."""
     dry_run = query.get("dryRun", "")
+    if isinstance(body, dict) and info.verb in ("delete", "deletecollection") and body.get("dryRun"):
+        dry_run = "All" if body.get("dryRun") == ["All"] else str(body.get("dryRun"))
     if dry_run not in ("", "All"):
         raise ApiError(400, "BadRequest", f'unsupported dry run option "{dry_run}"')
     options: dict[str, Any] = {}

@@ -40,6 +40,7 @@ import tornado.web
 from kubelab.serve.certs import ServingCerts, make_serving_certs
 from kubelab.serve.handlers import DiscoveryHandler, OpenAPIHandler, ResourceHandler, StatusHandler
 from kubelab.serve.kubeconfig import DEFAULT_PATH, build_kubeconfig, write_kubeconfig
+from kubelab.serve.pacer import pace
 
 if TYPE_CHECKING:
     from kubelab.cluster import Cluster
@@ -49,7 +50,6 @@ __all__ = ["Server", "kubectl_binary"]
 # Bodies up to this size are read (and those over max_body_bytes refused with a 413 Status);
 # a larger one has the connection closed, as an HTTP server must stop reading somewhere.
 _READ_LIMIT = 64 * 1024 * 1024
-PACE_INTERVAL = 0.02  # real seconds between two advances of the clock
 VIEWER = "viewer"
 
 
@@ -120,17 +120,8 @@ class Server:
             self._app(), ssl_options=self.certs.ssl_context(), max_body_size=_READ_LIMIT,
             idle_connection_timeout=300)
         self._http.add_sockets(sockets)
-        self._pacer = asyncio.get_event_loop().create_task(self._pace())
+        self._pacer = asyncio.get_event_loop().create_task(pace(self.cluster.run, self.speed))
         return self.url
-
-    async def _pace(self) -> None:
-        loop = asyncio.get_running_loop()
-        last = loop.time()
-        while True:
-            await asyncio.sleep(PACE_INTERVAL)
-            now = loop.time()
-            self.cluster.run((now - last) * self.speed)
-            last = now
 
     def kubeconfig(self) -> dict[str, Any]:
         return build_kubeconfig(self.url, self.certs.ca_pem, self.tokens)

@@ -154,7 +154,7 @@ class HTTPTransport:
             cause = "unexpected EOF"  # closed in the middle of one
         else:
             cause = str(err) or type(err).__name__
-        return ConnectionFailed(_METHODS[request.verb], self.config.server + self.url(request),
+        return ConnectionFailed(_METHODS[request.verb].capitalize(), self.config.server + self.url(request),
                                 self.config.host, cause)
 
     def handle(self, request: Request) -> Object:
