@@ -9,9 +9,11 @@ And the other way round, kubelab.client's informers and controllers against any 
 (transport.py, remote.py):
 
     remote = kubelab.serve.connect("~/.kube/kubelab.yaml")   # or a real cluster's kubeconfig
+    served = kubelab.serve.spawn(nodes=1)                     # a served cluster in its own process
 """
 
 from kubelab.serve.remote import Remote, connect
 from kubelab.serve.server import Server
+from kubelab.serve.spawn import Spawned, spawn
 
-__all__ = ["Remote", "Server", "connect"]
+__all__ = ["Remote", "Server", "Spawned", "connect", "spawn"]
