@@ -229,7 +229,7 @@ class Faults:
         self._record("drop_watch_events", "watch", probability=probability, user=user or "*")
 
     def delay_watch_events(self, seconds: float, user: str | None = None) -> None:
-        """Deliver watch events `seconds` late."""
+        """Deliver watch events `seconds` late, each watch still in order."""
         self._watch_faults().set(delay=seconds, user=user)
         self._record("delay_watch_events", "watch", seconds=seconds, user=user or "*")
 
@@ -239,13 +239,16 @@ class Faults:
         self._record("duplicate_watch_events", "watch", probability=probability, user=user or "*")
 
     def reorder_watch_events(self, spread: float = 1.0, user: str | None = None) -> None:
-        """Deliver each event after a random delay in [0, spread): order is lost."""
+        """Deliver each event after a random delay in [0, spread): order is lost, between
+        watches and within one. A watch that delivered an event out of order ends with 410
+        right after it, and its client relists (see WatchFaults)."""
         self._watch_faults().set(reorder=spread, user=user)
         self._record("reorder_watch_events", "watch", spread=spread, user=user or "*")
 
     def heal_watch_events(self) -> None:
-        """Stop dropping, delaying, duplicating and reordering watch events. Clients that
-        lost events get 410 Expired and relist (see WatchFaults)."""
+        """Stop dropping, delaying, duplicating and reordering watch events. Events still in
+        flight arrive first; clients that lost events get 410 Expired and relist (see
+        WatchFaults)."""
         current = self._cluster.apiserver.watch_interceptor
         expired = 0
         if isinstance(current, WatchFaults):
