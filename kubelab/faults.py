@@ -143,7 +143,8 @@ class WatchFaults:
         now = self.clock.now
         flight = self._in_flight[watch.id] = [t for t in self._in_flight.get(watch.id, ()) if t > now]
         due = max(flight, default=now)
-        if self.healing or (self.user is not None and watch.user != self.user):
+        targeted = not self.healing and (self.user is None or watch.user == self.user)
+        if not targeted:
             at = due
         elif self.drop and self.rand.random() < self.drop:
             self.dropped += 1
@@ -163,7 +164,7 @@ class WatchFaults:
                                       "out of order")
             out.append((back - now, {"type": "ERROR", "object": status.status}))
         flight.append(at)
-        if self.duplicate and not self.healing and self.rand.random() < self.duplicate:
+        if targeted and self.duplicate and self.rand.random() < self.duplicate:
             out.insert(1, (at - now, event))
         return out
 

@@ -78,3 +78,14 @@ def test_a_client_with_a_reordered_watch_relists_and_its_cache_is_right() -> Non
     cached = {(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in informer.indexer.list()}
     truth = {(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in c.get("configmaps")}
     assert cached == truth
+
+
+def test_a_watch_fault_for_one_user_leaves_the_others_alone() -> None:
+    c = Cluster(nodes=0, seed=2)
+    seen = _watch(c)  # the admin's watch
+    c.faults.duplicate_watch_events(1.0, user="system:kube-controller-manager")
+    c.faults.reorder_watch_events(3.0, user="system:kube-controller-manager")
+    for i in range(5):
+        c.client.create(_cm(f"cm-{i}"))
+    c.run(5)
+    assert [name for _, name, _ in seen] == [f"cm-{i}" for i in range(5)]

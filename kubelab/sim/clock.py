@@ -24,8 +24,8 @@ class LivelockError(RuntimeError):
 # How many callbacks may run at one virtual instant before the clock calls it a livelock. A
 # callback that re-arms itself with a delay too small to move a float clock (1e-15 s at
 # t = 100 s) would otherwise spin forever, and c.run() would never return. The busiest honest
-# instant measured is far below this: 1,361 callbacks in the density run (1,000 nodes x 30
-# pods, every Deployment applied at once).
+# instant measured is far below this: about 1,400 callbacks in the density run (1,000 nodes
+# x 30 pods, every Deployment applied at once).
 STEPS_PER_INSTANT = 200_000
 
 
