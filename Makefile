@@ -52,6 +52,12 @@ bench: venv
 doctor: venv
 	$(BIN)/kubelab doctor
 
+# The seeded fault-schedule soak: SEEDS seeds (make test runs a hundred), one line per seed.
+.PHONY: soak
+SEEDS ?= 1000
+soak: venv
+	$(BIN)/python -m benchmarks.soak $(SEEDS)
+
 # Regenerate each notebook's .ipynb from its jupytext source (notebooks/*.py), without outputs.
 notebooks: venv
 	$(BIN)/python scripts/sync_notebooks.py

@@ -343,12 +343,16 @@ def test_a_broken_watcher_is_closed_and_others_go_on(env: Env) -> None:
 def test_watch_interceptor_sees_every_event_and_may_delay_or_drop(env: Env) -> None:
     seen: list[tuple[str, str]] = []
 
-    def interceptor(info: Any, event: WatchEvent) -> list[tuple[float, WatchEvent]]:
-        seen.append((info.user, event["type"]))
-        name = event["object"]["metadata"]["name"]
-        return [] if name == "dropped" else [(5.0, event)]
+    class Interceptor:
+        def __call__(self, info: Any, event: WatchEvent) -> list[tuple[float, WatchEvent]]:
+            seen.append((info.user, event["type"]))
+            name = event["object"]["metadata"]["name"]
+            return [] if name == "dropped" else [(5.0, event)]
 
-    env.server.watch_interceptor = interceptor
+        def on_open(self, info: Any) -> bool:
+            return False
+
+    env.server.watch_interceptor = Interceptor()
     rec, _ = watch(env)
     env.create("configmaps", config_map("late"))
     env.create("configmaps", config_map("dropped"))

@@ -18,7 +18,7 @@ import dataclasses
 import json
 import random
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from kubelab.api.errors import (
     ApiError,
@@ -60,7 +60,21 @@ from kubelab.store import Store
 __all__ = ["APIServer", "WatchInterceptor"]
 
 Object = dict[str, Any]
-WatchInterceptor = Callable[[WatchInfo, WatchEvent], list[tuple[float, WatchEvent]]]
+
+
+class WatchInterceptor(Protocol):
+    """The fault layer's hook on every watch (kubelab.faults.WatchFaults)."""
+
+    def __call__(self, watch: WatchInfo, event: WatchEvent) -> list[tuple[float, WatchEvent]]:
+        """The (delay in seconds, event) pairs to deliver for one event on its way to `watch`:
+        none (lost), one (maybe late) or more."""
+        ...
+
+    def on_open(self, watch: WatchInfo) -> bool:
+        """A watch is opening: True answers it with 410 Expired (its client lost events)."""
+        ...
+
+
 AUDIT_LIMIT = 100_000  # audit records kept in memory (between half this and this many)
 
 
@@ -319,8 +333,8 @@ class APIServer:
             self._watch_ids += 1
             info = WatchInfo(self._watch_ids, ctx.user.name, served.info.resource, r.namespace,
                              r.label_selector, r.field_selector)
-            on_open = getattr(self.watch_interceptor, "on_open", None)
-            if on_open is not None and on_open(info):  # the fault layer: this client lost events
+            interceptor = self.watch_interceptor
+            if interceptor is not None and interceptor.on_open(info):  # this client lost events
                 rv = -1  # older than anything the cache can replay: 410, and the client relists
             watcher = self.served.cachers[(served.info.group, served.info.resource)].add(
                 info, predicate, rv, initial, on_event, on_close)
