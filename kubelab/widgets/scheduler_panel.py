@@ -12,6 +12,7 @@ set_strategy, create_pods, run), so tests and learners can drive it without a br
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 from collections.abc import Callable
@@ -127,10 +128,8 @@ class SchedulerPanel:
             self._do(lambda: self.set_strategy(change["new"]))
 
     def _do(self, action: Callable[[], object]) -> None:
-        try:
+        with contextlib.suppress(Exception):  # a button's press: the action log shows the error
             action()
-        except Exception:  # a button's press: the action log shows the error
-            pass
 
 
     @_refreshes
