@@ -140,6 +140,7 @@ def test_the_learners_lab_tour_dashboard_terminal_and_exercise_link(lab: dict[st
             try:
                 wait_until(page, dashboard.is_visible, "the dashboard appears", timeout=15)
             except AssertionError:
+                page.screenshot(path=str(shots / "before-second-run.png"))
                 # A known JupyterLab 4 race (jupyter-widgets/ipywidgets#3823): the widget
                 # manager, still restoring state from a kernel busy with Run All, may lose the
                 # models created meanwhile ("model not found", or nothing). Running the
