@@ -105,7 +105,7 @@ def wait_for_text(locator: Any, text: str, timeout: float = 30.0) -> str:
 
 def lab_command(page: Any, command: str, args: dict[str, str] | None = None) -> None:
     """Run a JupyterLab command, as its menu item would (lab_server.py exposes the app)."""
-    page.evaluate("([c, a]) => window.jupyterapp.commands.execute(c, a)", [command, args or {}])
+    page.evaluate("([c, a]) => { window.jupyterapp.commands.execute(c, a); }", [command, args or {}])
 
 
 def test_the_learners_lab_tour_dashboard_terminal_and_exercise_link(lab: dict[str, Any]) -> None:

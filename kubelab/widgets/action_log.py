@@ -65,6 +65,9 @@ class ActionLog:
         self._draw()
 
     def record(self, action: str, result: str, *, ok: bool = True) -> Entry:
+        """Log one action. kubectl's own refusals (it prints them, it does not raise) count as
+        errors too."""
+        ok = ok and not result.startswith(("error:", "Error from server"))
         entry = Entry(float(self.clock.now), action, result, ok)
         self.entries.append(entry)
         del self.entries[:-self.limit]
