@@ -142,12 +142,12 @@ def to_dot(graph: nx.DiGraph, cluster_by: str | None = "node", title: str = "",
         lines.append(f"  label={_quote(title)}; labelloc=t;")
     by_node = cluster_by == "node"
     nodes = {a.get("name", ""): a for _, a in graph.nodes(data=True) if a.get("kind") == "Node"}
+    hosting = {a.get("node") for _, a in graph.nodes(data=True) if a.get("kind") == "Pod"}
     groups: dict[str, list[str]] = {}
     loose: list[str] = []
     for nid, attrs in sorted(graph.nodes(data=True)):
         kind = attrs.get("kind")
-        if by_node and kind == "Node" and any(
-                a.get("kind") == "Pod" and a.get("node") == attrs.get("name") for _, a in graph.nodes(data=True)):
+        if by_node and kind == "Node" and attrs.get("name") in hosting:
             continue  # drawn as the box around its pods
         if by_node:
             key = attrs.get("node") if kind == "Pod" else None
