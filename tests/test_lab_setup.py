@@ -115,3 +115,22 @@ def test_running_and_saving_a_notebook_leaves_git_status_clean(tmp_path: Path, m
     manager.save({"type": "notebook", "content": nb}, path)
     assert sorted(git(repo, "status", "--porcelain").splitlines()) == [
         " M notebooks/01_store.ipynb", " M notebooks/01_store.py"]
+
+
+def test_every_exercise_link_in_every_notebook_opens_a_file_in_the_lab() -> None:
+    """The Lab is rooted at the repository and resolves a notebook's relative link against the
+    notebook's folder: ../exercises/ex01_store.py from notebooks/ is exercises/ex01_store.py.
+    (tests/test_browser.py clicks one in Chromium.)"""
+    import re
+
+    links = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                links += [(path.name, target) for target in re.findall(r"\]\(([^)\s]+)\)", cell.source)
+                          if "exercises/" in target or "solutions/" in target]
+    assert len({name for name, _ in links}) >= 6, links  # 01..06 each link their exercises
+    for name, target in links:
+        assert not target.startswith(("/", "http")), (name, target)
+        resolved = (ROOT / "notebooks" / target.split("#")[0]).resolve()
+        assert resolved.is_file() and ROOT in resolved.parents, (name, target)

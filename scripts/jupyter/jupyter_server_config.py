@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 c = get_config()  # type: ignore[name-defined]  # noqa: F821 (Jupyter defines it in config files)
@@ -60,3 +61,6 @@ def refresh_git_index(os_path: str, **_: object) -> None:
 
 
 c.ContentsManager.post_save_hook = refresh_git_index
+# jupyter_server sets the hook twice while it builds its contents manager and warns that the
+# second overrides the first: the same hook, nothing to tell a learner.
+warnings.filterwarnings("ignore", message=r"Overriding existing post_save_hook \(refresh_git_index\)")
