@@ -21,8 +21,8 @@ __all__ = ["ActionLog", "Entry", "html_table"]
 
 T = TypeVar("T")
 
-CELL = "padding:2px 10px 2px 0;text-align:left;vertical-align:top;white-space:nowrap"
-HEAD = CELL + ";border-bottom:1px solid #999;font-weight:bold"
+CELL = "padding:2px 10px 2px 0;text-align:left;vertical-align:top"
+HEAD = CELL + ";border-bottom:1px solid #999;font-weight:bold;white-space:nowrap"
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, escape: bool = True) -> str:
@@ -30,8 +30,11 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, escape: 
     def cell(value: str) -> str:
         return html.escape(value) if escape else value
     head = "".join(f"<th style='{HEAD}'>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td style='{CELL}'>{cell(v)}</td>" for v in row) + "</tr>"
-                   for row in rows)
+    def line(row: Sequence[str]) -> str:  # every column on one line but the last, which wraps
+        last = len(row) - 1
+        return "".join(f"<td style='{CELL};white-space:{'normal' if i == last else 'nowrap'}'>{cell(v)}</td>"
+                       for i, v in enumerate(row))
+    body = "".join(f"<tr>{line(row)}</tr>" for row in rows)
     return (f"<table style='border-collapse:collapse;margin:4px 0;font-size:12px'>"
             f"<tr>{head}</tr>{body}</table>")
 

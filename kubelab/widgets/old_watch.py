@@ -32,10 +32,9 @@ def watch_from(cluster: Any, resource: str, namespace: str, resource_version: st
     cluster.run(0)  # the watch's first delivery is a clock callback away
     handle.stop()
     errors = [e for e in heard if e.get("type") == "ERROR"]
-    asked = f"watch {resource} from resourceVersion {resource_version}"
     if not errors:
         changes = ", ".join(f"{e['type']} {_name(e)}" for e in heard[:6]) + (" ..." if len(heard) > 6 else "")
-        return (f"{asked}: the history is still there, {len(heard)} event(s) replayed"
+        return (f"the history is still there, {len(heard)} event(s) replayed"
                 + (f" ({changes})" if heard else "") + "; no relist needed")
     status = errors[0].get("object") or {}
     listed = client.list(resource, namespace)
@@ -45,6 +44,6 @@ def watch_from(cluster: Any, resource: str, namespace: str, resource_version: st
     cluster.run(0)
     handle.stop()
     still = "open" if not any(e.get("type") == "ERROR" for e in again) else "refused again"
-    return (f"{asked}: ERROR event, {status.get('code')} {status.get('reason')}: {status.get('message')}; "
+    return (f"ERROR event, {status.get('code')} {status.get('reason')}: {status.get('message')}; "
             f"relist: {len(listed['items'])} {resource} at resourceVersion {fresh}; "
             f"watch from {fresh}: {still}")

@@ -268,7 +268,8 @@ class SchedulerPanel:
         scheduler = self.cluster.components.get("scheduler")
         text = "the scheduler is not running" if not isinstance(scheduler, Scheduler) else (
             scheduler.explain().table() if scheduler.explanations else "no decision yet")
-        self.explanation.value = f"<b>latest decision</b><pre>{html.escape(text)}</pre>"
+        self.explanation.value = ("<b>latest decision</b><pre style='white-space:pre;overflow-x:auto;"
+                                  f"font-size:11px'>{html.escape(text)}</pre>")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
