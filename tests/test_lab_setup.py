@@ -134,3 +134,19 @@ def test_every_exercise_link_in_every_notebook_opens_a_file_in_the_lab() -> None
         assert not target.startswith(("/", "http")), (name, target)
         resolved = (ROOT / "notebooks" / target.split("#")[0]).resolve()
         assert resolved.is_file() and ROOT in resolved.parents, (name, target)
+
+
+def test_doctor_says_what_set_up_changed(tmp_path: Path, monkeypatch: Any) -> None:
+    from kubelab.cli import SETUP_LOG, doctor
+
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    (tmp_path / SETUP_LOG).write_text(
+        "2026-12-01 06:49:05Z installed kubelab and its dependencies into .venv\n"
+        "2026-12-01 06:49:07Z set the git filter nbstripout for *.ipynb in .git/config\n")
+    lines: list[str] = []
+    doctor(lines.append)
+    at = lines.index(f"What set-up changed here (newest last, from {tmp_path / SETUP_LOG}):")
+    assert lines[at + 1:at + 3] == [
+        "  - 2026-12-01 06:49:05Z installed kubelab and its dependencies into .venv",
+        "  - 2026-12-01 06:49:07Z set the git filter nbstripout for *.ipynb in .git/config"]
+    assert any(line.startswith("git filter") for line in lines)
