@@ -142,3 +142,16 @@ def test_watch_panel_watch_from_its_start_relists_after_compaction() -> None:
     watch.click()
     assert "ERROR event, 410 Expired: too old resource version" in panel.actions.last
     assert "relist: 2 configmaps at resourceVersion" in panel.actions.last  # the source, its copy
+
+
+def test_panel_tables_have_padded_cells_and_a_header_row_apart_from_the_body() -> None:
+    from kubelab.widgets.action_log import html_table
+
+    table = html_table(["create_revision", "mod_revision"], [["2", "<b>"]])
+    heads = table.split("<th ")[1:]
+    assert len(heads) == 2 and all("padding:2px 10px 2px 0" in h and "border-bottom" in h for h in heads)
+    assert "<td style='padding:2px 10px 2px 0" in table and "&lt;b&gt;" in table
+    clock = Clock()
+    panel = StorePanel(Store(clock, trace=Trace(lambda: clock.now)), clock)
+    panel.write()
+    assert "<th style=" in panel.status.value and "create_revision</th>" in panel.status.value
