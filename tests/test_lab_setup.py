@@ -150,3 +150,16 @@ def test_doctor_says_what_set_up_changed(tmp_path: Path, monkeypatch: Any) -> No
         "  - 2026-12-01 06:49:05Z installed kubelab and its dependencies into .venv",
         "  - 2026-12-01 06:49:07Z set the git filter nbstripout for *.ipynb in .git/config"]
     assert any(line.startswith("git filter") for line in lines)
+
+
+def test_the_kernel_make_installs_has_the_venv_first_on_path_and_the_committed_name() -> None:
+    """`!kubelab grade 1.1` in a cell finds the venv's kubelab however the Lab was started, and
+    saving a notebook keeps its committed kernelspec ("Python 3")."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    venv_bin = str(Path(sys.executable).parent)
+    assert spec.display_name == "Python 3"
+    assert spec.env["PATH"].split(os.pathsep)[0] == venv_bin and spec.env["PATH"].endswith("${PATH}")
+    committed = nbformat.read(ROOT / "notebooks" / "00_tour.ipynb", as_version=4).metadata["kernelspec"]
+    assert committed["display_name"] == spec.display_name and committed["name"] == "python3"
