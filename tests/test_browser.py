@@ -143,12 +143,13 @@ def test_the_learners_lab_tour_dashboard_terminal_and_exercise_link(lab: dict[st
                 page.screenshot(path=str(shots / "before-second-run.png"))
                 # A known JupyterLab 4 race (jupyter-widgets/ipywidgets#3823): the widget
                 # manager, still restoring state from a kernel busy with Run All, may lose the
-                # models created meanwhile ("model not found", or nothing). Running the
-                # dashboard's cell once more draws it.
-                page.locator(".jp-CodeCell .jp-InputArea-editor", has_text="Dashboard(c2").click()
-                page.keyboard.press("Shift+Enter")
+                # models created meanwhile ("model not found", or nothing). Running all cells
+                # once more draws it (all of them: on a loaded machine the first Run All may
+                # not have reached the cells the dashboard's cell needs).
+                lab_command(page, "notebook:run-all-cells")
+                page.wait_for_timeout(2000)
                 wait_until(page, lambda: busy.count() == 0 and dashboard.is_visible(),
-                           f"the dashboard appears on a second run (console: {errors[-5:]})", timeout=30)
+                           f"the dashboard appears on a second run (console: {errors[-5:]})", timeout=90)
             outputs = page.locator(".jp-OutputArea-output").all_inner_texts()
             assert not any("Traceback" in text for text in outputs), "a cell failed"
             dashboard.scroll_into_view_if_needed()
