@@ -197,7 +197,7 @@ def test_the_learners_lab_tour_dashboard_terminal_and_exercise_link(lab: dict[st
             lab_command(page, "docmanager:open", {"path": "notebooks/01_store.ipynb"})
             # The Lab resolves the notebook's relative link (../exercises/ex01_store.py) against
             # the notebook's folder and opens the file in its own editor, not a new browser tab.
-            link = page.locator(".jp-RenderedMarkdown a[href*='exercises/ex01_store.py']").first
+            link = page.locator(".jp-RenderedMarkdown a[href*='exercises/ex01_store.py']:visible").first
             link.wait_for(state="attached", timeout=60_000)
             link.scroll_into_view_if_needed()
             link.click()
