@@ -137,6 +137,8 @@ def _load_failure(path: Path, symbol: str, err: BaseException) -> LoadFailed:
         return LoadFailed(f"could not load {path.name}: {err}")
     if err.type_name == "AttributeError" and symbol in err.message:
         return LoadFailed(f"{path.name} has no {symbol}: did you rename or delete it?")
+    if err.type_name == "TypeError" and err.message.startswith(f"{symbol} is "):
+        return LoadFailed(f"{path.name}: {err.message}")
     if err.type_name in ("SyntaxError", "IndentationError", "TabError"):
         return LoadFailed(f"{path.name} does not compile: {err.type_name}: {err.message}",
                           err.remote_traceback)

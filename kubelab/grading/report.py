@@ -100,7 +100,7 @@ class Report:
                          f"{e.section}]  {ex.points}/{ex.max_points}")
             for c in ex.checks:
                 mark = c.status.upper()
-                lines.append(f"  {mark}  {c.check:<48} {c.points}/{c.max_points}")
+                lines.append(f"  {mark:<5} {c.check:<48} {c.points}/{c.max_points}")
                 if c.passed:
                     continue
                 lines.extend(_indent(c.message))

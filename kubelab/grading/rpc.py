@@ -63,7 +63,7 @@ class Connection(Pipe):
         self._proxies: dict[int, Proxy] = {}
         self._next_request = 0
         self.remote_errors: list[RemoteError] = []
-        self.calls = 0  # calls made to the other side (a check that never called the learner)
+        self.calls = 0  # calls and reads made on the other side's objects (0: never used)
 
     # ------------------------------------------------------------------ calls
 
@@ -76,6 +76,7 @@ class Connection(Pipe):
                               self.encode(dict(kwargs))], what)
 
     def get(self, target: Proxy, name: str) -> Any:
+        self.calls += 1
         return self._request(["get", target._id, name], f"{target._type}.{name}")
 
     def _request(self, body: list[Any], what: str) -> Any:

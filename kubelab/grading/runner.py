@@ -20,7 +20,9 @@ learner's code being the cause), which says so and never counts against the lear
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import socket
 import sys
@@ -72,6 +74,11 @@ class _Run:
 Verdict = dict[str, Any]
 
 
+def _load_failed(err: LoadFailed, run: _Run) -> Verdict:
+    run.sandbox.conn.remote_errors.clear()  # the import's own exception: the message already
+    return {"message": err.message, "output": err.detail[-EXCERPT:]}
+
+
 def _not_implemented(err: NotImplementedYet, run: _Run) -> Verdict:
     return {"message": f"not implemented yet (NotImplementedError: {err.message})",
             "hint": (f"open {run.path.name} and replace `raise NotImplementedError(...)` in "
@@ -112,7 +119,7 @@ def _grader_error(err: GraderError, run: _Run) -> Verdict:
 _VERDICTS: tuple[tuple[type[BaseException], Callable[[Any, _Run], Verdict]], ...] = (
     (CheckFailed, lambda e, r: {"message": e.message, "expected": e.expected, "got": e.got}
      | ({"hint": e.hint} if e.hint else {})),
-    (LoadFailed, lambda e, r: {"message": e.message, "output": e.detail[-EXCERPT:]}),
+    (LoadFailed, lambda e, r: _load_failed(e, r)),
     (GraderError, _grader_error),
     (NotImplementedYet, _not_implemented),
     (RemoteError, _raised),
@@ -175,6 +182,7 @@ def run_check(ex: Exercise, chk: Check, source: Source, *, names: list[str] | No
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         output, flooded = sandbox.close()
+        _sweep()
     if result.pop("timed_out", False):  # how far it got depends on the machine: no output, no trace
         return result
     return _explain(result, sandbox, ctx, output, flooded, output_limit)
@@ -206,6 +214,26 @@ def _explain(result: Verdict, sandbox: Sandbox, ctx: CheckContext | None, output
                 lines.pop(0)
             result["trace"] = "\n".join(lines)
     return result
+
+
+def _sweep() -> None:
+    """As PID 1 of its own namespace (contain.py), end whatever the check's sandbox left behind
+    (a double-forked daemon was reparented to us) before the next check starts, and reap it.
+    Elsewhere a no-op: the grader's kill of the session is all there is."""
+    if os.getpid() != 1:
+        return
+    keep = {1} | ({Sandbox.zygote.pid} if Sandbox.zygote is not None else set())
+    for _ in range(10):
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
+        for pid in others:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        if not others:
+            return
+        time.sleep(0.01)
 
 
 def _remote_message(err: RemoteError) -> str:

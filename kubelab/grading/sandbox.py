@@ -17,6 +17,7 @@ cluster in its own process saw (see kubelab/grading/__init__.py for the threat m
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
 import os
 import signal
 import sys
@@ -96,10 +97,19 @@ def guard(exercise_id: str, modules: list[str], dirs: list[str]) -> None:
     refused = tuple(hidden)
     words = f"exercise {exercise_id} asks you to write this yourself"
 
-    def hook(event: str, args: tuple[Any, ...]) -> None:
+    def refuse_import(name: str) -> None:
+        if name in banned or name.startswith(tuple(b + "." for b in banned)):
+            raise ImportError(f"{words}: {name} is not available while grading")
+
+    class Refuse(importlib.abc.MetaPathFinder):  # the import system's own way, with its words
+        def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
+            refuse_import(fullname)
+
+    sys.meta_path.insert(0, Refuse())
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:  # and what no Python code can undo
         if event == "import" and isinstance(args[0], str):
-            if args[0] in banned or args[0].startswith(tuple(b + "." for b in banned)):
-                raise ImportError(f"{words}: {args[0]} is not available while grading")
+            refuse_import(args[0])
         elif event == "open" and isinstance(args[0], (str, bytes)):
             path = os.path.realpath(os.fsdecode(args[0]))
             if any(path == h or path.startswith(h + os.sep) for h in refused):
@@ -132,6 +142,8 @@ def main(argv: list[str]) -> int:
         try:
             module = _load(path, str(module_name), str(text))
             target = getattr(module, str(symbol))
+            if not callable(target):
+                raise TypeError(f"{symbol} is {type(target).__name__}, not a function or a class")
         except BaseException as err:  # SyntaxError, ImportError, SystemExit at import time...
             conn.send(["failed", nonce, conn.encode_error(err)])
             return 0
