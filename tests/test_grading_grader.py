@@ -131,14 +131,17 @@ def test_a_check_that_breaks_is_the_graders_error_not_the_learners(tmp_path: Pat
         "from kubelab.grading import check\n\n\n@check('1.1', points=2)\n"
         "def hidden_check_with_a_bug(ctx):\n    {}['oops']  # before the learner's code is used\n"
         "    ctx.learner()\n")
-    report = grade("1.1", submission=ROOT / "solutions", check="hidden_check_with_a_bug",
-                   checks_dirs=[tmp_path])
-    [result] = report.checks()
-    assert (result.status, result.points, result.passed) == ("error", 0, False)
-    assert result.message.startswith("grader error, not your code: the check itself failed "
-                                     "(KeyError: 'oops')")
-    assert "  ERROR hidden_check_with_a_bug" in report.text()
-    assert "1 check(s) could not be graded (ERROR: the grader's fault, not yours)" in report.text()
+    # (through the command line: --checks would register the check in this process for good)
+    args = ("grade", "1.1", "--check", "hidden_check_with_a_bug", "--checks", str(tmp_path),
+            "--submission", "solutions")
+    data = json.loads(kubelab(*args, "--json").stdout)
+    [result] = data["exercises"][0]["checks"]
+    assert (result["status"], result["points"], result["passed"]) == ("error", 0, False)
+    assert result["message"].startswith("grader error, not your code: the check itself failed "
+                                        "(KeyError: 'oops')")
+    text = kubelab(*args).stdout
+    assert "  ERROR hidden_check_with_a_bug" in text
+    assert "1 check(s) could not be graded (ERROR: the grader's fault, not yours)" in text
 
 
 def test_bad_arguments_are_refused_clearly(tmp_path: Path) -> None:

@@ -190,6 +190,9 @@ STUDENTS: dict[str, dict[str, str]] = {
                         "ex03_watch.py": do_nothing("ex03_watch") + FORGER},
     "imports-dynamically": {"ex04_scheduler.py": DYNAMIC_IMPORT, "ex03_watch.py": DUNDER_IMPORT},
     "reads-solutions": {"ex04_scheduler.py": READS_SOLUTIONS},
+    "imports-the-checks": {"ex05_controllers.py": (  # the checks hold the expected answers
+        "from kubelab.grading.checks.ex05_controllers import reference_step as rolling_update_step\n"
+        "sync_replica_set = rolling_update_step\n")},
     "mirror-reads-on-demand": {"ex01_store.py": MIRROR_READS_ON_DEMAND},
     "too-large": {"ex06_kubelet.py": variant("ex06_kubelet") + "#" * MAX_SOURCE + "\n"},
     "ignores-conflicts": {"ex01_store.py": variant(
@@ -350,7 +353,8 @@ FULL = {e.id: e.points for e in ALL_EXERCISES.values()}
 
 @pytest.mark.parametrize(("student", "exercise"), [
     ("does-nothing", None), ("escapes-the-check", None), ("forges-verdicts", None),
-    ("imports-dynamically", None), ("reads-solutions", None), ("mirror-reads-on-demand", "1.2"),
+    ("imports-dynamically", None), ("reads-solutions", None), ("imports-the-checks", None),
+    ("mirror-reads-on-demand", "1.2"),
     ("too-large", None), ("symlinked", None), ("links-outside", None)])
 def test_every_attack_scores_zero(reports: dict[str, Report], student: str, exercise: str | None) -> None:
     checks = [c for c in reports[student].checks() if exercise in (None, c.exercise)]
@@ -386,7 +390,7 @@ def test_what_the_attacks_are_told(reports: dict[str, Report]) -> None:
     said = {(name, ex): messages(reports[name], ex) for name, ex in (
         ("imports-dynamically", "4.1"), ("imports-dynamically", "3.1"), ("reads-solutions", "4.2"),
         ("too-large", "6.1"), ("symlinked", "1.1"), ("links-outside", "1.2"),
-        ("mirror-reads-on-demand", "1.2"))}
+        ("mirror-reads-on-demand", "1.2"), ("imports-the-checks", "5.2"))}
     assert all("exercise 4.1 asks you to write this yourself: kubelab.scheduler.plugins is not "
                "available while grading" in m for m in said["imports-dynamically", "4.1"])
     assert all("exercise 3.1 asks you to write this yourself: kubelab.client.workqueue" in m
@@ -397,6 +401,8 @@ def test_what_the_attacks_are_told(reports: dict[str, Report]) -> None:
     size = os.path.getsize(Path(reports["too-large"].submission) / "ex06_kubelet.py")
     assert all(m == f"ex06_kubelet.py is too large to grade: {size} bytes, the limit is {MAX_SOURCE} "
                "bytes (512 KiB)" for m in said["too-large", "6.1"])
+    assert all("exercise 5.2 asks you to write this yourself: kubelab.grading.checks.ex05_controllers "
+               "is not available while grading" in m for m in said["imports-the-checks", "5.2"])
     linked = "ex01_store.py is a symbolic link: hand in the file itself"
     assert all(m == linked for m in said["symlinked", "1.1"] + said["links-outside", "1.2"])
     assert any("after the initial list, items must come from the watch" in m

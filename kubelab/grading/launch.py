@@ -51,7 +51,9 @@ class Sandbox:
         self.source, self.path, self.module, self.symbol = source, source.path, ex.module, ex.symbol
         # What the sandbox's import guard refuses (sandbox.guard): the exercise's forbidden
         # modules, and folders the submission may not read.
-        self.guard = {"exercise": ex.id, "modules": list(ex.forbidden_imports), "dirs": list(hidden)}
+        # kubelab's checks hold reference implementations (the expected answers): never theirs.
+        self.guard = {"exercise": ex.id, "modules": [*ex.forbidden_imports, "kubelab.grading.checks"],
+                      "dirs": list(hidden)}
         self.deadline = deadline
         self.output_limit = output_limit
         self.workdir = tempfile.TemporaryDirectory(prefix="kubelab-sandbox-")
