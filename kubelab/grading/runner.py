@@ -119,7 +119,7 @@ def _grader_error(err: GraderError, run: _Run) -> Verdict:
 _VERDICTS: tuple[tuple[type[BaseException], Callable[[Any, _Run], Verdict]], ...] = (
     (CheckFailed, lambda e, r: {"message": e.message, "expected": e.expected, "got": e.got}
      | ({"hint": e.hint} if e.hint else {})),
-    (LoadFailed, lambda e, r: _load_failed(e, r)),
+    (LoadFailed, _load_failed),
     (GraderError, _grader_error),
     (NotImplementedYet, _not_implemented),
     (RemoteError, _raised),
