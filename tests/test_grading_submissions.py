@@ -18,7 +18,7 @@ import pytest
 
 from kubelab.grading import EXERCISES as ALL_EXERCISES
 from kubelab.grading import Report, grade, grade_class
-from kubelab.grading.contain import containment
+from kubelab.grading.contain import containment, sealing
 from kubelab.grading.source import MAX_SOURCE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,18 +74,19 @@ MODULES = ("ex01_store", "ex02_apiserver", "ex03_watch", "ex04_scheduler", "ex05
            "ex06_kubelet")
 
 # A process that outlives its check (double fork, setsid) and, if it could, would rewrite the
-# gradebook after the grader wrote it, and keeps a lock for as long as it lives.
+# gradebook after the grader wrote it. It holds a lock (taken before the fork, on a file opened
+# read-only: the filesystem is read-only to a contained sandbox) for as long as it lives.
 DAEMON = '''
 import fcntl, os, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+lock = open(HERE / "alive.lock")
+fcntl.flock(lock, fcntl.LOCK_EX)
+print("a daemon holds alive.lock", flush=True)
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        lock = open(HERE / "alive.lock", "w")
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        (HERE / "started").write_text("a daemon ran")
         end = time.monotonic() + 120
         while time.monotonic() < end:
             for path in [HERE.parent / "grades.csv", *HERE.parent.glob("grades/*.json")]:
@@ -96,6 +97,7 @@ if os.fork() == 0:
             time.sleep(0.05)
     os._exit(0)
 os.wait()
+lock.close()  # (the daemon's copy of the descriptor keeps the lock)
 '''
 
 # What won 110/120 before: a background process that reads every job it can find through
@@ -256,6 +258,7 @@ def klass(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / student).mkdir()
         for name, text in files.items():
             (root / student / name).write_text(text)
+    (root / "escapes-the-check" / "alive.lock").write_text("")
     (root / "symlinked").mkdir()  # a link to the reference solution is not a submission
     (root / "symlinked" / "ex01_store.py").symlink_to(ROOT / "solutions" / "ex01_store.py")
     (root / "links-outside").mkdir()
@@ -378,12 +381,19 @@ def test_the_honest_students_beside_the_attacks_keep_every_point(reports: dict[s
 
 
 def test_no_process_of_a_check_outlives_it(reports: dict[str, Report], klass: Path) -> None:
-    student = klass / "escapes-the-check"
-    assert (student / "started").exists()  # the daemon did start...
+    outputs = [c.output for c in reports["escapes-the-check"].checks() if c.exercise == "1.1"]
+    assert outputs and all("a daemon holds alive.lock" in o for o in outputs)  # it did start...
     if containment()[1]:
         pytest.skip(containment()[1])
-    with (student / "alive.lock").open("w") as lock:  # ...and is gone: nobody holds its lock
+    with (klass / "escapes-the-check" / "alive.lock").open() as lock:  # ...and nobody holds it now
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_a_contained_submission_writes_nothing_on_disk(reports: dict[str, Report], klass: Path) -> None:
+    if containment()[1] or sealing():
+        pytest.skip(containment()[1] or sealing())
+    assert not (klass / "grades" / "escapes-the-check.json").read_text().startswith("student,total")
+    assert sorted(p.name for p in (klass / "escapes-the-check").iterdir()) == ["alive.lock", "ex01_store.py"]
 
 
 def test_what_the_attacks_are_told(reports: dict[str, Report]) -> None:

@@ -40,8 +40,12 @@ Threats, and what stops each:
   were chosen over cgroups because `unshare --user` needs no set-up and works the same as root
   and as a normal user (cgroup v2 needs a delegated subtree); where it is unavailable, every
   report carries a note and the grader falls back to a process-group kill and a parent-death
-  signal, which a double fork escapes. The gradebook is written only from the grader's own
-  verdicts, after every grading process has ended, by renaming complete files into place.
+  signal, which a double fork escapes. Inside its namespace the filesystem is read-only (a
+  private tmpfs is the one writable place): a submission cannot change another student's
+  files, the course or the gradebook. The grader reads every submission file before the first
+  grading process starts, so what each student handed in is what is graded. The gradebook is
+  written only from the grader's own verdicts, after every grading process has ended, by
+  renaming complete files into place.
 - Monkeypatching kubelab, the checks or sys.modules, replacing builtins, import-time tricks:
   they happen inside the sandbox, where no check runs. The checks' clusters live in the grading
   process; the submission only sees the objects a check hands it, through a Policy (shared.py)
@@ -79,9 +83,12 @@ Threats, and what stops each:
 
 Not covered (use operating-system isolation to grade code you do not trust at all, e.g. a
 container per class and an unprivileged user): a submission runs as the user running the
-grader, so it can read and write that user's files (another student's submission among them,
-before it is graded) and, without the namespaces, signal that user's processes. Its network is
-an empty namespace only where --net was granted.
+grader, so it can read that user's files (other students' submissions among them), and,
+without the namespaces (see the report's note), also write them and signal that user's
+processes. kubelab modules the sandbox has loaded stay reachable through other loaded
+modules' attributes (kubelab.scheduler's registry holds the plugin classes): the guard stops
+imports and reads, not a walk through objects already in memory. Its network is an empty
+namespace only where --net was granted.
 """
 
 from kubelab.grading.context import CheckContext, CheckFailed

@@ -12,7 +12,11 @@ users), and it gives the two properties the grader needs from the kernel itself:
 - A process sees and can signal only the processes of its own namespace, and its /proc lists
   only those: one student's code cannot find another student's grading process, nor the grader.
 
-Inside, the grading process drops every capability for good (secure bits NOROOT, locked; no new
+Inside, the grading process first seals the filesystem: every mount read-only (recursively,
+mount_setattr), and a private tmpfs on /dev/shm (SCRATCH) for the sandboxes' working
+directories and output files (not on /tmp: submissions and hidden checks often live there).
+A submission can then write nothing on disk: not another student's files, not the gradebook,
+not the course. Then it drops every capability for good (secure bits NOROOT, locked; no new
 privileges), so the submission, though "root" in its user namespace, can neither ptrace the
 grading process (which is non-dumpable from its first instruction) nor gain privileges by
 running a program. Where unshare is missing or the kernel refuses unprivileged namespaces, the
@@ -28,8 +32,10 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 
-__all__ = ["BOOT", "containment", "drop_privileges", "make_undumpable", "traced"]
+__all__ = ["BOOT", "SCRATCH", "containment", "drop_privileges", "make_undumpable", "seal_filesystem",
+           "sealing", "traced"]
 
 _NAMESPACES = ("--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount-proc")
 
@@ -40,7 +46,7 @@ BOOT = (
     "from ctypes import CDLL\n"
     "CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0\n"
     "from kubelab.grading.runner import main\n"
-    "sys.exit(main(int(sys.argv[1])))\n"
+    "sys.exit(main(int(sys.argv[1]), contained=sys.argv[2:] == ['contained']))\n"
 )
 
 _PR_SET_SECUREBITS, _PR_SET_NO_NEW_PRIVS = 28, 38
@@ -76,11 +82,71 @@ def containment() -> tuple[tuple[str, ...], str]:
     return (), _degraded(f"`unshare --user --pid` failed: {error}")
 
 
+@functools.cache
+def sealing() -> str:
+    """Whether a contained grading process can seal its filesystem (mount_setattr needs Linux
+    5.12): "" when it can, else the note every report carries (probed once per grader)."""
+    prefix, note = containment()
+    if note:
+        return ""  # not contained at all: containment()'s note says it
+    # This file alone (it needs nothing but the standard library): no import of kubelab.
+    code = ("import importlib.util, sys\n"
+            "spec = importlib.util.spec_from_file_location('contain', sys.argv[1])\n"
+            "contain = importlib.util.module_from_spec(spec)\n"
+            "spec.loader.exec_module(contain)\n"
+            "problem = contain.seal_filesystem()\n"
+            "print(problem, file=sys.stderr)\n"
+            "sys.exit(1 if problem else 0)\n")
+    try:
+        probe = subprocess.run([*prefix, sys.executable, "-P", "-S", "-c", code, __file__],
+                               capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return _unsealed(str(err))
+    if probe.returncode == 0:
+        return ""
+    return _unsealed((probe.stderr.decode("utf-8", "replace").strip().splitlines() or ["failed"])[-1])
+
+
+def _unsealed(why: str) -> str:
+    return (f"filesystem not read-only for submissions ({why}): a submission can write the "
+            "grading user's files while it runs (another student's among them).")
+
+
 def _degraded(why: str) -> str:
     return (f"not contained: no PID namespace for the grading processes ({why}); a process a "
             "submission starts in the background can outlive its check. Grade untrusted code "
             "where unprivileged user namespaces are allowed (docs/ARCHITECTURE.md, the grader's "
             "threat model).")
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+_SYS_MOUNT_SETATTR = 442  # the same number on every architecture (a "new" syscall)
+_AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
+SCRATCH = "/dev/shm"  # the one writable place of a sealed namespace: a private tmpfs
+TMPFS_SIZE = "256m"  # what all sandboxes of one grading process may keep there at once
+
+
+def seal_filesystem() -> str:
+    """Make every mount of this (private) mount namespace read-only and give it a fresh SCRATCH;
+    "" or what went wrong. Only for PID 1 of a namespace that contain.containment() made:
+    elsewhere it would change the host's mounts."""
+    if os.getpid() != 1:
+        return "not PID 1 of its own namespace"
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, 0, 0)
+        if libc.syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, b"/", _AT_RECURSIVE, ctypes.byref(attr),
+                        ctypes.sizeof(attr)) != 0:
+            return f"mount_setattr: {os.strerror(ctypes.get_errno())}"
+        if libc.mount(b"tmpfs", SCRATCH.encode(), b"tmpfs", 0, f"size={TMPFS_SIZE},mode=700".encode()) != 0:
+            return f"mount tmpfs {SCRATCH}: {os.strerror(ctypes.get_errno())}"
+    except (OSError, AttributeError) as err:
+        return str(err)
+    return ""
 
 
 class _CapHeader(ctypes.Structure):

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kubelab.grading.contain import containment
+from kubelab.grading.contain import containment, sealing
 from kubelab.grading.exercises import EXERCISES, Check, Exercise, checks_for, load_checks
 from kubelab.grading.jobs import Job, run_jobs
 from kubelab.grading.report import CheckResult, ExerciseResult, Report, write_class_reports
@@ -127,8 +127,8 @@ def _grade_many(students: list[tuple[str, Path]], ids: list[str], *, check: str 
     if check is not None and not all_jobs:
         raise ValueError(f"no check named {check!r} in exercise(s) {', '.join(e.id for e in chosen)}")
     run_jobs([j for j in all_jobs if not j.refused], jobs or os.cpu_count() or 2, timeout)
-    note = containment()[1]
-    reports = {name: Report(name, str(folder), notes=[note] if note else []) for name, folder in students}
+    notes = [n for n in (containment()[1], sealing()) if n]
+    reports = {name: Report(name, str(folder), notes=list(notes)) for name, folder in students}
     for job in all_jobs:
         verdicts = _verdicts(job)
         result = ExerciseResult(job.exercise)

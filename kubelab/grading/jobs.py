@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubelab.grading.contain import BOOT, containment
+from kubelab.grading.contain import BOOT, containment, sealing
 from kubelab.grading.exercises import Check, Exercise
 
 __all__ = ["Job", "run_jobs"]
@@ -83,7 +83,8 @@ def run_jobs(jobs: list[Job], parallel: int, timeout: float) -> None:
 def _start(job: Job, env: dict[str, str], selector: selectors.BaseSelector, timeout: float) -> None:
     ours, theirs = socket.socketpair()
     prefix, _ = containment()
-    job.proc = subprocess.Popen([*prefix, sys.executable, "-P", "-c", BOOT, str(theirs.fileno())],
+    job.proc = subprocess.Popen([*prefix, sys.executable, "-P", "-c", BOOT, str(theirs.fileno()),
+                                 *(["contained"] if prefix and not sealing() else [])],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, env=env, pass_fds=(theirs.fileno(),),
                                 start_new_session=True)

@@ -26,6 +26,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -244,13 +245,19 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise CheckTimeout("the check ran out of time")
 
 
-def _handshake(boot_fd: int) -> socket.socket:
-    """Hand the grader a socket made now, after this process became non-dumpable: whatever
-    reached the boot socket before (it was inherited across exec) never carries the job."""
-    from kubelab.grading.contain import drop_privileges, traced
+def _handshake(boot_fd: int, contained: bool) -> socket.socket:
+    """Seal the filesystem (contained), drop privileges, and hand the grader a socket made now,
+    after this process became non-dumpable: whatever reached the boot socket before (it was
+    inherited across exec) never carries the job."""
+    from kubelab.grading.contain import SCRATCH, drop_privileges, seal_filesystem, traced
 
     if traced():
         raise SystemExit("a debugger is attached to the grading process: refusing to grade")
+    problem = seal_filesystem() if contained else ""
+    if problem:
+        raise SystemExit(f"cannot make the filesystem read-only for the sandboxes: {problem}")
+    if contained:
+        tempfile.tempdir = SCRATCH  # sandboxes' working directories and output files
     problem = drop_privileges()
     if problem:
         raise SystemExit(f"cannot drop the grading process's privileges: {problem}")
@@ -273,8 +280,8 @@ def _read_job(channel: socket.socket) -> dict[str, Any]:
     return job
 
 
-def main(boot_fd: int) -> int:
-    channel = _handshake(boot_fd)
+def main(boot_fd: int, contained: bool = False) -> int:
+    channel = _handshake(boot_fd, contained)
     import kubelab.grading.checks  # noqa: F401 - warm: the zygote forks with all of kubelab loaded
     from kubelab.grading import sandbox  # noqa: F401
 
