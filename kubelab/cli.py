@@ -128,7 +128,7 @@ def _course_root() -> Path:
 def grade_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     """`kubelab grade`: 0 when every check passed (or the class was graded), 1 otherwise."""
     from kubelab.grading import grade, grade_class
-    from kubelab.grading.runner import make_undumpable
+    from kubelab.grading.contain import make_undumpable
 
     options = {"checks_dirs": args.checks, "jobs": args.jobs, "timeout": args.timeout}
     if args.klass is not None:
