@@ -26,8 +26,9 @@ from kubelab.api.errors import (
 )
 from kubelab.api.meta import new_uid, random_suffix
 from kubelab.apiserver.admission import CREATE, UPDATE
+from kubelab.apiserver.codec import decode, encode
 from kubelab.apiserver.context import RequestContext, Served
-from kubelab.apiserver.decode import MAX_REQUEST_BODY_BYTES, encode
+from kubelab.apiserver.decode import MAX_REQUEST_BODY_BYTES
 from kubelab.apiserver.deletion import delete_object
 from kubelab.apiserver.selection import (
     CONTINUE_EXPIRED,
@@ -39,7 +40,6 @@ from kubelab.apiserver.selection import (
 )
 from kubelab.apiserver.strategy import prepare_for_create, prepare_for_update
 from kubelab.apiserver.validation import validate_create, validate_update
-from kubelab.apiserver.watch_cache import decode
 from kubelab.store import (
     CompactedError,
     Compare,

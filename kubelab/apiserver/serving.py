@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api.resources import ResourceInfo, ResourceTable
+from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.crd import crd_resource_info, validate_crd
 from kubelab.apiserver.rbac import RBAC_RESOURCES
 from kubelab.apiserver.schema import SCHEMAS
 from kubelab.apiserver.strategy import strategy_for
-from kubelab.apiserver.watch_cache import CacheEvent, Cacher, decode
+from kubelab.apiserver.watch_cache import CacheEvent, Cacher
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
