@@ -46,6 +46,7 @@ from kubelab.apiserver.authn import (
     TokenAuthenticator,
 )
 from kubelab.apiserver.bootstrap import bootstrap
+from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.patch import apply_patch
@@ -53,7 +54,7 @@ from kubelab.apiserver.rbac import AuthzAttributes, RBACAuthorizer, forbidden_er
 from kubelab.apiserver.registry import Registry
 from kubelab.apiserver.selection import make_predicate, parse_resource_version
 from kubelab.apiserver.serving import ServedResources
-from kubelab.apiserver.watch_cache import WatchInfo, decode
+from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.sim import Clock, Trace
 from kubelab.store import Store
 
@@ -173,17 +174,10 @@ class APIServer:
     def handle(self, request: Request) -> Object:
         record = AuditRecord(self.clock.now, "", request.verb, request.resource,
                              request.namespace, request.name, request.subresource)
-        try:  # (spelled out rather than `with self._audited(record)`: this is the hot path)
+        with self._audited(record):
             result = self._dispatch(self._admit_request(request, record))
             record.code = 201 if request.verb == "create" else 200
-            return result
-        except ApiError as err:
-            self._fail(record, err)
-            raise
-        except Exception as err:
-            raise self._bug(record, err) from err
-        finally:
-            self.log(record)
+        return result
 
     @contextlib.contextmanager
     def _audited(self, record: AuditRecord) -> Iterator[None]:
