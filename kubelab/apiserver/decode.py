@@ -232,7 +232,7 @@ class _Decoder:
         elif go == "resource.Quantity":
             # Quantity.UnmarshalJSON parses whatever JSON it is given: true or [1] fail as
             # "quantities must match ...", not as a type error.
-            text = value if t in (str, int, float) else _dumps(value)
+            text = value if t in (str, int, float) else json.dumps(value, separators=(",", ":"))
             try:
                 # A typed decode keeps the number, and Quantity.MarshalJSON writes it back in
                 # canonical form: "0.5" is stored as "500m" and 1024Mi as "1Gi", as
