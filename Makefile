@@ -1,16 +1,19 @@
 # kubelab: two commands do all set-up on a fresh machine.
-#   make lab    set up, then start JupyterLab on notebooks/
+#   make lab    set up, then start JupyterLab on the repository, opening notebooks/00_tour.ipynb
 #   make test   set up, then lint, types, architecture contracts, tests and every notebook
 # The virtual environment lives in .venv; a stamp file records which pyproject.toml it was
-# built from, so re-running a target on a ready machine installs nothing.
+# built from, so re-running a target on a ready machine installs nothing. What set-up changes is
+# printed and logged in .venv/kubelab-setup.log (`make doctor` shows it).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kubelab-installed
 PORT   ?= 8888
+SETUP_LOG := $(VENV)/kubelab-setup.log
+log = echo "$$(date -u '+%Y-%m-%d %H:%M:%SZ') $(1)" >> $(SETUP_LOG); echo "kubelab: $(1)"
 
-.PHONY: all lab test lint typecheck contracts pytest notebooks exercises bench doctor system-deps venv clean
+.PHONY: all lab test lint typecheck contracts pytest notebooks exercises bench doctor system-deps git-filters venv clean
 
 all: test
 
@@ -18,19 +21,34 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The kernel is named as the committed notebooks name it ("Python 3"), so saving one does not
+# change its metadata; its PATH starts with the venv, so `!kubelab grade 1.1` works in a cell.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	@$(call log,installed kubelab and its dependencies into $(VENV) (pip install -e '.[dev]'))
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" \
+		--env PATH '$(abspath $(BIN)):$${PATH}' --env VIRTUAL_ENV '$(abspath $(VENV))' >/dev/null
+	@$(call log,installed the Jupyter kernel 'Python 3' (python3) in $(VENV))
 	touch $(STAMP)
 
-venv: $(STAMP) system-deps
+venv: $(STAMP) system-deps git-filters
 
 # System packages: Graphviz's `dot` renders every picture in the course.
 system-deps:
 	@$(BIN)/python scripts/system_deps.py
 
+# Keep notebook outputs out of git (nbstripout as the .ipynb clean filter, see .gitattributes).
+git-filters: $(STAMP)
+	@$(BIN)/python scripts/git_filters.py
+
+# scripts/jupyter/jupyter_server_config.py: the repository as the Lab's root, the tour opened,
+# the venv first on PATH in kernels and terminals, --allow-root only as root, a browser only
+# where there is a display.
 lab: venv
-	$(BIN)/jupyter lab --notebook-dir=notebooks --port=$(PORT)
+	@echo "kubelab: starting JupyterLab on $(CURDIR); open the URL it prints below"
+	@echo "kubelab: (http://localhost:$(PORT)/lab/tree/notebooks/00_tour.ipynb?token=...); Ctrl-C stops it"
+	JUPYTER_CONFIG_PATH="$(CURDIR)/scripts/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+		$(BIN)/jupyter lab --port=$(PORT)
 
 lint: venv
 	$(BIN)/ruff check kubelab tests benchmarks scripts notebooks solutions
@@ -51,6 +69,12 @@ bench: venv
 
 doctor: venv
 	$(BIN)/kubelab doctor
+
+# The seeded fault-schedule soak: SEEDS seeds (make test runs a hundred), one line per seed.
+.PHONY: soak
+SEEDS ?= 1000
+soak: venv
+	$(BIN)/python -m benchmarks.soak $(SEEDS)
 
 # Regenerate each notebook's .ipynb from its jupytext source (notebooks/*.py), without outputs.
 notebooks: venv

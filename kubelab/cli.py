@@ -52,6 +52,34 @@ def _dot_version() -> str | None:
     return text.split("version", 1)[-1].strip() or text
 
 
+SETUP_LOG = "kubelab-setup.log"  # the Makefile and scripts/ append what they install or set
+
+
+def _setup_changes(last: int = 10) -> list[str]:
+    """The newest lines of the venv's set-up log: what `make` installed or configured."""
+    try:
+        lines = (Path(sys.prefix) / SETUP_LOG).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    return [line for line in lines if line.strip()][-last:]
+
+
+def _git_filter() -> str | None:
+    """Whether this clone strips notebook outputs on their way into git (None: not in a clone)."""
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=10)
+        if top.returncode != 0:
+            return None
+        clean = subprocess.run(["git", "config", "--get", "filter.nbstripout.clean"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if clean.returncode == 0 and "nbstripout" in clean.stdout:
+        return "nbstripout (notebook outputs stay out of git)"
+    return "not set: outputs would reach git; run `make git-filters`"
+
+
 def doctor(out: Callable[[str], None] = print) -> int:
     """Print what is installed; return 0 when everything the course needs is there."""
     missing: list[str] = []
@@ -67,6 +95,15 @@ def doctor(out: Callable[[str], None] = print) -> int:
         missing.append("Graphviz's `dot` (draws every picture): run "
                        "`sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` "
                        "(macOS) or `conda install -c conda-forge graphviz`")
+    filters = _git_filter()
+    if filters is not None:
+        out(f"{'git filter':<12} {filters}")
+    changes = _setup_changes()
+    if changes:
+        out("")
+        out(f"What set-up changed here (newest last, from {Path(sys.prefix) / SETUP_LOG}):")
+        for line in changes:
+            out(f"  - {line}")
     if missing:
         out("")
         out("Missing:")
@@ -91,7 +128,7 @@ def _course_root() -> Path:
 def grade_command(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     """`kubelab grade`: 0 when every check passed (or the class was graded), 1 otherwise."""
     from kubelab.grading import grade, grade_class
-    from kubelab.grading.runner import make_undumpable
+    from kubelab.grading.contain import make_undumpable
 
     options = {"checks_dirs": args.checks, "jobs": args.jobs, "timeout": args.timeout}
     if args.klass is not None:

@@ -8,12 +8,15 @@ API.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kubelab.api.errors import ApiError
+from kubelab.api.errors import ApiError, resource_expired
 from kubelab.api.request import API, Request, WatchEvent, WatchHandle
+from kubelab.apiserver.watch_cache import WatchInfo
+from kubelab.sim.clock import Clock
 
 if TYPE_CHECKING:
     from kubelab.cluster import Cluster
@@ -87,27 +90,39 @@ class _LinkWatch:
 
 
 class WatchFaults:
-    """The API server's watch interceptor while watch faults are on.
+    """The API server's watch interceptor (WatchInterceptor) once a watch fault was set.
 
     For each event on its way to a watcher it returns the (delay, event) pairs to deliver:
     none (dropped), one (maybe late) or two (duplicated). Randomness comes from the cluster's
     seeded generator, so the same seed loses the same events.
 
-    A real watch never loses an event silently: a lost message breaks the connection, and a
-    client that resumes from a version the server can no longer replay gets 410 Gone and
-    relists. kubelab's lost (and reordered) events are silent while the fault lasts, so you can
-    see a stale cache; once it heals, every client that lost something gets 410 Expired, on
-    its open watch or on its next watch request, and relists.
+    What a real watch allows, and so what each fault does:
+    - Events on one watch arrive in resourceVersion order, always. A delay shifts the whole
+      stream: an event is never delivered before the one sent ahead of it on the same watch,
+      also when the delay shrinks or heals while events are still in flight.
+    - Reordering happens between watches (a scheduler's pod watch lags its node watch), and
+      reorder_watch_events does that, but it also reorders within a watch. A real stream
+      cannot; a garbled one breaks. So when an event overtakes one sent before it, the watch
+      ends with 410 Expired right after the overtaken (older) event arrives: the client has
+      seen resourceVersion go backwards, its reflector relists, and its cache is right again.
+    - A real watch never loses an event silently: a lost message breaks the connection, and a
+      client that resumes from a version the server can no longer replay gets 410 Gone and
+      relists. kubelab's lost events are silent while the fault lasts, so you can see a stale
+      cache; once it heals, every client that lost something gets 410 Expired, on its open
+      watch or on its next watch request, and relists.
     """
 
-    def __init__(self, rand: random.Random) -> None:
-        self.rand = rand
+    def __init__(self, rand: random.Random, clock: Clock) -> None:
+        self.rand, self.clock = rand, clock
         self.drop = self.duplicate = self.delay = self.reorder = 0.0
         self.user: str | None = None
         self.dropped = 0
         self.healing = False
         # Clients (user, resource, namespace, selectors) whose cache may now be stale.
         self.stale: set[tuple[str, ...]] = set()
+        # Watch id -> when each of its events still in flight is due.
+        self._in_flight: dict[int, list[float]] = {}
+        self._break_at: dict[int, float] = {}  # watch id -> when it ends (an overtaken event)
 
     def set(self, *, user: str | None, **settings: float) -> None:
         for name, value in settings.items():
@@ -118,29 +133,42 @@ class WatchFaults:
         self.healing = False
 
     @staticmethod
-    def client_of(watch: Any) -> tuple[str, ...]:
-        return tuple(str(getattr(watch, f, "")) for f in
-                     ("user", "resource", "namespace", "label_selector", "field_selector"))
+    def client_of(watch: WatchInfo) -> tuple[str, ...]:
+        return (watch.user, watch.resource, watch.namespace, watch.label_selector,
+                watch.field_selector)
 
-    def __call__(self, watch: Any, event: dict[str, Any]) -> list[tuple[float, dict[str, Any]]]:
-        if self.healing or event.get("type") == "ERROR":
-            return [(0.0, event)]  # the server's own errors always get through
-        if self.user is not None and getattr(watch, "user", None) != self.user:
-            return [(0.0, event)]
-        if self.drop and self.rand.random() < self.drop:
+    def __call__(self, watch: WatchInfo, event: WatchEvent) -> list[tuple[float, WatchEvent]]:
+        if event.get("type") == "ERROR":
+            return [(0.0, event)]  # the server's own errors end the watch and what is in flight
+        now = self.clock.now
+        flight = self._in_flight[watch.id] = [t for t in self._in_flight.get(watch.id, ()) if t > now]
+        due = max(flight, default=now)
+        targeted = not self.healing and (self.user is None or watch.user == self.user)
+        if not targeted:
+            at = due
+        elif self.drop and self.rand.random() < self.drop:
             self.dropped += 1
             self.stale.add(self.client_of(watch))
             return []
-        delay = self.delay
-        if self.reorder:
-            delay += self.rand.random() * self.reorder
-            self.stale.add(self.client_of(watch))
-        out = [(delay, event)]
-        if self.duplicate and self.rand.random() < self.duplicate:
-            out.append((delay, event))
+        elif self.reorder:
+            at = now + self.delay + self.rand.random() * self.reorder
+        else:
+            at = max(now + self.delay, due)
+        out = [(at - now, event)]
+        overtaken = [t for t in flight if t > at]
+        if overtaken and min(overtaken) < self._break_at.get(watch.id, math.inf):
+            # The first older event to arrive after this one takes resourceVersion back:
+            # the watch ends a nanosecond after it (float sums could tie the two otherwise).
+            self._break_at[watch.id] = back = min(overtaken) + 1e-9
+            status = resource_expired("too old resource version: the watch delivered events "
+                                      "out of order")
+            out.append((back - now, {"type": "ERROR", "object": status.status}))
+        flight.append(at)
+        if targeted and self.duplicate and self.rand.random() < self.duplicate:
+            out.insert(1, (at - now, event))
         return out
 
-    def on_open(self, watch: Any) -> bool:
+    def on_open(self, watch: WatchInfo) -> bool:
         """Called by the API server when a watch opens: True means answer it with 410."""
         client = self.client_of(watch)
         if self.healing and client in self.stale:
@@ -202,7 +230,7 @@ class Faults:
         self._record("drop_watch_events", "watch", probability=probability, user=user or "*")
 
     def delay_watch_events(self, seconds: float, user: str | None = None) -> None:
-        """Deliver watch events `seconds` late."""
+        """Deliver watch events `seconds` late, each watch still in order."""
         self._watch_faults().set(delay=seconds, user=user)
         self._record("delay_watch_events", "watch", seconds=seconds, user=user or "*")
 
@@ -212,31 +240,35 @@ class Faults:
         self._record("duplicate_watch_events", "watch", probability=probability, user=user or "*")
 
     def reorder_watch_events(self, spread: float = 1.0, user: str | None = None) -> None:
-        """Deliver each event after a random delay in [0, spread): order is lost."""
+        """Deliver each event after a random delay in [0, spread): order is lost, between
+        watches and within one. A watch that delivered an event out of order ends with 410
+        right after it, and its client relists (see WatchFaults)."""
         self._watch_faults().set(reorder=spread, user=user)
         self._record("reorder_watch_events", "watch", spread=spread, user=user or "*")
 
     def heal_watch_events(self) -> None:
-        """Stop dropping, delaying, duplicating and reordering watch events. Clients that
-        lost events get 410 Expired and relist (see WatchFaults)."""
+        """Stop dropping, delaying, duplicating and reordering watch events. Events still in
+        flight arrive first; clients that lost events get 410 Expired and relist (see
+        WatchFaults)."""
         current = self._cluster.apiserver.watch_interceptor
         expired = 0
-        if isinstance(current, WatchFaults) and current.stale:
-            current.healing = True  # pass everything through; answer stale clients with 410
+        if isinstance(current, WatchFaults):
+            # Pass everything through, after what is still in flight (the interceptor stays:
+            # an event sent now must not overtake a late one), and answer stale clients with 410.
+            current.healing = True
             stale = set(current.stale)
             expired_clients: set[tuple[str, ...]] = set()
 
-            def is_stale(info: Any) -> bool:
+            def is_stale(info: WatchInfo) -> bool:
                 client = WatchFaults.client_of(info)
                 if client in stale:
                     expired_clients.add(client)
                     return True
                 return False
 
-            expired = self._cluster.apiserver.expire_watches(is_stale)
+            if stale:
+                expired = self._cluster.apiserver.expire_watches(is_stale)
             current.stale -= expired_clients  # the rest get 410 on their next watch request
-        else:
-            self._cluster.apiserver.watch_interceptor = None
         self._record("heal_watch_events", "watch", expired=expired)
 
     def break_watches(self) -> None:
@@ -247,7 +279,7 @@ class Faults:
     def _watch_faults(self) -> WatchFaults:
         current = self._cluster.apiserver.watch_interceptor
         if not isinstance(current, WatchFaults):
-            current = WatchFaults(self._cluster.rand)
+            current = WatchFaults(self._cluster.rand, self._cluster.clock)
             self._cluster.apiserver.watch_interceptor = current
         return current
 

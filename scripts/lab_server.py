@@ -2,8 +2,12 @@
 
     python scripts/lab_server.py --root DIR [--port 0] [--token TOKEN]
 
-The server listens on 127.0.0.1 only, on a free port (or --port), asks for a token, opens no
-browser, and keeps every piece of Jupyter state (config, runtime, data, lab settings and
+The server runs with the course's own configuration, as `make lab` does
+(scripts/jupyter/jupyter_server_config.py: the tour as the start page, the venv first on PATH in
+kernels and terminals, a clean `git status` after a save), served from --root (a copy of the
+repository in tests). It listens on 127.0.0.1 only, on a free port (or --port), asks for a
+token, opens no browser, exposes the Lab's app to page scripts (`window.jupyterapp`, so a test
+can run Lab commands), and keeps every piece of Jupyter state (config, runtime, data, lab settings and
 workspaces, IPython's profile) in a temporary folder, so neither the repository nor the home
 directory changes. JupyterLab's first-run questions are answered in those settings: no news
 feed, no update check.
@@ -62,7 +66,9 @@ def isolated_env(state: Path) -> dict[str, str]:
         target = dirs["settings"] / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values), encoding="utf-8")
-    return dict(os.environ, JUPYTER_CONFIG_DIR=str(dirs["config"]),
+    course_config = str(Path(__file__).resolve().parent / "jupyter")
+    config_path = os.pathsep.join(filter(None, [course_config, os.environ.get("JUPYTER_CONFIG_PATH")]))
+    return dict(os.environ, JUPYTER_CONFIG_DIR=str(dirs["config"]), JUPYTER_CONFIG_PATH=config_path,
                 JUPYTER_RUNTIME_DIR=str(dirs["runtime"]), JUPYTER_DATA_DIR=str(dirs["data"]),
                 JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
                 JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]), IPYTHONDIR=str(dirs["ipython"]),
@@ -73,8 +79,7 @@ def command(root: Path, port: int, token: str) -> list[str]:
     return [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-            # CI runs as root (in a container); Jupyter refuses that unless told.
-            *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])]
+            "--LabApp.expose_app_in_browser=True"]
 
 
 def wait_until_up(url: str, token: str, server: subprocess.Popen[bytes], timeout: float) -> None:

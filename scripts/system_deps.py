@@ -7,10 +7,12 @@ target; a missing optional one only means its tests skip (they say why).
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 # (command that must be on PATH, Debian package that provides it, why we need it, required)
 NEEDED = [
@@ -35,6 +37,13 @@ def pip_tools() -> None:
             subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)
 
 
+def log_change(text: str) -> None:
+    """Append to the virtual environment's set-up log, which `kubelab doctor` prints."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    with (Path(sys.prefix) / "kubelab-setup.log").open("a", encoding="utf-8") as f:
+        f.write(f"{stamp} {text}\n")
+
+
 def main() -> int:
     pip_tools()
     missing = [(cmd, pkg, why, required) for cmd, pkg, why, required in NEEDED
@@ -50,6 +59,7 @@ def main() -> int:
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
         subprocess.run(command, check=True, env=env)
+        log_change("installed the Debian package(s) " + " ".join(packages) + " with apt-get")
         return 0
     print("kubelab: please run:  sudo " + " ".join(command))
     print("kubelab: (or, with conda:  conda env create -f environment.yml)")

@@ -289,6 +289,116 @@ def test_kubelet_node_watches_are_indexed_by_name(env: Env) -> None:
     assert [t for t, _ in everyone.seen()] == ["ADDED", "ADDED", "MODIFIED", "DELETED"]
 
 
+def bind(env: Env, name: str, node_name: str, namespace: str = "default") -> None:
+    env.req("create", "pods", namespace, name=name, subresource="binding", body={
+        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+        "target": {"name": node_name}})
+
+
+def node_pods(env: Env, node_name: str, namespace: str = "", **kwargs: Any) -> list[str]:
+    listing = env.req("list", "pods", namespace, field_selector=f"spec.nodeName={node_name}",
+                      **kwargs)
+    return [i["metadata"]["name"] for i in listing["items"]]
+
+
+def test_a_list_of_one_nodes_pods_reads_the_keys_the_index_names(
+        env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pod watch cache's spec.nodeName index (pod strategy.go NodeNameIndexFunc): once
+    fresh, a kubelet's list reads its own pods' keys and no other pod."""
+    for i in range(4):
+        env.create("pods", pod(f"p{i}"))
+    for i, node_name in enumerate(("node-1", "node-2", "node-1")):
+        bind(env, f"p{i}", node_name)
+    env.delete("pods", "p2", gracePeriodSeconds=0)
+    env.settle()
+    cacher = env.server.served.cachers[("", "pods")]
+    assert cacher.fresh()
+    assert cacher.index == {"node-1": {"/registry/pods/default/p0"},
+                            "node-2": {"/registry/pods/default/p1"},
+                            "": {"/registry/pods/default/p3"}}
+    ranges: list[str] = []
+    real_range = env.store.range
+
+    def spy(key: str, end: Any = None, **kwargs: Any) -> Any:
+        ranges.append(key)
+        return real_range(key, end, **kwargs)
+    monkeypatch.setattr(env.store, "range", spy)
+    assert node_pods(env, "node-1") == ["p0"]
+    assert node_pods(env, "node-1", label_selector="app=db") == []  # the predicate still decides
+    assert node_pods(env, "node-2", "other") == []                  # and so does the namespace
+    assert node_pods(env, "node-3") == []
+    assert ranges == ["/registry/pods/default/p0"] * 2
+    initial, _ = watch(env, "pods", "", field_selector="spec.nodeName=node-2")
+    env.settle()
+    assert initial.seen() == [("ADDED", "p1")] and ranges[2:] == ["/registry/pods/default/p1"]
+
+
+def test_a_list_before_the_cache_has_caught_up_reads_the_store(env: Env) -> None:
+    """A write the cache has not been sent yet: upstream's consistent list would wait for the
+    cache; ours reads every pod from the store, and the answer is the same."""
+    env.create("pods", pod("p0"))
+    env.settle()
+    bind(env, "p0", "node-1")
+    env.create("pods", pod("p1", nodeName="node-1"))
+    cacher = env.server.served.cachers[("", "pods")]
+    assert not cacher.fresh() and cacher.by_index("node-1") is None
+    assert node_pods(env, "node-1") == ["p0", "p1"]
+    env.settle()
+    assert cacher.by_index("node-1") == ["/registry/pods/default/p0", "/registry/pods/default/p1"]
+    assert node_pods(env, "node-1") == ["p0", "p1"]
+
+
+def test_only_a_change_to_its_own_keys_leaves_a_cache_behind(env: Env) -> None:
+    """The store watch's caught_up (etcd's progress notification): writes to other
+    resources do not keep the pod cache from serving."""
+    env.create("pods", pod("p0", nodeName="node-1"))
+    cacher = env.server.served.cachers[("", "pods")]
+    assert not cacher.fresh()
+    env.settle()
+    env.create("configmaps", config_map("c"))
+    assert cacher.fresh() and cacher.by_index("node-1") == ["/registry/pods/default/p0"]
+    env.delete("pods", "p0", gracePeriodSeconds=0)
+    assert not cacher.fresh()
+    env.settle()
+    assert cacher.fresh() and cacher.by_index("node-1") == [] and cacher.index == {}
+
+
+def test_the_index_does_not_depend_on_how_the_bytes_are_laid_out(env: Env) -> None:
+    """Pods the store holds in another JSON layout (spaces after colons, as the json module
+    writes): a server started on that store indexes them by their decoded spec.nodeName."""
+    import json
+
+    from kubelab.apiserver import APIServer
+
+    body = pod("spaced", nodeName="node-1")
+    body["metadata"].update(uid="u1", creationTimestamp="2024-01-01T00:00:00Z")
+    env.store.put("/registry/pods/default/spaced", json.dumps(body).encode())
+    env.server.stop()
+    server = APIServer(env.store, env.clock, env.server.rand)
+    env.server = server
+    assert node_pods(env, "node-1") == ["spaced"]
+    rec, _ = watch(env, "pods", "", field_selector="spec.nodeName=node-1")
+    env.settle()
+    assert rec.seen() == [("ADDED", "spaced")]
+
+
+def test_list_pages_of_one_nodes_pods_continue_through_the_store(env: Env) -> None:
+    for i in range(3):
+        env.create("pods", pod(f"p{i}", nodeName="node-1"))
+    env.create("pods", pod("q", nodeName="node-2"))
+    env.settle()
+    first = env.req("list", "pods", "", field_selector="spec.nodeName=node-1", limit=2)
+    assert [i["metadata"]["name"] for i in first["items"]] == ["p0", "p1"]
+    token = first["metadata"]["continue"]
+    rest = env.req("list", "pods", "", field_selector="spec.nodeName=node-1", limit=2,
+                   continue_token=token)
+    assert [i["metadata"]["name"] for i in rest["items"]] == ["p2"]
+    assert "continue" not in rest["metadata"]
+    assert rest["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    last = env.req("list", "pods", "", field_selector="spec.nodeName=node-1", limit=3)
+    assert "continue" not in last["metadata"] and len(last["items"]) == 3
+
+
 def everyone_id(env: Env) -> int:
     return max(env.server.served.cachers[("", "nodes")].watchers)
 
@@ -343,12 +453,16 @@ def test_a_broken_watcher_is_closed_and_others_go_on(env: Env) -> None:
 def test_watch_interceptor_sees_every_event_and_may_delay_or_drop(env: Env) -> None:
     seen: list[tuple[str, str]] = []
 
-    def interceptor(info: Any, event: WatchEvent) -> list[tuple[float, WatchEvent]]:
-        seen.append((info.user, event["type"]))
-        name = event["object"]["metadata"]["name"]
-        return [] if name == "dropped" else [(5.0, event)]
+    class Interceptor:
+        def __call__(self, info: Any, event: WatchEvent) -> list[tuple[float, WatchEvent]]:
+            seen.append((info.user, event["type"]))
+            name = event["object"]["metadata"]["name"]
+            return [] if name == "dropped" else [(5.0, event)]
 
-    env.server.watch_interceptor = interceptor
+        def on_open(self, info: Any) -> bool:
+            return False
+
+    env.server.watch_interceptor = Interceptor()
     rec, _ = watch(env)
     env.create("configmaps", config_map("late"))
     env.create("configmaps", config_map("dropped"))

@@ -1,11 +1,13 @@
-"""The tour in a real browser: JupyterLab, Debian's Chromium, the dashboard's kill-node button.
+"""The learner's Lab in a real browser: JupyterLab, Debian's Chromium, the tour's dashboard.
 
-scripts/lab_server.py starts JupyterLab headless (127.0.0.1, a free port, a token, all Jupyter
-state in a temporary folder) on a temporary copy of notebooks/, so the repository does not
-change when JupyterLab saves. Playwright drives /usr/bin/chromium (its own browser download is
-never used): open notebooks/00_tour.ipynb, run all cells, kill a node from the dashboard, step
-virtual time and check that the pods left the node. A screenshot is saved for debugging (the
-path is printed; `pytest -s` shows it).
+scripts/lab_server.py starts JupyterLab headless with the course's configuration (127.0.0.1, a
+free port, a token, all Jupyter state in a temporary folder) on a temporary copy of the
+repository's learner-facing files, so the repository does not change when JupyterLab saves.
+Playwright drives /usr/bin/chromium (its own browser download is never used): the start page
+opens notebooks/00_tour.ipynb; run all cells, kill a node from the dashboard (its action log
+says so), step virtual time and check that the pods left the node; a Lab terminal finds
+`kubelab` on its PATH; an exercise link in notebook 01 opens the exercise file. Screenshots are
+saved for debugging (the folder is printed; `pytest -s` shows it).
 """
 
 from __future__ import annotations
@@ -39,11 +41,14 @@ playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is a 
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    """A JupyterLab server on a copy of notebooks/, stopped (with its whole process group)."""
+    """A JupyterLab server on a copy of the repository's notebooks (without their .py sources:
+    nothing to pair), exercises and README, stopped (with its whole process group)."""
     if not CHROMIUM.exists():  # as root, `make test` runs scripts/system_deps.py first
         pytest.fail(f"{CHROMIUM} is missing: run `make system-deps` (python scripts/system_deps.py)")
-    root = tmp_path / "notebooks"
-    shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns("*.py", ".*"))
+    root = tmp_path / "course"
+    shutil.copytree(ROOT / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns("*.py", ".*"))
+    shutil.copytree(ROOT / "exercises", root / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(ROOT / "README.md", root / "README.md")
     script = ROOT / "scripts" / "lab_server.py"
     server = subprocess.Popen([sys.executable, str(script), "--root", str(root)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -98,7 +103,12 @@ def wait_for_text(locator: Any, text: str, timeout: float = 30.0) -> str:
     raise AssertionError(f"{text!r} did not appear within {timeout:g} s; last seen:\n{seen}")
 
 
-def test_tour_runs_in_jupyterlab_and_the_dashboard_kills_a_node(lab: dict[str, Any]) -> None:
+def lab_command(page: Any, command: str, args: dict[str, str] | None = None) -> None:
+    """Run a JupyterLab command, as its menu item would (lab_server.py exposes the app)."""
+    page.evaluate("([c, a]) => { window.jupyterapp.commands.execute(c, a); }", [command, args or {}])
+
+
+def test_the_learners_lab_tour_dashboard_terminal_and_exercise_link(lab: dict[str, Any]) -> None:
     shots = Path(tempfile.mkdtemp(prefix="kubelab-browser-"))
     profile = shots / "chromium-profile"
     with playwright.sync_playwright() as p:
@@ -109,8 +119,9 @@ def test_tour_runs_in_jupyterlab_and_the_dashboard_kills_a_node(lab: dict[str, A
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text[:300]) if m.type == "error" else None)
         try:
-            page.goto(f"{lab['url']}/lab/tree/00_tour.ipynb?token={lab['token']}")
+            page.goto(f"{lab['url']}/?token={lab['token']}")  # the start page, as `make lab` opens
             page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
+            assert page.url.startswith(f"{lab['url']}/lab/tree/notebooks/00_tour.ipynb"), page.url
             idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
             wait_until(page, lambda: idle.count() > 0, "the kernel starts")
             page.wait_for_timeout(2000)  # let the widget manager connect to the new kernel
@@ -129,14 +140,16 @@ def test_tour_runs_in_jupyterlab_and_the_dashboard_kills_a_node(lab: dict[str, A
             try:
                 wait_until(page, dashboard.is_visible, "the dashboard appears", timeout=15)
             except AssertionError:
+                page.screenshot(path=str(shots / "before-second-run.png"))
                 # A known JupyterLab 4 race (jupyter-widgets/ipywidgets#3823): the widget
                 # manager, still restoring state from a kernel busy with Run All, may lose the
-                # models created meanwhile ("model not found", or nothing). Running the
-                # dashboard's cell once more draws it.
-                page.locator(".jp-CodeCell .jp-InputArea-editor", has_text="Dashboard(c2").click()
-                page.keyboard.press("Shift+Enter")
+                # models created meanwhile ("model not found", or nothing). Running all cells
+                # once more draws it (all of them: on a loaded machine the first Run All may
+                # not have reached the cells the dashboard's cell needs).
+                lab_command(page, "notebook:run-all-cells")
+                page.wait_for_timeout(2000)
                 wait_until(page, lambda: busy.count() == 0 and dashboard.is_visible(),
-                           f"the dashboard appears on a second run (console: {errors[-5:]})", timeout=30)
+                           f"the dashboard appears on a second run (console: {errors[-5:]})", timeout=90)
             outputs = page.locator(".jp-OutputArea-output").all_inner_texts()
             assert not any("Traceback" in text for text in outputs), "a cell failed"
             dashboard.scroll_into_view_if_needed()
@@ -146,6 +159,8 @@ def test_tour_runs_in_jupyterlab_and_the_dashboard_kills_a_node(lab: dict[str, A
             dashboard.get_by_role("button", name="kill node").click()  # the node dropdown: node-1
             wait_for_text(nodes, "powered off")
             wait_for_text(dashboard.locator(".kubelab-faults"), "kill_node node-1")
+            log = wait_for_text(dashboard.locator(".kubelab-action-log"), "kill node")
+            assert "start" in log and "node-1" in log.split("kill node", 1)[1], log
             dashboard.locator(".widget-dropdown", has_text="step").locator("select").select_option(
                 label="300 s")
             clock = dashboard.locator(".kubelab-time")
@@ -163,9 +178,37 @@ def test_tour_runs_in_jupyterlab_and_the_dashboard_kills_a_node(lab: dict[str, A
             running = [ln for ln in pods.splitlines() if " Running " in ln]
             assert len(running) == 3 and not any("node-1" in ln for ln in running), pods
             assert "Marking for deletion Pod default/" in events
+            page.screenshot(path=str(shots / "dashboard.png"))
+
+            # A Lab terminal: the venv comes first on its PATH, so `kubelab grade 1.1` runs.
+            lab_command(page, "terminal:create-new")
+            terminal = page.locator(".jp-Terminal").last
+            terminal.wait_for(timeout=30_000)
+            found = Path(lab["root"]) / "kubelab-on-path.txt"
+            for _ in range(3):  # the shell may not read input yet when the terminal appears
+                terminal.click()
+                page.keyboard.type(f"command -v kubelab > {found}\n")
+                wait_until(page, found.exists, "the terminal runs a command", timeout=10)
+                if found.read_text().strip():
+                    break
+            assert found.read_text().strip() == str(Path(sys.executable).parent / "kubelab")
+
+            # An exercise link opens the exercise in the Lab's editor (the Lab's root is the repo).
+            lab_command(page, "docmanager:open", {"path": "notebooks/01_store.ipynb"})
+            # The Lab resolves the notebook's relative link (../exercises/ex01_store.py) against
+            # the notebook's folder and opens the file in its own editor, not a new browser tab.
+            link = page.locator(".jp-RenderedMarkdown a[href*='exercises/ex01_store.py']:visible").first
+            link.wait_for(state="attached", timeout=60_000)
+            link.scroll_into_view_if_needed()
+            link.click()
+            editor = page.locator(".jp-FileEditor").last
+            editor.wait_for(timeout=30_000)
+            first_line = (ROOT / "exercises" / "ex01_store.py").read_text().splitlines()[0]
+            wait_for_text(editor, first_line[:40])
+            tab = page.locator(".lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel")
+            assert "ex01_store.py" in tab.all_inner_texts(), tab.all_inner_texts()
         finally:
-            shot = shots / "dashboard.png"
-            page.screenshot(path=str(shot), full_page=False)
-            print(f"screenshot: {shot}")
+            page.screenshot(path=str(shots / "last.png"), full_page=False)
+            print(f"screenshots: {shots}")
             context.close()
             shutil.rmtree(profile, ignore_errors=True)

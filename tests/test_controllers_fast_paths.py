@@ -9,7 +9,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from controllers_helpers import cluster, replica_set, settle
 
 from kubelab.api.labels import Operator, Requirement, Selector, parse_selector, selector_from_set
 from kubelab.api.meta import EPOCH, deep_copy, get_controller_of, get_controller_of_no_copy, micro_time
@@ -17,8 +16,6 @@ from kubelab.client import events as events_module
 from kubelab.client.events import EventRecorder
 from kubelab.cluster import Cluster
 from kubelab.controllers.deployment.util import equal_ignore_hash
-from kubelab.controllers.replica_set import label_selector
-from kubelab.controllers.replica_set_utils import PodVerdict, PodVerdicts
 
 Object = dict[str, Any]
 
@@ -92,91 +89,6 @@ def test_equality_selectors_match_like_their_requirements() -> None:
         for s in selectors:
             assert s.matches(labels) == all(r.matches(labels) for r in s.requirements)
     assert not Selector(matches_nothing=True).matches({})
-
-
-def test_a_status_written_by_someone_else_is_corrected_not_taken_for_our_own_echo() -> None:
-    c = cluster()
-    c.apply(replica_set("rs", replicas=3))
-    settle(c)
-    assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3
-    rs = c.get("replicasets", "rs")
-    rs["status"]["readyReplicas"] = rs["status"]["availableReplicas"] = 0
-    c.client.update_status(rs)
-    c.run(2)
-    assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3
-
-
-def test_a_spec_change_coalesced_with_our_status_write_is_still_synced() -> None:
-    """Our echo is skipped only when it changed nothing but status: an update that also
-    carries someone's spec change (a relist delivers only the latest version) still syncs."""
-    c = cluster()
-    c.apply(replica_set("rs", replicas=2))
-    settle(c)
-    rsc = c.components["controller-manager"]["replicaset-controller"]
-    old = c.get("replicasets", "rs")
-    cur = copy.deepcopy(old)
-    cur["spec"]["replicas"] = 5
-    cur["metadata"]["resourceVersion"] = "999999"
-    rsc._status_written["default/rs"] = "999999"
-    rsc._update_rs(old, cur)
-    assert "default/rs" in rsc.queue._dirty
-
-
-def _judged_afresh(rs: Object, selector: Selector, pods: list[Object]) -> list[PodVerdict]:
-    verdicts = PodVerdicts()
-    verdicts.refresh(rs, selector, pods)
-    return [verdicts[p] for p in pods]
-
-
-def test_pod_verdicts_are_remembered_per_pod_object_and_renewed_for_new_versions() -> None:
-    rs = {"metadata": {"uid": "rs-1"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
-    selector = label_selector({"matchLabels": {"app": "web"}})
-    ours = [{"kind": "ReplicaSet", "uid": "rs-1", "controller": True}]
-    pods: list[Object] = [{"metadata": {"name": f"p{i}", "uid": f"u{i}", "resourceVersion": "1",
-                                        "labels": {"app": "web"}, "ownerReferences": ours},
-                           "status": {"phase": "Pending"}} for i in range(3)]
-    verdicts = PodVerdicts()
-    assert verdicts.refresh(rs, selector, pods) == (pods, True)
-    assert [verdicts[p] for p in pods] == _judged_afresh(rs, selector, pods)
-    assert all(v == PodVerdict(active=True, claimed=True, labeled=True, ready=False)
-               for v in (verdicts[p] for p in pods))
-    # New versions of two pods (the informer replaces the object, never edits it).
-    running = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
-    ready_pod = {**pods[0], "metadata": {**pods[0]["metadata"], "resourceVersion": "2"}, "status": running}
-    relabelled = {**pods[1], "metadata": {**pods[1]["metadata"], "labels": {"app": "db"},
-                                          "resourceVersion": "3"}}
-    gone = {**pods[2], "metadata": {**pods[2]["metadata"], "deletionTimestamp": "2025-01-01T00:00:09Z",
-                                    "resourceVersion": "4"}}
-    pods = [ready_pod, relabelled, gone]
-    active, all_claimed = verdicts.refresh(rs, selector, pods)
-    assert (active, all_claimed) == ([ready_pod, relabelled], False)
-    assert [verdicts[p] for p in pods] == _judged_afresh(rs, selector, pods)
-    assert verdicts[ready_pod].ready and not verdicts[relabelled].claimed and not verdicts[gone].active
-    assert verdicts.tally(active) == (1, [ready_pod])        # the refresh's own count
-    assert verdicts.tally([relabelled, gone]) == (1, [])     # any other list: counted afresh
-    # The template's labels change: fully-labelled is judged again for every pod.
-    rs2 = {**rs, "spec": {"template": {"metadata": {"labels": {"app": "web", "tier": "x"}}}}}
-    verdicts.refresh(rs2, selector, pods)
-    assert not any(verdicts[p].labeled for p in pods)
-    # A new ReplicaSet under the same name (another uid) owns none of them.
-    rs3 = {**rs, "metadata": {"uid": "rs-2"}}
-    verdicts.refresh(rs3, selector, pods)
-    assert not any(verdicts[p].claimed for p in pods)
-    with pytest.raises(KeyError):  # a pod never judged, or a version never judged
-        verdicts[{"metadata": {"uid": "u9", "resourceVersion": "1"}}]
-    with pytest.raises(KeyError):
-        verdicts[{**gone, "metadata": {**gone["metadata"], "resourceVersion": "5"}}]
-
-
-def test_fully_labeled_replicas_follow_a_template_label_change() -> None:
-    c = cluster()
-    c.apply(replica_set("rs", replicas=2))
-    settle(c)
-    assert c.get("replicasets", "rs")["status"]["fullyLabeledReplicas"] == 2
-    c.client.patch("replicasets", "rs", {"spec": {"template": {"metadata": {"labels": {"tier": "x"}}}}})
-    c.run(2)
-    status = c.get("replicasets", "rs")["status"]
-    assert (status["replicas"], status["fullyLabeledReplicas"]) == (2, 0)
 
 
 def test_an_event_recorder_remembers_only_the_most_recent_events(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,8 +33,8 @@ def test_panel_scales_rolls_out_rolls_back_and_survives_a_crash() -> None:
     assert panel.delete_pod() == f'pod "{victim}" deleted'
     panel.run(2)
     assert victim not in {p["metadata"]["name"] for p in active_pods(c)} and len(active_pods(c)) == 3
-    panel.refresh("check")
-    assert "ReplicaSet" in panel.status.value and "check" in panel.status.value
+    panel.refresh()
+    assert "ReplicaSet" in panel.status.value and "<th" in panel.status.value
 
 
 def test_panel_buttons_call_the_methods_and_show_errors() -> None:
@@ -43,9 +43,25 @@ def test_panel_buttons_call_the_methods_and_show_errors() -> None:
     settle(c)
     panel = ControllersPanel(c, hollow=True)
     panel.buttons["roll back"].click()  # no history yet: kubectl's error, shown, not raised
-    assert "no rollout history found" in panel.status.value
+    assert "no rollout history found" in panel.actions.lines()[-1] and not panel.actions.entries[-1].ok
     assert "<svg" in panel.picture.value or "Graphviz" in panel.picture.value
     panel.replicas.value = 2
     panel.buttons["scale"].click()
     panel.buttons["run 2 s"].click()
     assert len(active_pods(c)) == 2
+
+
+
+def test_panel_states_its_start_and_says_that_a_restart_needs_time() -> None:
+    c = cluster(nodes=1)
+    c.apply(deployment(replicas=2))
+    settle(c)
+    panel = ControllersPanel(c, hollow=True, graph=False)
+    assert panel.actions.lines()[0] == ("start deployment/web wants 2 replica(s) of nginx:1.25; "
+                                        "1 ReplicaSet(s), 2 pod(s) ready; controller-manager running")
+    panel.buttons["crash controller-manager"].click()
+    panel.buttons["restart controller-manager"].click()
+    assert panel.actions.lines()[-1].endswith(
+        "restart controller-manager: controller-manager restarted: it relists everything and acts "
+        "only as virtual time runs (run 2 s)")
+    assert len(panel.actions.lines()) == 3

@@ -8,6 +8,7 @@ import pytest
 
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
+from kubelab.cluster import Cluster
 from kubelab.controllers.controller_utils import (
     EXPECTATIONS_TIMEOUT,
     UIDTrackingControllerExpectations,
@@ -16,7 +17,16 @@ from kubelab.controllers.controller_utils import (
 from kubelab.controllers.pod_ranking import rank_pods_for_deletion, ranks_by_related_pods_on_same_node
 from kubelab.sim import Clock
 from kubelab.viz import mark_pods_ready
-from tests.controllers_helpers import active_pods, cluster, events, pod, ready, replica_set, settle
+from tests.controllers_helpers import (
+    active_pods,
+    cluster,
+    deployment,
+    events,
+    pod,
+    ready,
+    replica_set,
+    settle,
+)
 
 
 def test_creates_pods_from_the_template_with_owner_reference_and_events() -> None:
@@ -235,3 +245,41 @@ def test_a_restarted_controller_manager_does_not_double_create(crash_at: float) 
     c.faults.restart("controller-manager")
     c.run(3)
     assert len(active_pods(c, "app=web")) == 4
+
+
+def test_a_status_written_by_someone_else_is_corrected() -> None:
+    c = cluster()
+    c.apply(replica_set("rs", replicas=3))
+    settle(c)
+    assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3
+    rs = c.get("replicasets", "rs")
+    rs["status"]["readyReplicas"] = rs["status"]["availableReplicas"] = 0
+    c.client.update_status(rs)
+    c.run(2)
+    assert c.get("replicasets", "rs")["status"]["readyReplicas"] == 3
+
+
+def test_fully_labeled_replicas_follow_a_template_label_change() -> None:
+    c = cluster()
+    c.apply(replica_set("rs", replicas=2))
+    settle(c)
+    assert c.get("replicasets", "rs")["status"]["fullyLabeledReplicas"] == 2
+    c.client.patch("replicasets", "rs", {"spec": {"template": {"metadata": {"labels": {"tier": "x"}}}}})
+    c.run(2)
+    status = c.get("replicasets", "rs")["status"]
+    assert (status["replicas"], status["fullyLabeledReplicas"]) == (2, 0)
+
+
+def test_a_stale_echo_of_its_own_status_write_is_corrected() -> None:
+    # Issue 15: with the controller manager's watch late, the echo of a status write arrives
+    # after a newer sync; the sync it queues (upstream syncs on every update) sets it right.
+    c = Cluster(nodes=3, seed=0)
+    c.apply(deployment(replicas=3))
+    c.run(30)
+    c.faults.delay_watch_events(1.0, user="system:kube-controller-manager")
+    c.faults.crash_container(sorted(p["metadata"]["name"] for p in active_pods(c))[0])
+    c.run(60)
+    c.faults.heal_watch_events()
+    c.run(600)
+    assert all(ready(p) for p in active_pods(c))
+    assert c.kubectl("get deploy").splitlines()[1].split()[:2] == ["web", "3/3"]

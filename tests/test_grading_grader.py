@@ -107,6 +107,43 @@ def test_class_grading_with_hidden_checks_writes_csv_and_json(tmp_path: Path) ->
     assert "alice" in result.stdout and "13/15" in result.stdout
 
 
+def test_the_rival_writer_deletes_once_and_its_own_failures_are_the_graders() -> None:
+    from types import SimpleNamespace
+
+    from kubelab.cluster import Cluster
+    from kubelab.grading.checks.common import configmap
+    from kubelab.grading.checks.ex01_store import KEY, Rival
+    from kubelab.grading.remote import GraderError
+
+    c = Cluster(nodes=0, components=[], seed=1)
+    c.apply(configmap("counter", {"count": "0"}))
+    deleter = Rival(SimpleNamespace(seed=1), c, chance=1.0, streak=1, delete=True)
+    for _ in range(4):  # it used to delete again on its third chance, and got a 404 (issue 16)
+        deleter.after_read(KEY)
+    assert not c.store.range(KEY).kvs
+    writer = Rival(SimpleNamespace(seed=1), c, chance=1.0)
+    with pytest.raises(GraderError, match=r'rival writer got 404 NotFound: configmaps "counter" not found'):
+        writer.after_read(KEY)
+
+
+def test_a_check_that_breaks_is_the_graders_error_not_the_learners(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text(
+        "from kubelab.grading import check\n\n\n@check('1.1', points=2)\n"
+        "def hidden_check_with_a_bug(ctx):\n    {}['oops']  # before the learner's code is used\n"
+        "    ctx.learner()\n")
+    # (through the command line: --checks would register the check in this process for good)
+    args = ("grade", "1.1", "--check", "hidden_check_with_a_bug", "--checks", str(tmp_path),
+            "--submission", "solutions")
+    data = json.loads(kubelab(*args, "--json").stdout)
+    [result] = data["exercises"][0]["checks"]
+    assert (result["status"], result["points"], result["passed"]) == ("error", 0, False)
+    assert result["message"].startswith("grader error, not your code: the check itself failed "
+                                        "(KeyError: 'oops')")
+    text = kubelab(*args).stdout
+    assert "  ERROR hidden_check_with_a_bug" in text
+    assert "1 check(s) could not be graded (ERROR: the grader's fault, not yours)" in text
+
+
 def test_bad_arguments_are_refused_clearly(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"no exercise 7\.7"):
         grade("7.7", submission=ROOT / "solutions")

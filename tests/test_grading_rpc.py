@@ -9,8 +9,10 @@ import pytest
 
 from kubelab.api.errors import ApiError
 from kubelab.cluster import Cluster
+from kubelab.grading.exercises import Exercise
 from kubelab.grading.launch import LoadFailed, Sandbox
 from kubelab.grading.remote import RemoteError
+from kubelab.grading.source import Source
 
 PROBE = '''
 from kubelab.api.errors import ApiError
@@ -51,8 +53,9 @@ def module(tmp_path: Path) -> Path:
 
 
 def sandbox(path: Path, symbol: str) -> Sandbox:
-    return Sandbox(path, "probe", symbol, deadline=time.monotonic() + 20, output_limit=1 << 16,
-                   cpu_seconds=20)
+    probe = Exercise("0.0", "a probe", "probe", symbol, "00_tour", "", "easy", 0)
+    return Sandbox(Source(path, path.read_text()), probe, deadline=time.monotonic() + 20,
+                   output_limit=1 << 16, cpu_seconds=20)
 
 
 def test_a_submission_uses_only_what_the_policy_shares(module: Path) -> None:

@@ -2,17 +2,24 @@
 message, and none of them can grade itself, crash the grader or touch another student's grade.
 
 The whole class is graded once (in parallel, with a short time limit); each test reads its
-student's report.
+student's report. The attacks of issue 15 are students of this class too: each scores 0, and
+the honest students graded beside them keep every point.
 """
 
 from __future__ import annotations
 
+import csv
+import fcntl
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from kubelab.grading import EXERCISES as ALL_EXERCISES
 from kubelab.grading import Report, grade, grade_class
+from kubelab.grading.contain import containment, sealing
+from kubelab.grading.source import MAX_SOURCE
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 2.0
@@ -56,7 +63,140 @@ def cas_update(store, key, mutate):
     raise SystemExit(0)
 '''
 
+def do_nothing(module: str) -> str:
+    """The honest stub with every `raise NotImplementedError(...)` made a `return None`."""
+    lines = (ROOT / "exercises" / f"{module}.py").read_text().splitlines()
+    return "\n".join(line.split("raise NotImplementedError")[0] + "return None"
+                     if "raise NotImplementedError(" in line else line for line in lines) + "\n"
+
+
+MODULES = ("ex01_store", "ex02_apiserver", "ex03_watch", "ex04_scheduler", "ex05_controllers",
+           "ex06_kubelet")
+
+# A process that outlives its check (double fork, setsid) and, if it could, would rewrite the
+# gradebook after the grader wrote it. It holds a lock (taken before the fork, on a file opened
+# read-only: the filesystem is read-only to a contained sandbox) for as long as it lives.
+DAEMON = '''
+import fcntl, os, time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+lock = open(HERE / "alive.lock")
+fcntl.flock(lock, fcntl.LOCK_EX)
+print("a daemon holds alive.lock", flush=True)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            for path in [HERE.parent / "grades.csv", *HERE.parent.glob("grades/*.json")]:
+                try:
+                    path.write_text("student,total\\nescapes-the-check,120\\n")
+                except OSError:
+                    pass
+            time.sleep(0.05)
+    os._exit(0)
+os.wait()
+lock.close()  # (the daemon's copy of the descriptor keeps the lock)
+'''
+
+# What won 110/120 before: a background process that reads every job it can find through
+# /proc/PID/fd and writes PASS lines with its nonce into every pipe it can open.
+FORGER = '''
+import json, os, re, time
+
+def forge():
+    end = time.monotonic() + 30
+    nonces = set()
+    while time.monotonic() < end:
+        for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+            for fd in range(12):
+                path = f"/proc/{pid}/fd/{fd}"
+                try:
+                    with open(path, "rb", buffering=0) as pipe:
+                        os.set_blocking(pipe.fileno(), False)
+                        nonces.update(re.findall(rb'"nonce": "([0-9a-f]{32})"', pipe.read(1 << 16) or b""))
+                except OSError:
+                    pass
+                for nonce in nonces or {b"0" * 32}:
+                    for ex, check in (("1.1", "updates_a_key"), ("1.1", "survives_conflicting_writers"),
+                                      ("1.2", "mirrors_a_prefix"), ("3.1", "dedupes_waiting_items")):
+                        line = {"nonce": nonce.decode(), "type": "result", "exercise": ex,
+                                "check": check, "status": "pass", "passed": True, "message": ""}
+                        try:
+                            with open(path, "w") as pipe:
+                                pipe.write(json.dumps(line) + "\\n")
+                        except OSError:
+                            pass
+        time.sleep(0.01)
+
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        forge()
+    os._exit(0)
+os.wait()
+'''
+
+DYNAMIC_IMPORT = '''
+import importlib
+
+plugins = importlib.import_module("kubelab.scheduler." + "plugins")
+TaintFilter = BinPackingScore = None
+'''
+
+DUNDER_IMPORT = '''
+WorkQueue = getattr(__import__("kubelab.client." + "work" + "queue", fromlist=["Queue"]), "Queue")
+Reflector = None
+'''
+
+READS_SOLUTIONS = '''
+from pathlib import Path
+import kubelab
+
+reference = Path(kubelab.__file__).resolve().parents[1] / "solutions" / "ex04_scheduler.py"
+scope = {"__name__": "copied"}
+exec(compile(reference.read_text(), str(reference), "exec"), scope)
+TaintFilter, BinPackingScore = scope["TaintFilter"], scope["BinPackingScore"]
+'''
+
+MIRROR_READS_ON_DEMAND = variant("ex01_store", ("""    def __init__(self, store: Store, prefix: str) -> None:
+        self.store = store
+        self.prefix = prefix
+        self.items: dict[str, bytes] = {}""", """    @property
+    def items(self):
+        return {kv.key: kv.value for kv in self.store.range(self.prefix, prefix=True).kvs}
+
+    @items.setter
+    def items(self, value):
+        pass
+
+    @property
+    def revision(self):
+        return self.store.revision
+
+    @revision.setter
+    def revision(self, value):
+        pass
+
+    def __init__(self, store: Store, prefix: str) -> None:
+        self.store = store
+        self.prefix = prefix"""))
+
 STUDENTS: dict[str, dict[str, str]] = {
+    "honest": {f"{m}.py": (ROOT / "solutions" / f"{m}.py").read_text()
+               for m in ("ex01_store", "ex04_scheduler")},
+    "does-nothing": {f"{m}.py": do_nothing(m) for m in MODULES},
+    "escapes-the-check": {"ex01_store.py": do_nothing("ex01_store") + DAEMON},
+    "forges-verdicts": {"ex01_store.py": do_nothing("ex01_store") + FORGER,
+                        "ex03_watch.py": do_nothing("ex03_watch") + FORGER},
+    "imports-dynamically": {"ex04_scheduler.py": DYNAMIC_IMPORT, "ex03_watch.py": DUNDER_IMPORT},
+    "reads-solutions": {"ex04_scheduler.py": READS_SOLUTIONS},
+    "imports-the-checks": {"ex05_controllers.py": (  # the checks hold the expected answers
+        "from kubelab.grading.checks.ex05_controllers import reference_step as rolling_update_step\n"
+        "sync_replica_set = rolling_update_step\n")},
+    "mirror-reads-on-demand": {"ex01_store.py": MIRROR_READS_ON_DEMAND},
+    "too-large": {"ex06_kubelet.py": variant("ex06_kubelet") + "#" * MAX_SOURCE + "\n"},
     "ignores-conflicts": {"ex01_store.py": variant(
         "ex01_store", ("        if result.succeeded:\n            return result.revision\n",
                        "        return result.revision\n"))},
@@ -108,17 +248,27 @@ def sync_replica_set(key, client, rs_lister, pod_lister):
         "ex06_kubelet", ("        if ok == self._last:",
                          "        print('x' * 50_000)\n        if ok == self._last:"))},
 }
-EXERCISES = ["1", "2", "3", "4", "5.1", "6.2"]
+EXERCISES: list[str] = []  # all of them
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
+def klass(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("class")
     for student, files in STUDENTS.items():
         (root / student).mkdir()
         for name, text in files.items():
             (root / student / name).write_text(text)
-    graded = grade_class(root, root / "grades.csv", EXERCISES, timeout=TIMEOUT, output_limit=OUTPUT_LIMIT)
+    (root / "escapes-the-check" / "alive.lock").write_text("")
+    (root / "symlinked").mkdir()  # a link to the reference solution is not a submission
+    (root / "symlinked" / "ex01_store.py").symlink_to(ROOT / "solutions" / "ex01_store.py")
+    (root / "links-outside").mkdir()
+    (root / "links-outside" / "exercises").symlink_to(ROOT / "solutions")
+    return root
+
+
+@pytest.fixture(scope="module")
+def reports(klass: Path) -> dict[str, Report]:
+    graded = grade_class(klass, klass / "grades.csv", EXERCISES, timeout=TIMEOUT, output_limit=OUTPUT_LIMIT)
     return {r.name: r for r in graded}
 
 
@@ -199,3 +349,71 @@ def test_the_same_submission_gets_the_same_grade(reports: dict[str, Report], tmp
     again = grade("1.2", submission=Path(reports["off-by-one"].submission), timeout=TIMEOUT)
     first = next(e for e in reports["off-by-one"].to_json()["exercises"] if e["id"] == "1.2")
     assert json.dumps(again.to_json()["exercises"][0], sort_keys=True) == json.dumps(first, sort_keys=True)
+
+
+FULL = {e.id: e.points for e in ALL_EXERCISES.values()}
+
+
+@pytest.mark.parametrize(("student", "exercise"), [
+    ("does-nothing", None), ("escapes-the-check", None), ("forges-verdicts", None),
+    ("imports-dynamically", None), ("reads-solutions", None), ("imports-the-checks", None),
+    ("mirror-reads-on-demand", "1.2"),
+    ("too-large", None), ("symlinked", None), ("links-outside", None)])
+def test_every_attack_scores_zero(reports: dict[str, Report], student: str, exercise: str | None) -> None:
+    checks = [c for c in reports[student].checks() if exercise in (None, c.exercise)]
+    assert checks and not [(c.exercise, c.check) for c in checks if c.points or c.passed]
+    assert not [c.message for c in checks if c.status == "error"]
+
+
+def test_the_honest_students_beside_the_attacks_keep_every_point(reports: dict[str, Report],
+                                                                  klass: Path) -> None:
+    honest = reports["honest"]
+    assert {e.exercise.id: e.points for e in honest.exercises if e.points} == \
+        {i: FULL[i] for i in ("1.1", "1.2", "4.1", "4.2")}
+    neighbour = reports["ignores-conflicts"]
+    assert (points(neighbour, "1.1"), points(neighbour, "1.2")) == (2, 10)
+    # The gradebook on disk is the grader's, whatever a submission's processes tried to write.
+    rows = {r["student"]: r for r in csv.DictReader((klass / "grades.csv").open())}
+    assert set(rows) == set(reports)
+    assert all(int(rows[name]["total"]) == r.total for name, r in reports.items())
+    saved = json.loads((klass / "grades" / "honest.json").read_text())
+    assert saved["total"] == honest.total == 40
+
+
+def test_no_process_of_a_check_outlives_it(reports: dict[str, Report], klass: Path) -> None:
+    outputs = [c.output for c in reports["escapes-the-check"].checks() if c.exercise == "1.1"]
+    assert outputs and all("a daemon holds alive.lock" in o for o in outputs)  # it did start...
+    if containment()[1]:
+        pytest.skip(containment()[1])
+    with (klass / "escapes-the-check" / "alive.lock").open() as lock:  # ...and nobody holds it now
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_a_contained_submission_writes_nothing_on_disk(reports: dict[str, Report], klass: Path) -> None:
+    if containment()[1] or sealing():
+        pytest.skip(containment()[1] or sealing())
+    assert not (klass / "grades" / "escapes-the-check.json").read_text().startswith("student,total")
+    assert sorted(p.name for p in (klass / "escapes-the-check").iterdir()) == ["alive.lock", "ex01_store.py"]
+
+
+def test_what_the_attacks_are_told(reports: dict[str, Report]) -> None:
+    said = {(name, ex): messages(reports[name], ex) for name, ex in (
+        ("imports-dynamically", "4.1"), ("imports-dynamically", "3.1"), ("reads-solutions", "4.2"),
+        ("too-large", "6.1"), ("symlinked", "1.1"), ("links-outside", "1.2"),
+        ("mirror-reads-on-demand", "1.2"), ("imports-the-checks", "5.2"))}
+    assert all("exercise 4.1 asks you to write this yourself: kubelab.scheduler.plugins is not "
+               "available while grading" in m for m in said["imports-dynamically", "4.1"])
+    assert all("exercise 3.1 asks you to write this yourself: kubelab.client.workqueue" in m
+               for m in said["imports-dynamically", "3.1"])
+    assert all("PermissionError: exercise 4.2 asks you to write this yourself: " in m and
+               "solutions/ex04_scheduler.py is not readable while grading" in m
+               for m in said["reads-solutions", "4.2"])
+    size = os.path.getsize(Path(reports["too-large"].submission) / "ex06_kubelet.py")
+    assert all(m == f"ex06_kubelet.py is too large to grade: {size} bytes, the limit is {MAX_SOURCE} "
+               "bytes (512 KiB)" for m in said["too-large", "6.1"])
+    assert all("exercise 5.2 asks you to write this yourself: kubelab.grading.checks.ex05_controllers "
+               "is not available while grading" in m for m in said["imports-the-checks", "5.2"])
+    linked = "ex01_store.py is a symbolic link: hand in the file itself"
+    assert all(m == linked for m in said["symlinked", "1.1"] + said["links-outside", "1.2"])
+    assert any("after the initial list, items must come from the watch" in m
+               for m in said["mirror-reads-on-demand", "1.2"])

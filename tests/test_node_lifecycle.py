@@ -13,6 +13,7 @@ from kubelab.controllers.node_lifecycle import (
     NOT_READY,
     UNREACHABLE,
     RateLimitedTimedQueue,
+    TokenBucketRateLimiter,
     compute_zone_state,
     get_matching_tolerations,
     get_min_toleration_time,
@@ -63,6 +64,39 @@ def test_zone_states_and_the_pace_of_tainting() -> None:
     assert done == ["a", "b"] and "c" in queue
     queue.qps = 0.0                        # full disruption: tainting stops
     assert queue.try_process(1000.0, lambda n: done.append(n) is None) is None and done == ["a", "b"]
+
+
+def test_the_token_bucket_counts_nanoseconds_so_its_wait_always_moves_the_clock() -> None:
+    # In float seconds the bucket refilled from 118.2 to 128.2 held 0.9999999999999998 tokens
+    # and asked to wait 1.3e-14 s, which 128.2 + 1.3e-14 cannot express: the pass re-armed at
+    # the same instant forever. In whole nanoseconds the deficit is no deficit.
+    queue = RateLimitedTimedQueue(qps=0.1)
+    queue.add("a", "", 0.0)
+    queue.add("b", "", 0.0)
+    done: list[str] = []
+    wait = queue.try_process(118.2, lambda n: done.append(n) is None)
+    assert wait == pytest.approx(10.0) and done == ["a"]
+    assert queue.try_process(118.2 + wait, lambda n: done.append(n) is None) is None
+    assert done == ["a", "b"]
+    limiter = TokenBucketRateLimiter(qps=0.1)
+    assert limiter.try_accept(5.0) and not limiter.try_accept(5.0)
+    assert limiter.wait(5.0) == 10.0 and 0 < limiter.wait(14.99999999) <= 1e-8  # nanoseconds
+    assert not limiter.try_accept(14.99999999) and limiter.try_accept(15.0)
+    assert TokenBucketRateLimiter(qps=0.0).wait(1.0) is None
+
+
+def test_a_dead_node_with_watch_faults_does_not_livelock_the_clock() -> None:
+    # Issue 15's reproduction: this schedule once spun the tainting pass at t = 265.1 s.
+    c = Cluster(nodes=3, seed=20)
+    c.apply({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+             "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                      "template": {"metadata": {"labels": {"app": "web"}},
+                                   "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}})
+    c.faults.reorder_watch_events(user="system:kube-scheduler")
+    c.faults.duplicate_watch_events(user="system:kube-controller-manager")
+    c.faults.kill_node("node-2")
+    c.run(300)
+    assert ("node.kubernetes.io/unreachable", "NoExecute") in taints(c, "node-2")
 
 
 def test_a_dead_node_goes_unknown_then_tainted_then_its_pods_are_evicted_on_time() -> None:

@@ -49,3 +49,25 @@ def test_required_layout_exists() -> None:
 
 def test_ci_runs_make_test() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_license_is_an_spdx_expression_and_setuptools_can_read_it() -> None:
+    """A `project.license` table makes setuptools warn at every install; PEP 639's SPDX string
+    needs setuptools 77 or later."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert pyproject["project"]["license"] == "Apache-2.0"
+    (setuptools,) = [r for r in pyproject["build-system"]["requires"] if _name(r) == "setuptools"]
+    minimum = tuple(int(n) for n in setuptools.split(">=")[1].split("."))
+    assert minimum >= (77,), setuptools
+
+
+def test_notebook_outputs_and_jupytext_metadata_stay_out_of_git() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    dev = {_name(r) for r in pyproject["project"]["optional-dependencies"]["dev"]}
+    assert {"nbstripout", "jupytext"} <= dev
+    jupytext = pyproject["tool"]["jupytext"]
+    assert jupytext["formats"] == "ipynb,py:percent"
+    assert jupytext["notebook_metadata_filter"] == "-all" and jupytext["cell_metadata_filter"] == "-all"
+    assert "*.ipynb filter=nbstripout diff=ipynb" in (ROOT / ".gitattributes").read_text().splitlines()
+    makefile = (ROOT / "Makefile").read_text()
+    assert "venv: $(STAMP) system-deps git-filters" in makefile and "scripts/git_filters.py" in makefile

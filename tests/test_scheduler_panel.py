@@ -28,7 +28,8 @@ def test_the_strategy_switch_restarts_the_scheduler_and_changes_placement() -> N
     panel.run(1)
     assert spread(panel) == [1, 1, 1]  # LeastAllocated spreads
     old = c.components["scheduler"]
-    assert panel.set_strategy("MostAllocated") == "scheduler restarted with MostAllocated (pack)"
+    assert panel.set_strategy("MostAllocated") == ("scheduler restarted with MostAllocated (pack): it "
+                                                   "places pods only as virtual time runs (run 1 s)")
     assert c.components["scheduler"] is not old and not old.running
     panel.create_pods(3, cpu="500m")
     panel.run(1)
@@ -55,7 +56,7 @@ def test_node_controls_change_where_pods_can_go() -> None:
     assert rows["node-2"]["pods"] == ["demo-1", "demo-2"] and rows["node-2"]["cpu"] == 1000
     assert rows["node-2"]["allocatable_cpu"] == 2000 and rows["node-1"]["cordoned"]
     panel._do(lambda: panel.taint("node-2", "a=b:Never"))
-    assert "invalid taint effect: Never" in panel.log.value
+    assert "invalid taint effect: Never" in panel.actions.lines()[-1]
     panel.remove_node("node-2")
     panel.refresh()
     assert list(panel.node.options) == ["node-1"]
@@ -77,7 +78,39 @@ def test_buttons_and_the_toggle_call_the_methods() -> None:
     panel.count.value = 2
     panel.buttons["create pods"].click()
     panel.buttons["run 1 s"].click()
-    assert panel.pending() == [] and "ran 1 virtual second(s)" in panel.log.value
+    assert panel.pending() == [] and panel.actions.lines()[-1] == "t=1s run 1: ran 1 virtual second(s)"
     panel.strategy_toggle.value = "MostAllocated"
     assert panel.strategy == "MostAllocated"
     assert [r.detail for r in c.trace.filter(component="scheduler-panel")] == [{"strategy": "MostAllocated"}]
+
+
+def test_the_node_dropdown_starts_on_a_node_and_the_buttons_act_on_it() -> None:
+    c = cluster(nodes=2)
+    panel = SchedulerPanel(c)
+    assert panel.node.value == "node-1"  # not None: cordon used to say nodes "None" not found
+    panel.buttons["cordon"].click()
+    assert c.get("nodes", "node-1", namespace=None)["spec"]["unschedulable"] is True
+    panel.node.value = "node-2"
+    panel.buttons["remove node"].click()
+    panel.buttons["taint"].click()  # acts on node-1, the one left
+    assert panel.node.value == "node-1" and list(panel.node.options) == ["node-1"]
+    assert [t["key"] for t in c.get("nodes", "node-1", namespace=None)["spec"]["taints"]] == ["dedicated"]
+
+
+def test_the_action_log_keeps_the_starting_state_and_every_recent_result() -> None:
+    c = cluster(nodes=1)
+    panel = SchedulerPanel(c)
+    panel.buttons["cordon"].click()
+    panel.buttons["cordon"].click()  # the second answer does not hide the first
+    panel.remove_node("node-1")
+    assert panel.node.value is None
+    panel.buttons["uncordon"].click()  # no node left: said, and nothing happens
+    lines = panel.actions.lines()
+    assert lines[:3] == [
+        "start 1 node(s) (node-1), 0 pod(s) bound, 0 pending; the scheduler scores with LeastAllocated",
+        "t=0s cordon node-1: node/node-1 cordoned",
+        "t=0s cordon node-1: node/node-1 already cordoned"]
+    assert lines[3].startswith('t=0s remove node node-1: node "node-1" deleted')
+    assert lines[4] == "t=0s uncordon: error: no node chosen: add a node first"
+    assert [e.ok for e in panel.actions.entries] == [True, True, True, False]
+    assert "no node chosen" in panel.actions.widget.value and "already cordoned" in panel.actions.widget.value

@@ -74,6 +74,38 @@ def test_run_until_idle_ignores_background_loops_and_catches_livelock() -> None:
         clock.run_until_idle(max_steps=50)
 
 
+def test_a_clock_that_would_spin_at_one_instant_raises_and_names_the_callback() -> None:
+    clock = Clock(start=100.0)
+    spins: list[float] = []
+
+    def rearm() -> None:  # 1e-15 s does not move a float clock at t = 100 s
+        spins.append(clock.now)
+        clock.call_later(1e-15, rearm, background=True)
+    clock.steps_per_instant = 1000
+    clock.call_later(0.0, rearm)
+    with pytest.raises(LivelockError, match=r"1000 callbacks ran at t=100.0s and "
+                       r"\S*test_sim.test_a_clock\w*.<locals>.rearm is due"):
+        clock.run(until=200.0)
+    assert len(spins) == 1000 and clock.now == 100.0
+    assert clock.pending() == 1          # the callback stays: the clock refuses, again
+    with pytest.raises(LivelockError):
+        clock.step()
+
+
+def test_many_callbacks_at_one_instant_are_fine_when_time_then_moves() -> None:
+    clock = Clock()
+    clock.steps_per_instant = 10
+    ran: list[float] = []
+    for when in (1.0, 2.0):
+        for _ in range(10):              # exactly the budget at each instant
+            clock.call_at(when, lambda: ran.append(clock.now))
+    clock.run(until=5.0)                 # run(until) moving time resets the count as well
+    for _ in range(10):
+        clock.call_later(0.0, lambda: ran.append(clock.now))
+    clock.run(until=6.0)
+    assert ran == [1.0] * 10 + [2.0] * 10 + [5.0] * 10
+
+
 def test_real_time_clock_waits_for_the_wall_clock_at_its_speed() -> None:
     real = [100.0]
     slept: list[float] = []

@@ -55,3 +55,13 @@ def test_a_dangling_owner_is_drawn_as_missing() -> None:
     g = object_graph(c)
     owner = node_id("ReplicaSet", "gone", "default")
     assert g.nodes[owner]["missing"] and g.has_edge(owner, node_id("Pod", "lost", "default"))
+
+
+def test_a_kind_left_out_by_the_filter_is_not_drawn_as_missing() -> None:
+    c = cluster(nodes=1)
+    c.apply(deployment(replicas=2))
+    settle(c)
+    g = object_graph(c, kinds=("replicasets", "pods"))
+    assert {a["kind"] for _, a in g.nodes(data=True)} == {"ReplicaSet", "Pod"}
+    assert not any(a.get("missing") for _, a in g.nodes(data=True))
+    assert all(a["node"] == "node-1" for _, a in g.nodes(data=True) if a["kind"] == "Pod")

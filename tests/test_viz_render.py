@@ -23,12 +23,16 @@ def test_dot_text_clusters_pods_by_node_and_colours_by_phase() -> None:
     c, g = _graph()
     dot = to_dot(g, cluster_by="node")
     assert dot.startswith("digraph objects {") and dot.rstrip().endswith("}")
-    assert 'label="node node-1"' in dot and 'label="node node-2"' in dot
+    # One box per node: the box is the Node (name, Ready), no second Node shape inside it.
+    assert 'label="Node node-1 · Ready"' in dot and 'label="Node node-2 · Ready"' in dot
+    assert '"Node/node-1" [' not in dot and "box3d" not in dot and "runs-on" not in dot
+    assert '"legend" [shape=plaintext' in dot and "Pod Running and ready" in dot
     assert dot.count(f'fillcolor="{PHASE_COLOURS["Running"]}"') == 3
     rs = replica_sets(c)[0]["metadata"]["name"]
     assert f'"Deployment/default/web" -> "ReplicaSet/default/{rs}" [style=solid];' in dot
     by_ns = to_dot(g, cluster_by="namespace")
-    assert 'label="namespace default"' in by_ns and "node node-1" not in by_ns
+    assert 'label="namespace default"' in by_ns and "Node node-1 ·" not in by_ns
+    assert '"Node/node-1" [' in by_ns  # not clustered by node: the Node is a shape of its own
     with pytest.raises(ValueError, match="cluster_by must be"):
         to_dot(g, cluster_by="zone")
 
@@ -39,7 +43,8 @@ def test_svg_is_drawn_by_dot() -> None:
     svg = render_svg(g)
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     text = html.unescape(svg)
-    assert "ReplicaSet" in text and "node node-1" in text and "3/3 ready" in text
+    assert "ReplicaSet" in text and "Node node-1 · Ready" in text and "3/3 ready" in text
+    assert "legend" in text
     bundle = GraphView(g)._repr_mimebundle_()
     assert "<svg" in bundle["image/svg+xml"]
 
@@ -52,3 +57,15 @@ def test_missing_dot_gives_install_instructions(monkeypatch: pytest.MonkeyPatch,
     bundle = GraphView(g)._repr_mimebundle_()
     assert "image/svg+xml" not in bundle
     assert "brew install graphviz" in bundle["text/html"] and "conda install" in bundle["text/plain"]
+
+
+def test_a_node_without_pods_is_one_shape_and_a_kind_left_out_is_not_drawn() -> None:
+    c, _ = _graph()
+    c.kubectl("cordon node-2")
+    c.client.delete("deployments", "web")  # the collector deletes its ReplicaSet and pods
+    settle(c)
+    g = object_graph(c, kinds=("pods", "nodes"))
+    dot = to_dot(g, legend=False)
+    assert dot.count("box3d") == 2 and "legend" not in dot and "(not found)" not in dot
+    left_out = to_dot(object_graph(c, kinds=("deployments", "replicasets", "pods")), cluster_by=None)
+    assert "Node" not in left_out.replace("Node NotReady", "") and "(not found)" not in left_out

@@ -8,7 +8,8 @@
 Read the modules in pipeline order: server.py (the pipeline), authn.py, rbac.py and
 bootstrap.py (who may do what), decode.py and schema.py (strict decoding), admission.py and
 admission_plugins.py (with defaults.py), validation/, registry.py, deletion.py, strategy.py and
-subresources.py (storage semantics), watch_cache.py (watch fan-out), crd.py, audit.py.
+subresources.py (storage semantics), codec.py (the bytes the store holds), watch_cache.py
+(watch fan-out and the spec.nodeName index), crd.py, audit.py.
 """
 
 from kubelab.apiserver.admission import (

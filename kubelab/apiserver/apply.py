@@ -25,9 +25,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api.errors import ApiError, field_required, invalid
+from kubelab.apiserver.codec import decode
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.patch import MERGE_KEYS
-from kubelab.apiserver.watch_cache import decode
 
 if TYPE_CHECKING:
     from kubelab.apiserver.context import RequestContext

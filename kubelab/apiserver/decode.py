@@ -20,10 +20,7 @@ import base64
 import binascii
 import json
 import math
-import re
 from typing import Any, NoReturn
-
-import orjson
 
 from kubelab.api.errors import ApiError, ParseError, bad_request, request_entity_too_large
 from kubelab.api.quantity import canonical_quantity
@@ -39,51 +36,18 @@ from kubelab.apiserver.schema import (
     Type,
 )
 
-__all__ = ["MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "copy_json", "decode_body", "encode"]
+__all__ = ["MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "copy_json", "decode_body"]
 
 # k8s.io/apiserver/pkg/server/config.go: MaxRequestBodyBytes = 3 MiB.
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 # Go's decoder stops at 10000 levels of nesting; Python's stack is smaller, so we stop earlier.
 MAX_DEPTH = 200
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 _JSON_TYPES = {str: "string", bool: "bool", int: "number", float: "number", list: "array",
                dict: "object", type(None): "null"}
 _INT_RANGES = {"int32": 2**31, "int64": 2**63}
 _KIND_SNIFF = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
                'Kind string "json:\\"kind,omitempty\\"" }')
-
-
-def encode(obj: Any) -> bytes:
-    """Compact UTF-8 JSON, as stored in etcd.
-
-    orjson, not the json module: it writes the same bytes ten times faster (every write
-    encodes), and reads them back twice as fast (watch_cache.decode). The objects we encode
-    are JSON by construction (decode_body made them), but two things orjson refuses can get
-    through: an integer beyond 64 bits, which the json module writes (orjson, like Go, reads
-    it back as a float), and a string with half of a UTF-16 surrogate pair ("\\ud800"), which
-    UTF-8 cannot carry: Go's decoder turns it into U+FFFD, the replacement character, and so
-    do we, in obj itself (the server's own copy)."""
-    try:
-        # orjson's bytes keep the room of the buffer they were written in (8 KiB for a
-        # 2 KiB pod); the store keeps every revision, so it keeps an exact copy.
-        return memoryview(orjson.dumps(obj)).tobytes()
-    except orjson.JSONEncodeError:
-        return _dumps(_replace_surrogates(obj)).encode()
-
-
-def _replace_surrogates(value: Any) -> Any:
-    """value with U+FFFD for each lone surrogate in its strings (dicts and lists in place)."""
-    if type(value) is str:
-        return _SURROGATE.sub("\ufffd", value)
-    if type(value) is list:
-        value[:] = [_replace_surrogates(item) for item in value]
-    elif type(value) is dict:
-        items = [(_SURROGATE.sub("\ufffd", k), _replace_surrogates(v)) for k, v in value.items()]
-        value.clear()
-        value.update(items)
-    return value
 
 
 def decode_body(body: Any, info: ResourceInfo, schema: Struct | None) -> dict[str, Any]:
@@ -268,7 +232,7 @@ class _Decoder:
         elif go == "resource.Quantity":
             # Quantity.UnmarshalJSON parses whatever JSON it is given: true or [1] fail as
             # "quantities must match ...", not as a type error.
-            text = value if t in (str, int, float) else _dumps(value)
+            text = value if t in (str, int, float) else json.dumps(value, separators=(",", ":"))
             try:
                 # A typed decode keeps the number, and Quantity.MarshalJSON writes it back in
                 # canonical form: "0.5" is stored as "500m" and 1024Mi as "1Gi", as

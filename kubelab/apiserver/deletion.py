@@ -23,9 +23,9 @@ from kubelab.api.errors import (
     invalid,
 )
 from kubelab.apiserver.admission import DELETE
+from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import RequestContext
 from kubelab.apiserver.strategy import grace_period
-from kubelab.apiserver.watch_cache import decode
 from kubelab.store import KeyValue
 
 if TYPE_CHECKING:

@@ -26,8 +26,9 @@ from kubelab.api.errors import (
 )
 from kubelab.api.meta import new_uid, random_suffix
 from kubelab.apiserver.admission import CREATE, UPDATE
+from kubelab.apiserver.codec import decode, encode
 from kubelab.apiserver.context import RequestContext, Served
-from kubelab.apiserver.decode import MAX_REQUEST_BODY_BYTES, encode
+from kubelab.apiserver.decode import MAX_REQUEST_BODY_BYTES
 from kubelab.apiserver.deletion import delete_object
 from kubelab.apiserver.selection import (
     CONTINUE_EXPIRED,
@@ -39,7 +40,6 @@ from kubelab.apiserver.selection import (
 )
 from kubelab.apiserver.strategy import prepare_for_create, prepare_for_update
 from kubelab.apiserver.validation import validate_create, validate_update
-from kubelab.apiserver.watch_cache import decode
 from kubelab.store import (
     CompactedError,
     Compare,
@@ -94,26 +94,36 @@ class Registry:
                 raise bad_request("specifying resource version is not allowed when using continue")
         else:
             parse_resource_version(r.resource_version)
-        needle = _node_needle(served, predicate)
         end = prefix_end(prefix)
         single = None if r.continue_token else _single_key(served, predicate)
         if single is not None:  # metadata.name=<name>: one key to read, not the whole prefix
             start, end = single, single + "\x00"
+        limit = max(r.limit, 0)
+        keys = None if r.continue_token or single is not None else \
+            self._by_index(served, predicate, prefix)
+        if keys is not None:
+            items, meta = self._list_keys(keys, predicate, prefix, limit)
+        else:
+            expired = CONTINUE_EXPIRED if r.continue_token else \
+                "The resourceVersion for the provided list is too old."
+            items, meta = self._list_range(start, end, rev, predicate, prefix, limit, expired)
+        return {"apiVersion": info.api_version, "kind": f"{info.kind}List", "metadata": meta,
+                "items": items}
+
+    def _list_range(self, start: str, end: str, rev: int, predicate: Predicate, prefix: str,
+                    limit: int, expired: str) -> tuple[list[Object], dict[str, Any]]:
+        """The matching objects of [start, end) at rev (0: now), a page of the store at a
+        time, and the list's metadata (store.go GetList over etcd3's paged range)."""
         items: list[Object] = []
         meta: dict[str, Any] = {}
-        limit = max(r.limit, 0)
         while True:
             try:
                 resp = self.server.store.range(start, end, revision=rev, limit=limit)
             except CompactedError:
-                raise resource_expired(CONTINUE_EXPIRED if r.continue_token else
-                                       "The resourceVersion for the provided list is too old.") \
-                    from None
+                raise resource_expired(expired) from None
             rev = rev or resp.revision
             full = False
             for i, kv in enumerate(resp.kvs):
-                if needle and needle not in kv.value:
-                    continue
                 obj = decode(kv.value, kv.mod_revision)
                 if predicate.matches(obj):
                     items.append(obj)
@@ -127,24 +137,52 @@ class Registry:
             if full or not resp.more:
                 break
             start = resp.kvs[-1].key + "\x00"
-        return {"apiVersion": info.api_version, "kind": f"{info.kind}List",
-                "metadata": {"resourceVersion": str(rev), **meta}, "items": items}
+        return items, {"resourceVersion": str(rev), **meta}
 
     def scan(self, served: Served, predicate: Predicate, namespace: str) -> tuple[list[Object], int]:
         """Every matching object now, and the revision they are current at (for a watch)."""
         prefix = served.prefix + (f"{namespace}/" if served.info.namespaced and namespace else "")
         single = _single_key(served, predicate)
+        keys = self._by_index(served, predicate, prefix) if single is None else None
+        if keys is not None:
+            items, meta = self._list_keys(keys, predicate, prefix, 0)
+            return items, int(meta["resourceVersion"])
         resp = self.server.store.range(single) if single is not None else \
             self.server.store.range(prefix, prefix=True)
-        needle = _node_needle(served, predicate)
         items = []
         for kv in resp.kvs:
-            if needle and needle not in kv.value:
-                continue
             obj = decode(kv.value, kv.mod_revision)
             if predicate.matches(obj):
                 items.append(obj)
         return items, resp.revision
+
+    def _by_index(self, served: Served, predicate: Predicate, prefix: str) -> list[str] | None:
+        """The keys under prefix the watch cache's index names for the predicate's value of
+        the indexed field (a kubelet's spec.nodeName=<node>), or None: read every key."""
+        if predicate.trigger is None:
+            return None
+        cacher = self.server.served.cachers.get((served.info.group, served.info.resource))
+        keys = cacher.by_index(predicate.trigger) if cacher is not None else None
+        return None if keys is None else [key for key in keys if key.startswith(prefix)]
+
+    def _list_keys(self, keys: list[str], predicate: Predicate, prefix: str,
+                   limit: int) -> tuple[list[Object], dict[str, Any]]:
+        """The objects at keys that match, now, and the list's metadata. The index only
+        narrows the list: the predicate still decides (watch_cache.go list: "prefiltering")."""
+        store = self.server.store
+        rev = store.revision
+        items: list[Object] = []
+        meta: dict[str, Any] = {"resourceVersion": str(rev)}
+        for i, key in enumerate(keys):
+            for kv in store.range(key).kvs:
+                obj = decode(kv.value, kv.mod_revision)
+                if predicate.matches(obj):
+                    items.append(obj)
+            if limit and len(items) >= limit:
+                if i < len(keys) - 1:
+                    meta["continue"] = encode_continue(key, prefix, rev)
+                break
+        return items, meta
 
     # ------------------------------------------------------------------ create
 
@@ -328,14 +366,6 @@ def _single_key(served: Served, predicate: Predicate) -> str | None:
     if predicate.name is None or (served.info.namespaced and not predicate.namespace):
         return None
     return served.key(predicate.namespace, predicate.name)
-
-
-def _node_needle(served: Served, predicate: Predicate) -> bytes:
-    """A pod list of one node (a kubelet's) skips other nodes' pods before decoding them:
-    our stand-in for the watch cache's spec.nodeName index. b"" when there is no node."""
-    if served.info.resource != "pods" or not predicate.trigger:  # pods' trigger: spec.nodeName
-        return b""
-    return f'"nodeName":{json.dumps(predicate.trigger, ensure_ascii=False)}'.encode()
 
 
 def _ensure_namespace(meta: Object, namespace: str) -> None:

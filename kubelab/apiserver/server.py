@@ -18,7 +18,7 @@ import dataclasses
 import json
 import random
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from kubelab.api.errors import (
     ApiError,
@@ -47,6 +47,7 @@ from kubelab.apiserver.authn import (
     TokenAuthenticator,
 )
 from kubelab.apiserver.bootstrap import bootstrap
+from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.eviction import evict
@@ -56,7 +57,7 @@ from kubelab.apiserver.registry import Registry
 from kubelab.apiserver.reviews import create_self_subject_access_review
 from kubelab.apiserver.selection import make_predicate, parse_resource_version
 from kubelab.apiserver.serving import ServedResources
-from kubelab.apiserver.watch_cache import WatchInfo, decode
+from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.apiserver.wire import read_body
 from kubelab.sim import Clock, Trace
 from kubelab.store import Store
@@ -64,7 +65,21 @@ from kubelab.store import Store
 __all__ = ["APIServer", "WatchInterceptor"]
 
 Object = dict[str, Any]
-WatchInterceptor = Callable[[WatchInfo, WatchEvent], list[tuple[float, WatchEvent]]]
+
+
+class WatchInterceptor(Protocol):
+    """The fault layer's hook on every watch (kubelab.faults.WatchFaults)."""
+
+    def __call__(self, watch: WatchInfo, event: WatchEvent) -> list[tuple[float, WatchEvent]]:
+        """The (delay in seconds, event) pairs to deliver for one event on its way to `watch`:
+        none (lost), one (maybe late) or more."""
+        ...
+
+    def on_open(self, watch: WatchInfo) -> bool:
+        """A watch is opening: True answers it with 410 Expired (its client lost events)."""
+        ...
+
+
 AUDIT_LIMIT = 100_000  # audit records kept in memory (between half this and this many)
 
 
@@ -163,17 +178,10 @@ class APIServer:
     def handle(self, request: Request) -> Object:
         record = AuditRecord(self.clock.now, "", request.verb, request.resource,
                              request.namespace, request.name, request.subresource)
-        try:  # (spelled out rather than `with self._audited(record)`: this is the hot path)
+        with self._audited(record):
             result = self._dispatch(self._admit_request(request, record))
             record.code = 201 if request.verb == "create" else 200
-            return result
-        except ApiError as err:
-            self._fail(record, err)
-            raise
-        except Exception as err:
-            raise self._bug(record, err) from err
-        finally:
-            self.log(record)
+        return result
 
     @contextlib.contextmanager
     def _audited(self, record: AuditRecord) -> Iterator[None]:
@@ -335,8 +343,8 @@ class APIServer:
             self._watch_ids += 1
             info = WatchInfo(self._watch_ids, ctx.user.name, served.info.resource, r.namespace,
                              r.label_selector, r.field_selector)
-            on_open = getattr(self.watch_interceptor, "on_open", None)
-            if on_open is not None and on_open(info):  # the fault layer: this client lost events
+            interceptor = self.watch_interceptor
+            if interceptor is not None and interceptor.on_open(info):  # this client lost events
                 rv = -1  # older than anything the cache can replay: 410, and the client relists
             watcher = self.served.cachers[(served.info.group, served.info.resource)].add(
                 info, predicate, rv, initial, on_event, on_close)

@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api.resources import ResourceInfo, ResourceTable
+from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.crd import crd_resource_info, validate_crd
 from kubelab.apiserver.rbac import RBAC_RESOURCES
 from kubelab.apiserver.schema import SCHEMAS
 from kubelab.apiserver.strategy import strategy_for
-from kubelab.apiserver.watch_cache import CacheEvent, Cacher, decode
+from kubelab.apiserver.watch_cache import INDEX_FIELDS, CacheEvent, Cacher
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
@@ -107,7 +108,9 @@ class ServedResources:
     # ------------------------------------------------------------------ watch caches
 
     def _cacher(self, served: Served) -> Cacher:
-        return Cacher(self.server, served.info.resource, served.prefix, self._on_change(served))
+        index = INDEX_FIELDS.get(served.info.resource) if served.builtin else None
+        return Cacher(self.server, served.info.resource, served.prefix, self._on_change(served),
+                      index_field=index)
 
     def start_cachers(self) -> None:
         for gr, served in self._served.items():

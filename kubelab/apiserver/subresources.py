@@ -29,11 +29,11 @@ from kubelab.api.errors import (
 from kubelab.api.labels import selector_from_label_selector
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.admission import CREATE
+from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import RequestContext
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.schema import SCHEMAS
 from kubelab.apiserver.validation import validate_scale
-from kubelab.apiserver.watch_cache import decode
 
 if TYPE_CHECKING:
     from kubelab.apiserver.registry import Registry

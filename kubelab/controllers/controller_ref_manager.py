@@ -51,14 +51,7 @@ class ControllerRefManager:
         """ClaimObjects: the objects this owner keeps. Errors of single adoptions or releases
         are collected and raised together after all objects were looked at."""
         claimed, errors = [], []
-        uid, matches = self.owner["metadata"]["uid"], self.selector.matches
         for obj in objects:
-            # The steady state first, without the calls: ours and still matching. A ReplicaSet
-            # claims each of its pods on every sync.
-            ref = get_controller_of_no_copy(obj)
-            if ref is not None and ref.get("uid") == uid and matches(obj["metadata"].get("labels") or {}):
-                claimed.append(obj)
-                continue
             try:
                 if self._claim_object(obj, patch_type):
                     claimed.append(obj)

@@ -300,6 +300,3 @@ class PodControl:
                 self.recorder.event(owner, WARNING, "FailedDelete", f"Error deleting: {err.message}")
             raise
         self.recorder.event(owner, NORMAL, "SuccessfulDelete", f"Deleted pod: {name}")
-
-    def patch_pod(self, namespace: str, name: str, patch: Object) -> None:
-        self.client.patch("pods", name, patch, namespace, patch_type="strategic")

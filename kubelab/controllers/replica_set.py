@@ -1,22 +1,25 @@
 """The ReplicaSet controller: keep spec.replicas pods running (kubernetes/kubernetes
 pkg/controller/replicaset/replica_set.go and replica_set_utils.go).
 
-One sync, for one ReplicaSet key:
+One sync (syncReplicaSet), for one ReplicaSet key:
 1. read the ReplicaSet from the cache (gone: forget its expectations, done);
-2. if its expectations are not met yet (pods it created or deleted that the cache has not
-   shown), do not manage replicas: the cache is behind, counting now would double-create;
-3. claim pods (adopt matching orphans, release owned pods that stopped matching);
-4. create the missing pods in slow-start batches, or delete the surplus in rank order;
-5. write status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas,
-   observedGeneration).
-Delete a pod and the informer's event wakes step 4: the pod "comes back" as a new one.
+2. note whether its expectations are met (pods it created or deleted that the cache has not
+   shown yet): if not, the cache is behind, and counting now would double-create;
+3. list its pods (FilterPodsByOwner: the pods it controls and the orphans of its namespace),
+   keep the active ones (filter_active_pods), and claim them (adopt matching orphans, release
+   owned pods that stopped matching);
+4. if the expectations are met, create the missing pods in slow-start batches, or delete the
+   surplus in rank order (manage_replicas);
+5. write status (calculate_status: replicas, fullyLabeledReplicas, readyReplicas,
+   availableReplicas, observedGeneration).
+Every change to the ReplicaSet or to one of its pods queues a sync, its own status writes
+included, as upstream does. Delete a pod and the informer's event wakes step 4: the pod
+"comes back" as a new one.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import orjson
 
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.labels import Selector, selector_from_label_selector
@@ -35,51 +38,20 @@ from kubelab.controllers.controller_utils import (
     UIDTrackingControllerExpectations,
     add_indexer_once,
     controller_uid_index_func,
+    filter_active_pods,
     filter_pods_by_owner,
-    get_pod_ready_condition,
     has_namespace_terminating_cause,
-    is_pod_active,
     is_pod_ready,
     new_controller_ref,
     pod_controller_uid_index_func,
     slow_start_batch,
 )
 from kubelab.controllers.pod_ranking import rank_pods_for_deletion, ranks_by_related_pods_on_same_node
-from kubelab.controllers.replica_set_utils import PodVerdicts, calculate_status, update_replica_set_status
+from kubelab.controllers.replica_set_utils import calculate_status, update_replica_set_status
 
-__all__ = ["ReplicaSetController", "label_selector"]
+__all__ = ["ReplicaSetController"]
 
 Object = dict[str, Any]
-_SELECTORS: dict[bytes, Selector] = {}
-
-
-def label_selector(ls: Any) -> Selector:
-    """metav1.LabelSelectorAsSelector, memoised: every sync of every ReplicaSet parses it."""
-    key = orjson.dumps(ls, option=orjson.OPT_SORT_KEYS)
-    selector = _SELECTORS.get(key)
-    if selector is None:
-        selector = _SELECTORS[key] = selector_from_label_selector(ls)
-    return selector
-
-
-def _seen_by_sync(pod: Object) -> tuple[Any, ...]:
-    """What a ReplicaSet sync counts from a pod: whether it is claimed (labels, controller
-    reference), active (deletionTimestamp, a Succeeded or Failed phase) and Ready since when
-    (available is Ready for minReadySeconds). What else a sync reads from pods (nodeName, the
-    Pending or Running phase, restarts, the pod-deletion-cost annotation) only ranks surplus pods
-    for deletion, and a sync that deletes, whatever woke it, reads their current values."""
-    meta = pod["metadata"]
-    ready = get_pod_ready_condition(pod)
-    ready_since = ready.get("lastTransitionTime", "") if ready is not None and \
-        ready.get("status") == "True" else None
-    return (meta.get("labels"), meta.get("ownerReferences"), meta.get("deletionTimestamp"),
-            is_pod_active(pod), ready_since)
-
-
-def _only_status_changed(old: Object, cur: Object) -> bool:
-    return old.get("spec") == cur.get("spec") and \
-        {k: v for k, v in old["metadata"].items() if k != "resourceVersion"} == \
-        {k: v for k, v in cur["metadata"].items() if k != "resourceVersion"}
 
 
 def _tombstone(obj: Any) -> Object:
@@ -98,9 +70,6 @@ class ReplicaSetController:
         self.controller = Controller(self.NAME, self.sync_replica_set, ctx.clock, workers=workers,
                                      cost=cost, trace=ctx.trace)
         self.queue = self.controller.queue
-        # key -> the resourceVersion our last status write returned: its echo needs no sync.
-        self._status_written: dict[str, str] = {}
-        self._verdicts: dict[str, PodVerdicts] = {}  # key -> what its pods count for
         rs_informer = informers.informer_for("replicasets")
         pod_informer = informers.informer_for("pods")
         self.rs_indexer = add_indexer_once(rs_informer, CONTROLLER_UID_INDEX, controller_uid_index_func)
@@ -127,19 +96,12 @@ class ReplicaSetController:
     def _update_rs(self, old: Object, cur: Object) -> None:
         if old["metadata"].get("uid") != cur["metadata"].get("uid"):
             self._delete_rs(DeletedFinalStateUnknown(self._key(old), old))
-        key = self._key(cur)
-        written = self._status_written.pop(key, None)
-        if written is not None and cur["metadata"].get("resourceVersion") == written and \
-                _only_status_changed(old, cur):
-            # Ours, not upstream's: upstream syncs on every update, so each status write
-            # comes back as one more sync, which finds the status it just wrote. At 1,000
-            # pods per ReplicaSet that doubles the cost of every pod becoming Ready.
-            return
-        self.queue.add(key)
+        # Upstream: "it is safer to sync any time this function is triggered". That includes
+        # the echo of our own status write: a stale echo after a newer sync is corrected so.
+        self.controller.enqueue(cur)
 
     def _delete_rs(self, obj: Any) -> None:
         key = self._key(_tombstone(obj))
-        self._status_written.pop(key, None)
         self.expectations.delete_expectations(key)  # a new RS of that name starts clean
         self.queue.add(key)
 
@@ -155,9 +117,9 @@ class ReplicaSetController:
         out = []
         for rs in self.rs_lister.by_namespace(pod["metadata"].get("namespace", "")).list():
             try:
-                selector = label_selector(rs["spec"].get("selector"))
+                selector = selector_from_label_selector(rs["spec"].get("selector"))
             except ParseError:
-                continue
+                continue  # an invalid selector matches nothing
             if not selector.empty() and selector.matches(labels):  # empty selects nothing here
                 out.append(rs)
         return out
@@ -181,13 +143,6 @@ class ReplicaSetController:
     def _update_pod(self, old: Object, cur: Object) -> None:
         if old["metadata"].get("resourceVersion") == cur["metadata"].get("resourceVersion"):
             return  # a resync: nothing changed
-        if _seen_by_sync(old) == _seen_by_sync(cur):
-            # Ours, not upstream's: upstream syncs on every pod update ("the associated
-            # ReplicaSet will only list from local storage, so it should be ok"). A binding, or
-            # the kubelet's first status (Pending, not Ready), changes nothing a sync counts,
-            # and in Python a sync of a 1,000-pod ReplicaSet per such update is what would make
-            # 30,000 pods slow. The outcome is the same.
-            return
         label_changed = old["metadata"].get("labels") != cur["metadata"].get("labels")
         if cur["metadata"].get("deletionTimestamp"):
             # Graceful deletion starts with this update; count it as the deletion now, so the
@@ -235,41 +190,42 @@ class ReplicaSetController:
         rs, exists = self.rs_indexer.get_by_key(key)
         if not exists:
             self.expectations.delete_expectations(key)
-            self._verdicts.pop(key, None)
             return
-        needs_sync = self.expectations.satisfied_expectations(key)
+        rs_needs_sync = self.expectations.satisfied_expectations(key)
         try:
-            selector = label_selector(rs["spec"].get("selector"))
+            selector = selector_from_label_selector(rs["spec"].get("selector"))
         except ParseError:
-            return  # validation keeps these out; an invalid selector matches nothing
-        pods = filter_pods_by_owner(self.pod_indexer, rs)
-        verdicts = self._verdicts.setdefault(key, PodVerdicts())
-        pods, all_claimed = verdicts.refresh(rs, selector, pods)  # FilterActivePods
-        if not all_claimed:  # else ClaimPods would keep every pod and change nothing
-            pods = self._claim_pods(rs, selector, pods)
-        manage_error: ApiError | None = None
-        if needs_sync and not rs["metadata"].get("deletionTimestamp"):
+            return  # validation keeps these out; upstream logs the error and gives up
+        # Every pod it controls, even one that stopped matching (it must be released), and the
+        # orphans it might adopt. Cached objects: copy one before changing it.
+        all_pods = filter_pods_by_owner(self.pod_indexer, rs)
+        filtered_pods = filter_active_pods(all_pods)
+        filtered_pods = self.claim_pods(rs, selector, filtered_pods)
+        manage_replicas_error: ApiError | None = None
+        if rs_needs_sync and not rs["metadata"].get("deletionTimestamp"):
             try:
-                self.manage_replicas(pods, rs)
+                self.manage_replicas(filtered_pods, rs)
             except ApiError as err:
-                manage_error = err
-        status = calculate_status(rs, pods, verdicts, manage_error, self.clock.now)
-        updated = update_replica_set_status(self.client, rs, status)
-        if updated is not rs:
-            self._status_written[key] = updated["metadata"].get("resourceVersion", "")
+                manage_replicas_error = err
+        new_status = calculate_status(rs, filtered_pods, manage_replicas_error, self.clock.now)
+        # Always updates status as pods come up or die.
+        updated = update_replica_set_status(self.client, rs, new_status)
         spec = updated["spec"]
         min_ready = int(spec.get("minReadySeconds") or 0)
-        if manage_error is None and min_ready > 0 and \
+        if manage_replicas_error is None and min_ready > 0 and \
                 updated["status"].get("readyReplicas") == spec.get("replicas", 1) and \
                 updated["status"].get("availableReplicas") != spec.get("replicas", 1):
             # Upstream: "the last line of defence against clock-skew", after minReadySeconds.
             # Virtual time has no skew, and a pod is available strictly *after* that long, so
             # look one second later (else this lands exactly on the boundary, sees nothing).
             self.queue.add_after(key, min_ready + 1)
-        if manage_error is not None:
-            raise manage_error
+        if manage_replicas_error is not None:
+            raise manage_replicas_error
 
-    def _claim_pods(self, rs: Object, selector: Selector, pods: list[Object]) -> list[Object]:
+    def claim_pods(self, rs: Object, selector: Selector, filtered_pods: list[Object]) -> list[Object]:
+        """claimPods: adopt and release through a PodControllerRefManager; before the first
+        adoption, read the ReplicaSet afresh (a quorum read) and refuse if it is being
+        deleted or was re-created under another uid."""
         meta = rs["metadata"]
 
         def fresh() -> Object:
@@ -281,7 +237,7 @@ class ReplicaSetController:
             return latest
         manager = ControllerRefManager(self.client, rs, selector, "pods",
                                        recheck_deletion_timestamp(fresh))
-        return manager.claim(pods)
+        return manager.claim(filtered_pods)
 
     def manage_replicas(self, pods: list[Object], rs: Object) -> None:
         """Create or delete pods so that len(pods) becomes spec.replicas, at most

@@ -12,53 +12,83 @@ How a grade is made (and why a submission cannot give itself one)
 ------------------------------------------------------------------
 Three kinds of process take part:
 
-1. The grader (grader.py: the `kubelab grade` command, or your notebook) decides the points. It
-   never imports submission code.
+1. The grader (grader.py, jobs.py: the `kubelab grade` command, or your notebook) reads each
+   submission file once (source.py), decides the points and writes the gradebook. It never
+   imports submission code.
 2. One grading process per exercise and submission (runner.py) runs kubelab's checks: real
-   simulated clusters, faults included. It never imports submission code either. Before it
-   reads its job it forks a zygote (zygote.py), a warm process holding nothing secret, then
-   makes itself non-dumpable: another process of the same user cannot read its memory or open
-   its pipes through /proc.
-3. One sandbox per check (sandbox.py, forked from the zygote) imports the learner's module and
+   simulated clusters, faults included. It never imports submission code either. It is PID 1
+   of its own user, PID, mount and network namespaces (contain.py), non-dumpable from its first
+   line, without any capability, and forks a zygote (zygote.py) before it reads its job.
+3. One sandbox per check (sandbox.py, forked from the zygote) runs the learner's module and
    does nothing but answer the grading process's calls (rpc.py): "here is a pod and a node,
-   filter it", "give me the next key". Limits on CPU time, memory and output size are set
-   before the submission loads.
+   filter it", "give me the next key". Limits on CPU time, memory and output size, and an
+   import guard, are set before the submission loads.
 
 Threats, and what stops each:
 
-- Printing fake results, or writing them to any pipe it can find: the sandbox's stdout and
-  stderr go to a capped file that is only ever shown to the learner. The grader reads verdicts
-  only from the grading process, keeps only lines carrying that job's random nonce (which never
-  enters a sandbox or the zygote) for checks it asked for, once each, and takes the points from
-  its own registry. A line written into a grading process's pipe can at worst spoil that
-  submission's own run.
+- Forged verdicts. The grading process makes itself non-dumpable before it has received
+  anything; it then hands the grader, over the socket it inherited, a socket it created after
+  that, and the grader checks with SO_PEERCRED that the runner's own session made it. The job
+  (with its random nonce) and the verdicts travel only on that socket: nothing a process of the
+  same user can open through /proc/PID/fd (sockets cannot be opened there, the process cannot
+  be ptraced), and never on stdout. The grader keeps only lines with the job's nonce, for checks
+  it asked for, once each, and takes the points from its own registry.
+- Escaping children, and one student reaching another. When PID 1 of a namespace dies, the
+  kernel kills everything in it: a double fork or setsid does not escape, and after each check
+  the grading process kills whatever the sandbox left behind. A process inside sees, and can
+  signal, only its own namespace's processes, and its /proc lists only those. PID namespaces
+  were chosen over cgroups because `unshare --user` needs no set-up and works the same as root
+  and as a normal user (cgroup v2 needs a delegated subtree); where it is unavailable, every
+  report carries a note and the grader falls back to a process-group kill and a parent-death
+  signal, which a double fork escapes. Inside its namespace the filesystem is read-only (a
+  private tmpfs is the one writable place): a submission cannot change another student's
+  files, the course or the gradebook. The grader reads every submission file before the first
+  grading process starts, so what each student handed in is what is graded. The gradebook is
+  written only from the grader's own verdicts, after every grading process has ended, by
+  renaming complete files into place.
 - Monkeypatching kubelab, the checks or sys.modules, replacing builtins, import-time tricks:
   they happen inside the sandbox, where no check runs. The checks' clusters live in the grading
   process; the submission only sees the objects a check hands it, through a Policy (shared.py)
   that allows their public methods (store.txn, client.create, ...) and never attributes such
   as client.api or anything starting with "_". Its answers are data or references to its own
   objects; records cross by value from a fixed list (remote.VALUE_TYPES), never by pickle.
+- Reaching the reference. A static look at the file (parsed once) refuses literal imports of
+  the modules the exercise asks the learner to write (Exercise.forbidden_imports). What a
+  static look cannot see (importlib.import_module("kubelab.scheduler." + "plugins"),
+  __import__, exec of a built string) the sandbox refuses at run time: those modules are
+  dropped from sys.modules, a finder refuses them, and an audit hook (PEP 578, which Python
+  code cannot remove) refuses importing them, opening their files, opening the reference
+  solutions/ next to an editable install (unless that is what is graded) or an instructor's
+  hidden checks, and starting other programs. The grader refuses a submission file that is a
+  symbolic link or resolves outside the submission folder, and the instructor docs grade from
+  a regular install, which has no solutions/. What remains, ctypes and raw memory in the
+  sandbox's own process, reaches only code that is loaded there: copying reference code by
+  such means is plagiarism, not a grade the grader gives.
+- Checks that reward doing nothing: every check fails the honest stub (exercises/) and a
+  submission whose every function returns None (tests/test_grading_submissions.py).
+- Unbounded input: a file over source.MAX_SOURCE (512 KiB) is refused as too large; the one
+  parse runs in a child process with a CPU and a memory limit.
 - os._exit(0), sys.exit, raising SystemExit or KeyboardInterrupt, killing itself: an exception
   is an answer (the check fails and says which exception); a dead sandbox fails the check with
   the exit status and the call it died in.
 - Never returning, deadlocks, endless work: every call has the check's deadline (10 s by
   default), the check as a whole has an alarm, the grader kills the grading process's whole
-  session after its budget, and a sandbox has an RLIMIT_CPU and dies with its parent.
+  namespace after its budget, and a sandbox has an RLIMIT_CPU.
 - Huge output: the output file is capped with RLIMIT_FSIZE; reaching the cap fails the check.
   Memory bombs: RLIMIT_AS (2 GiB).
 - Syntax or import errors: only the sandbox sees them; every check of that exercise fails with
   the error and its line. Other exercises and other students are untouched (one process each).
-- Importing kubelab's own implementation of what the exercise asks for: refused by a static
-  look at the file (Exercise.forbidden_imports). This catches honest shortcuts; reading
-  reference code from disk by other means is plagiarism, not a grader exploit: grade classes
-  from an installation without solutions/ (the kubelab package ships none) and compare
-  submissions if that matters.
+- The grader's own failures (a check's scenario that breaks before the learner's code is used,
+  its simulated rival writer): the verdict is "error", in the grader's words, never "fail".
 
 Not covered (use operating-system isolation to grade code you do not trust at all, e.g. a
-container per class and an unprivileged user): a submission is an ordinary process of the user
-running the grader, so it can read and write that user's files, use the network, and signal
-processes it can find. Run as root it can also read the grading process's memory (and so its
-nonce): never grade untrusted code as root.
+container per class and an unprivileged user): a submission runs as the user running the
+grader, so it can read that user's files (other students' submissions among them), and,
+without the namespaces (see the report's note), also write them and signal that user's
+processes. kubelab modules the sandbox has loaded stay reachable through other loaded
+modules' attributes (kubelab.scheduler's registry holds the plugin classes): the guard stops
+imports and reads, not a walk through objects already in memory. Its network is an empty
+namespace only where --net was granted.
 """
 
 from kubelab.grading.context import CheckContext, CheckFailed

@@ -9,7 +9,7 @@ shows with what the contract says, in Kubernetes' terms:
         c = ctx.cluster(nodes=0)
         ...
         if got != expected:
-            ctx.fail("updates were lost", expected=f"data.count={expected}", got=f"data.count={got}")
+            ctx.fail("updates were lost", expected=f"data.count = {expected}", got=f"data.count = {got}")
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kubelab.cluster import Cluster
     from kubelab.grading.exercises import Check, Exercise
 
-__all__ = ["CheckContext", "CheckFailed"]
+__all__ = ["CheckContext", "CheckFailed", "with_unit"]
 
 
 class CheckFailed(Exception):
@@ -70,6 +70,22 @@ class CheckContext:
              hint: str | None = None) -> NoReturn:
         raise CheckFailed(message, expected=expected, got=got, hint=hint)
 
-    def expect_equal(self, got: Any, expected: Any, message: str, *, hint: str | None = None) -> None:
+    def expect_equal(self, got: Any, expected: Any, message: str, *, unit: str = "",
+                     hint: str | None = None) -> None:
+        """Fail unless got == expected. unit names what the values count or are, so that the
+        report's expected/got lines say it: "3 LIST(s)", "data.count = 12" (kubelab's own
+        checks always name one)."""
         if got != expected:
-            self.fail(message, expected=expected, got=got, hint=hint)
+            self.fail(message, expected=with_unit(expected, unit), got=with_unit(got, unit), hint=hint)
+
+
+def with_unit(value: Any, unit: str) -> str:
+    """12 and "LIST(s)" -> "12 LIST(s)"; 12 and "data.count =" -> "data.count = 12";
+    [10.0, 20.0] and "seconds" -> "seconds: [10.0, 20.0]"."""
+    if not unit:
+        return str(value)
+    if unit.endswith("="):
+        return f"{unit} {value!r}" if isinstance(value, str) else f"{unit} {value}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:g} {unit}" if isinstance(value, float) else f"{value} {unit}"
+    return f"{unit}: {value}"

@@ -1,59 +1,33 @@
 """`kubelab grade`: run the checks, one grading process per exercise per submission, and score.
 
-The grader starts up to `jobs` grading processes at once (runner.py), each in its own session so
-that a timeout kills it and the sandboxes it started. It reads their verdicts from their stdout
-and keeps only lines that carry the job's random nonce and name a check it asked for, once each;
-the points come from the grader's own registry, never from the process. A check without a
-verdict (the process crashed or ran out of time) scores zero with the reason.
+The grader reads each submission file once (source.py: no symlinks, nothing outside the
+submission folder, at most MAX_SOURCE bytes), starts the grading processes (jobs.py), and keeps
+from what each sends back only lines that carry the job's random nonce and name a check it
+asked for, once each; the points come from the grader's own registry, never from the process.
+A check without a verdict (the process crashed or ran out of time) scores zero with the reason.
+The class gradebook is written once, at the end, from these verdicts alone (report.py).
 
-This is the one corner of kubelab that deals in real time and real processes (time limits,
-pipes, signals); the clusters the checks build still run on virtual time, seeded, so the same
-submission gets the same grade.
+The clusters the checks build run on virtual time, seeded, so the same submission gets the same
+grade.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
-import selectors
 import shlex
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubelab.grading.contain import containment, sealing
 from kubelab.grading.exercises import EXERCISES, Check, Exercise, checks_for, load_checks
+from kubelab.grading.jobs import Job, run_jobs
 from kubelab.grading.report import CheckResult, ExerciseResult, Report, write_class_reports
-from kubelab.grading.runner import DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, find_module
+from kubelab.grading.runner import DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT
+from kubelab.grading.source import Source, find_module, read_source
 
 __all__ = ["find_exercises_dir", "grade", "grade_class", "select_exercises"]
-
-_STDOUT_LIMIT = 8 << 20
-_STDERR_LIMIT = 8 << 10
-_STARTUP = 5.0  # seconds a grading process may take to start and import kubelab
-
-
-@dataclass
-class _Job:
-    name: str
-    submission: Path
-    exercise: Exercise
-    checks: list[Check]
-    payload: dict[str, Any]
-    nonce: str = field(default_factory=lambda: secrets.token_hex(16))
-    proc: subprocess.Popen[bytes] | None = None
-    stdout: bytearray = field(default_factory=bytearray)
-    stderr: bytearray = field(default_factory=bytearray)
-    open_streams: int = 0
-    deadline: float = 0.0
-    timed_out: bool = False
-    missing: str = ""  # the module is not there: every check fails with this, nothing runs
 
 
 def find_exercises_dir(start: Path | None = None) -> Path:
@@ -127,24 +101,34 @@ def _grade_many(students: list[tuple[str, Path]], ids: list[str], *, check: str 
     load_checks(checks_dirs)
     chosen = select_exercises(ids)
     dirs = [str(Path(d).resolve()) for d in checks_dirs]
-    all_jobs: list[_Job] = []
+    all_jobs: list[Job] = []
     for name, folder in students:
+        sources: dict[str, Source] = {}
         for ex in chosen:
             checks = [c for c in checks_for(ex.id) if check is None or c.name == check]
             if not checks:
                 continue
+            path = find_module(folder, ex.module)
+            if path is not None and ex.module not in sources:
+                sources[ex.module] = read_source(folder, path)  # once per file, for all its exercises
+            source = sources.get(ex.module)
             payload = {"submission": str(folder.resolve()), "exercise": ex.id,
                        "checks": [c.name for c in checks], "seed": seed, "checks_dirs": dirs,
-                       "timeout": timeout, "output_limit": output_limit}
-            job = _Job(name, folder, ex, checks, payload)
-            if find_module(folder.resolve(), ex.module) is None:  # nothing to run: say so now
-                job.missing = (f"no {ex.module}.py in {folder.name}/ (or {folder.name}/exercises/): "
+                       "timeout": timeout, "output_limit": output_limit,
+                       "path": str(path), "source": source.text if source else "",
+                       "hidden": _hidden(folder, dirs)}
+            job = Job(name, folder, ex, checks, payload)
+            if source is None:  # nothing to run: say so now
+                job.refused = (f"no {ex.module}.py in {folder.name}/ (or {folder.name}/exercises/): "
                                f"exercise {ex.id} was not handed in")
+            else:
+                job.refused = source.refused
             all_jobs.append(job)
     if check is not None and not all_jobs:
         raise ValueError(f"no check named {check!r} in exercise(s) {', '.join(e.id for e in chosen)}")
-    _run([j for j in all_jobs if not j.missing], jobs or os.cpu_count() or 2, timeout)
-    reports = {name: Report(name, str(folder)) for name, folder in students}
+    run_jobs([j for j in all_jobs if not j.refused], jobs or os.cpu_count() or 2, timeout)
+    notes = [n for n in (containment()[1], sealing()) if n]
+    reports = {name: Report(name, str(folder), notes=list(notes)) for name, folder in students}
     for job in all_jobs:
         verdicts = _verdicts(job)
         result = ExerciseResult(job.exercise)
@@ -154,76 +138,26 @@ def _grade_many(students: list[tuple[str, Path]], ids: list[str], *, check: str 
     return [reports[name] for name, _ in students]
 
 
-def _run(jobs: list[_Job], parallel: int, timeout: float) -> None:
-    """Run the jobs, `parallel` at a time, each in its own session; kill any past its budget."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONHASHSEED"] = "0"  # the simulation iterates sets: fix their order
-    selector = selectors.DefaultSelector()
-    waiting, running = list(jobs), list[_Job]()
-    while waiting or running:
-        while waiting and len(running) < parallel:
-            job = waiting.pop(0)
-            _start(job, env, selector, timeout)
-            running.append(job)
-        wait = max(0.0, min(j.deadline for j in running) - time.monotonic())
-        for key, _ in selector.select(timeout=wait):
-            _read(selector, key)
-        now = time.monotonic()
-        for job in [j for j in running if j.open_streams == 0 or now > j.deadline]:
-            _finish(job, selector)
-            running.remove(job)
-    selector.close()
+def _hidden(submission: Path, checks_dirs: list[str]) -> list[str]:
+    """What a submission may not read while it is graded: an instructor's hidden checks, and
+    the reference solutions/ next to an editable install of kubelab (unless that is what is
+    being graded)."""
+    import kubelab
+
+    hidden = list(checks_dirs)
+    solutions = Path(kubelab.__file__).resolve().parents[1] / "solutions"
+    if solutions.is_dir() and not submission.resolve().is_relative_to(solutions):
+        hidden.append(str(solutions))
+    return hidden
 
 
-def _start(job: _Job, env: dict[str, str], selector: selectors.BaseSelector, timeout: float) -> None:
-    job.proc = subprocess.Popen([sys.executable, "-P", "-m", "kubelab.grading.runner"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=env, start_new_session=True)
-    assert job.proc.stdin and job.proc.stdout and job.proc.stderr
-    job.proc.stdin.write(json.dumps({"nonce": job.nonce, **job.payload}).encode())
-    job.proc.stdin.close()
-    job.deadline = time.monotonic() + _STARTUP + len(job.checks) * (timeout + 2)
-    for pipe, buffer in ((job.proc.stdout, job.stdout), (job.proc.stderr, job.stderr)):
-        os.set_blocking(pipe.fileno(), False)
-        selector.register(pipe, selectors.EVENT_READ, (job, buffer))
-        job.open_streams += 1
-
-
-def _read(selector: selectors.BaseSelector, key: selectors.SelectorKey) -> None:
-    job, buffer = key.data
-    chunk = os.read(key.fd, 1 << 16)
-    if not chunk:
-        selector.unregister(key.fileobj)
-        job.open_streams -= 1
-        return
-    buffer.extend(chunk)
-    if buffer is job.stderr and len(buffer) > _STDERR_LIMIT:  # keep the end of stderr...
-        del buffer[: len(buffer) - _STDERR_LIMIT]
-    elif len(buffer) > _STDOUT_LIMIT:                          # ...and the start of stdout
-        del buffer[_STDOUT_LIMIT:]
-
-
-def _finish(job: _Job, selector: selectors.BaseSelector) -> None:
-    assert job.proc is not None
-    if job.open_streams:  # still talking: out of time
-        job.timed_out = True
-        for pipe in (job.proc.stdout, job.proc.stderr):
-            if pipe is not None:
-                with contextlib.suppress(KeyError, ValueError):
-                    selector.unregister(pipe)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(job.proc.pid, signal.SIGKILL)  # the runner, its zygote and its sandboxes
-    job.proc.wait()
-    for pipe in (job.proc.stdout, job.proc.stderr):
-        if pipe is not None:
-            pipe.close()
-
-
-def _verdicts(job: _Job) -> dict[str, dict[str, Any]]:
+def _verdicts(job: Job) -> dict[str, dict[str, Any]]:
     """The runner's lines that are really its own: right nonce, a check we asked for, once."""
     verdicts: dict[str, dict[str, Any]] = {}
     asked = {c.name for c in job.checks}
-    for line in bytes(job.stdout).decode("utf-8", "replace").splitlines():
+    if job.broken:
+        return verdicts
+    for line in bytes(job.verdicts).decode("utf-8", "replace").splitlines():
         try:
             message = json.loads(line)
         except ValueError:
@@ -232,13 +166,15 @@ def _verdicts(job: _Job) -> dict[str, dict[str, Any]]:
             continue
         name = message.get("check")
         if (message.get("type") != "result" or message.get("exercise") != job.exercise.id
-                or name not in asked or name in verdicts or not isinstance(message.get("passed"), bool)):
+                or name not in asked or name in verdicts or not isinstance(message.get("passed"), bool)
+                or message.get("status") not in ("pass", "fail", "error")
+                or (message["status"] == "pass") != message["passed"]):
             continue
         verdicts[str(name)] = message
     return verdicts
 
 
-def _score(job: _Job, chk: Check, verdict: dict[str, Any] | None, default_submission: bool,
+def _score(job: Job, chk: Check, verdict: dict[str, Any] | None, default_submission: bool,
            dirs: list[str]) -> CheckResult:
     seed = verdict.get("seed") if verdict else None
     seed = seed if isinstance(seed, int) else (job.payload["seed"] or chk.seeds[0])
@@ -248,10 +184,15 @@ def _score(job: _Job, chk: Check, verdict: dict[str, Any] | None, default_submis
     for folder in dirs:
         command += ["--checks", folder]
     replay = shlex.join(command)
-    if job.missing:
-        return CheckResult(job.exercise.id, chk.name, 0, chk.points, False, job.missing,
+    if job.refused:
+        return CheckResult(job.exercise.id, chk.name, 0, chk.points, False, job.refused,
                            hint=chk.hint, seed=seed, replay=replay)
     if verdict is None:
+        if job.broken:
+            tail = bytes(job.stderr).decode("utf-8", "replace").strip().splitlines()[-2:]
+            message = f"grader error, not your code: {job.broken} ({'; '.join(tail) or 'no error output'})"
+            return CheckResult(job.exercise.id, chk.name, 0, chk.points, False, message, seed=seed,
+                               replay=replay, status="error")
         if job.timed_out:
             message = (f"the grading process for exercise {job.exercise.id} was stopped after its "
                        "time limit before this check reported (a check hung)")
@@ -273,4 +214,5 @@ def _score(job: _Job, chk: Check, verdict: dict[str, Any] | None, default_submis
     passed = bool(verdict["passed"])
     return CheckResult(job.exercise.id, chk.name, chk.points if passed else 0, chk.points, passed,
                        text("message"), optional("expected"), optional("got"),
-                       text("hint") or chk.hint, seed, replay, text("output"), text("trace"))
+                       "" if text("status") == "error" else text("hint") or chk.hint, seed, replay,
+                       text("output"), text("trace"), status=text("status"))

@@ -3,7 +3,8 @@
 A sandbox is forked from the zygote (zygote.py) when this process has one, which is the usual
 case, or started as a fresh interpreter (`python -s -P -m kubelab.grading.sandbox`) when
 run_check is used on its own. Either way it gets two pipes for rpc.Connection, one capped
-output file for stdout and stderr, an empty working directory and a minimal environment.
+output file for stdout and stderr, an empty working directory and a minimal environment; its
+hello carries the source the grader read (source.py) and what the import guard refuses.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import IO
 
+from kubelab.grading.exercises import Exercise
 from kubelab.grading.remote import ProtocolError, Proxy, RemoteError
 from kubelab.grading.rpc import Connection
 from kubelab.grading.shared import POLICY
+from kubelab.grading.source import Source
 from kubelab.grading.zygote import Zygote
 
 __all__ = ["EXCERPT", "MEMORY_LIMIT", "LoadFailed", "Sandbox"]
@@ -43,9 +46,14 @@ class Sandbox:
 
     zygote: Zygote | None = None
 
-    def __init__(self, path: Path, module: str, symbol: str, *, deadline: float,
-                 output_limit: int, cpu_seconds: int) -> None:
-        self.path, self.module, self.symbol = path, module, symbol
+    def __init__(self, source: Source, ex: Exercise, *, deadline: float, output_limit: int,
+                 cpu_seconds: int, hidden: tuple[str, ...] = ()) -> None:
+        self.source, self.path, self.module, self.symbol = source, source.path, ex.module, ex.symbol
+        # What the sandbox's import guard refuses (sandbox.guard): the exercise's forbidden
+        # modules, and folders the submission may not read.
+        # kubelab's checks hold reference implementations (the expected answers): never theirs.
+        self.guard = {"exercise": ex.id, "modules": [*ex.forbidden_imports, "kubelab.grading.checks"],
+                      "dirs": list(hidden)}
         self.deadline = deadline
         self.output_limit = output_limit
         self.workdir = tempfile.TemporaryDirectory(prefix="kubelab-sandbox-")
@@ -76,7 +84,8 @@ class Sandbox:
     def start(self) -> Proxy:
         nonce = secrets.token_hex(8)
         self.conn.pending.append(f"importing {self.path.name}")
-        self.conn.send(["hello", nonce, str(self.path), self.module, self.symbol])
+        self.conn.send(["hello", nonce, str(self.path), self.module, self.symbol, self.source.text,
+                        self.guard])
         message = self.conn.recv()
         self.conn.pending.pop()
         if len(message) == 3 and message[0] == "ready" and message[1] == nonce:
@@ -130,6 +139,8 @@ def _load_failure(path: Path, symbol: str, err: BaseException) -> LoadFailed:
         return LoadFailed(f"could not load {path.name}: {err}")
     if err.type_name == "AttributeError" and symbol in err.message:
         return LoadFailed(f"{path.name} has no {symbol}: did you rename or delete it?")
+    if err.type_name == "TypeError" and err.message.startswith(f"{symbol} is "):
+        return LoadFailed(f"{path.name}: {err.message}")
     if err.type_name in ("SyntaxError", "IndentationError", "TabError"):
         return LoadFailed(f"{path.name} does not compile: {err.type_name}: {err.message}",
                           err.remote_traceback)

@@ -3,6 +3,10 @@
 Values cross by value: JSON data, bytes, and a fixed list of Kubernetes-shaped records
 (VALUE_TYPES). Anything else crosses as a reference: the receiver gets a Proxy, and every use of
 it is a call back to its owner (see rpc.py). The errors that end a session are here too.
+
+This module is the wire's vocabulary and rpc.Connection its grammar: rpc.py uses the tables
+(VALUE_TYPES, SLOTTED, BUILTIN_ERRORS), the METHOD marker and the two resolvers
+(resolve_class, store_error) defined here, all public on purpose.
 """
 
 from __future__ import annotations
@@ -16,17 +20,24 @@ if TYPE_CHECKING:
     from kubelab.grading.rpc import Connection
 
 __all__ = [
+    "BUILTIN_ERRORS",
     "ENUM_TYPES",
+    "METHOD",
+    "SLOTTED",
     "VALUE_TYPES",
     "CallTimeout",
+    "GraderError",
     "NotImplementedYet",
     "OutOfTime",
     "Policy",
     "ProtocolError",
     "Proxy",
     "RemoteError",
+    "RemoteMethod",
     "SandboxDied",
     "SessionError",
+    "resolve_class",
+    "store_error",
 ]
 
 # Records that cross by value (module:qualname). Everything else crosses by reference.
@@ -44,7 +55,7 @@ VALUE_TYPES = frozenset({
 ENUM_TYPES = frozenset({"kubelab.scheduler.interface:Code"})
 _RESOURCE_FIELDS = ("milli_cpu", "memory", "ephemeral_storage", "allowed_pod_number", "scalar_resources")
 # Classes with __slots__ instead of dataclass fields: how to take them apart and rebuild them.
-_SLOTTED: dict[str, tuple[Callable[[Any], dict[str, Any]], Callable[[type, dict[str, Any]], Any]]] = {
+SLOTTED: dict[str, tuple[Callable[[Any], dict[str, Any]], Callable[[type, dict[str, Any]], Any]]] = {
     "kubelab.scheduler.interface:Status": (
         lambda s: {"code": s.code, "reasons": list(s.reasons), "plugin": s.plugin},
         lambda cls, f: cls(f["code"], *f["reasons"], plugin=f["plugin"])),
@@ -62,10 +73,10 @@ def _filled(obj: Any, fields: Mapping[str, Any]) -> Any:
         setattr(obj, name, value)
     return obj
 # Exceptions rebuilt as themselves on the other side (others become RemoteError/RuntimeError).
-_BUILTIN_ERRORS: dict[str, type[BaseException]] = {e.__name__: e for e in (
+BUILTIN_ERRORS: dict[str, type[BaseException]] = {e.__name__: e for e in (
     KeyError, ValueError, TypeError, IndexError, AttributeError, LookupError, RuntimeError,
     NotImplementedError, PermissionError, OverflowError, ZeroDivisionError, AssertionError)}
-_METHOD = ["m"]  # "that attribute is a method: call it by name"
+METHOD = ["m"]  # the answer "that attribute is a method: call it by name" (compared by identity)
 
 
 class SessionError(BaseException):
@@ -74,6 +85,11 @@ class SessionError(BaseException):
     the call that was waiting for an answer, e.g. "WorkQueue.get()"."""
 
     during = ""
+
+
+class GraderError(SessionError):
+    """The grader's own side failed (a check's scenario, its simulated rival): not the
+    submission's doing. The check ends with the verdict "error", never "fail"."""
 
 
 class SandboxDied(SessionError):
@@ -162,18 +178,18 @@ class Proxy:
             raise AttributeError(name)
         if self._methods is not None:
             if name in self._methods:
-                return _RemoteMethod(self, name)
+                return RemoteMethod(self, name)
             if name in self._values:
                 return self._conn.get(self, name)
             shared = ", ".join(sorted(n for n in self._methods | self._values if not n.startswith("_")))
             raise AttributeError(f"{self._type!r} object has no attribute {name!r} "
                                  f"(the grader shares: {shared or 'nothing'})")
         if name in self._known:
-            return _RemoteMethod(self, name)
+            return RemoteMethod(self, name)
         value = self._conn.get(self, name)
-        if value is _METHOD:
+        if value is METHOD:
             self._known.add(name)
-            return _RemoteMethod(self, name)
+            return RemoteMethod(self, name)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -212,7 +228,7 @@ class Proxy:
         return f"<remote {self._type} #{self._id}>"
 
 
-class _RemoteMethod:
+class RemoteMethod:
     __slots__ = ("name", "owner")
 
     def __init__(self, owner: Proxy, name: str) -> None:
@@ -225,7 +241,7 @@ class _RemoteMethod:
         return f"<remote method {self.owner._type}.{self.name}>"
 
 
-def _class(path: str) -> Any:
+def resolve_class(path: str) -> Any:
     module, _, qualname = path.partition(":")
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
@@ -233,11 +249,11 @@ def _class(path: str) -> Any:
     return obj
 
 
-def _store_error(type_name: str, message: str, extra: Any) -> BaseException:
+def store_error(type_name: str, message: str, extra: Any) -> BaseException:
     """Rebuild one of etcd's errors (kubelab.store.errors) for the learner to catch. Resolved by
     name, like the value types: the grader itself never talks to a store."""
     try:
-        cls = _class(f"kubelab.store.errors:{type_name}")
+        cls = resolve_class(f"kubelab.store.errors:{type_name}")
     except (ImportError, AttributeError):
         return RuntimeError(message)
     fields = extra if isinstance(extra, dict) else {}

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
+import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,6 +33,11 @@ class CheckResult:
     replay: str = ""     # the command that runs just this check with this seed
     output: str = ""     # the start of what the submission printed, or its traceback
     trace: str = ""      # the end of the cluster's trace when the check failed
+    status: str = ""     # "pass", "fail" (the submission's doing) or "error" (the grader's)
+
+    def __post_init__(self) -> None:
+        if self.status not in ("pass", "fail", "error"):
+            self.status = "pass" if self.passed else "fail"
 
 
 @dataclass
@@ -51,6 +60,7 @@ class Report:
     submission: str          # the folder graded
     exercises: list[ExerciseResult] = field(default_factory=list)
     verbose: bool = False    # how str() and a notebook show it: with output and traces
+    notes: list[str] = field(default_factory=list)  # about the grading itself (containment)
 
     @property
     def total(self) -> int:
@@ -67,24 +77,30 @@ class Report:
     def checks(self) -> list[CheckResult]:
         return [c for e in self.exercises for c in e.checks]
 
+    @property
+    def grader_errors(self) -> list[CheckResult]:
+        """Checks the grader itself could not run: not the submission's fault, to grade again."""
+        return [c for c in self.checks() if c.status == "error"]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name, "submission": self.submission, "total": self.total,
-            "max_total": self.max_total,
+            "max_total": self.max_total, "notes": list(self.notes),
             "exercises": [{"id": e.exercise.id, "title": e.exercise.title, "points": e.points,
                            "max_points": e.max_points, "checks": [asdict(c) for c in e.checks]}
                           for e in self.exercises],
         }
 
     def text(self, verbose: bool = False) -> str:
-        lines = [f"kubelab grade · {self.submission} · {self.total}/{self.max_total} points", ""]
+        lines = [f"kubelab grade · {self.submission} · {self.total}/{self.max_total} points",
+                 *[f"note: {n}" for n in self.notes], ""]
         for ex in self.exercises:
             e = ex.exercise
             lines.append(f"{e.id}  {e.title}  [{e.difficulty} · notebook {e.notebook}, "
                          f"{e.section}]  {ex.points}/{ex.max_points}")
             for c in ex.checks:
-                mark = "PASS" if c.passed else "FAIL"
-                lines.append(f"  {mark}  {c.check:<48} {c.points}/{c.max_points}")
+                mark = c.status.upper()
+                lines.append(f"  {mark:<5} {c.check:<48} {c.points}/{c.max_points}")
                 if c.passed:
                     continue
                 lines.extend(_indent(c.message))
@@ -100,6 +116,9 @@ class Report:
                 if verbose and c.trace:
                     lines.extend(_indent("trace (last events):\n" + c.trace, 10))
             lines.append("")
+        if self.grader_errors:
+            lines.append(f"{len(self.grader_errors)} check(s) could not be graded (ERROR: the "
+                         "grader's fault, not yours); they count for nobody until graded again.")
         if not verbose and not self.passed:
             lines.append("Add --verbose (or grade(..., verbose=True)) to see output and the cluster trace.")
         return "\n".join(lines).rstrip() + "\n"
@@ -119,19 +138,35 @@ def _indent(text: str, width: int = 8) -> list[str]:
 
 
 def write_class_reports(reports: Iterable[Report], out: Path, exercise_ids: list[str]) -> None:
-    """grades.csv: one row per student, one column per exercise, a total and the maximum; and
-    grades/<student>.json next to it with every check's verdict."""
+    """grades.csv: one row per student, one column per exercise, a total, the maximum and the
+    checks the grader could not run; and grades/<student>.json next to it with every check's
+    verdict. Each file is written whole under a temporary name and renamed into place, after
+    every grading process has ended: a reader sees the old gradebook or the new one."""
     reports = list(reports)
     out.parent.mkdir(parents=True, exist_ok=True)
     per_student = out.with_suffix("")
     per_student.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", *exercise_ids, "total", "max"])
-        for report in reports:
-            points = {e.exercise.id: e.points for e in report.exercises}
-            writer.writerow([report.name, *[points.get(i, 0) for i in exercise_ids],
-                             report.total, report.max_total])
     for report in reports:
-        (per_student / f"{report.name}.json").write_text(
-            json.dumps(report.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        _replace(per_student / f"{report.name}.json",
+                 json.dumps(report.to_json(), indent=2, sort_keys=True) + "\n")
+    table = io.StringIO(newline="")
+    writer = csv.writer(table)
+    writer.writerow(["student", *exercise_ids, "total", "max", "grader_errors"])
+    for report in reports:
+        points = {e.exercise.id: e.points for e in report.exercises}
+        writer.writerow([report.name, *[points.get(i, 0) for i in exercise_ids],
+                         report.total, report.max_total,
+                         " ".join(f"{c.exercise}:{c.check}" for c in report.grader_errors)])
+    _replace(out, table.getvalue())
+
+
+def _replace(path: Path, text: str) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

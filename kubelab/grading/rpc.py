@@ -26,20 +26,20 @@ from typing import Any
 
 from kubelab.grading.pipe import Pipe
 from kubelab.grading.remote import (
-    _BUILTIN_ERRORS,
-    _METHOD,
-    _SLOTTED,
+    BUILTIN_ERRORS,
     ENUM_TYPES,
+    METHOD,
+    SLOTTED,
     VALUE_TYPES,
     NotImplementedYet,
     Policy,
     ProtocolError,
     Proxy,
     RemoteError,
+    RemoteMethod,
     SessionError,
-    _class,
-    _RemoteMethod,
-    _store_error,
+    resolve_class,
+    store_error,
 )
 
 __all__ = ["Connection"]
@@ -63,17 +63,20 @@ class Connection(Pipe):
         self._proxies: dict[int, Proxy] = {}
         self._next_request = 0
         self.remote_errors: list[RemoteError] = []
+        self.calls = 0  # calls and reads made on the other side's objects (0: never used)
 
     # ------------------------------------------------------------------ calls
 
     def call(self, target: Proxy, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self.calls += 1
         what = f"{target._type}.{name}()" if name else f"{target._type}()"
-        if name == "invoke" and args and isinstance(args[0], _RemoteMethod):  # Root.invoke(fn, ...)
+        if name == "invoke" and args and isinstance(args[0], RemoteMethod):  # Root.invoke(fn, ...)
             what = f"{args[0].owner._type}.{args[0].name}()"
         return self._request(["call", target._id, name, self.encode(list(args)),
                               self.encode(dict(kwargs))], what)
 
     def get(self, target: Proxy, name: str) -> Any:
+        self.calls += 1
         return self._request(["get", target._id, name], f"{target._type}.{name}")
 
     def _request(self, body: list[Any], what: str) -> Any:
@@ -119,7 +122,7 @@ class Connection(Pipe):
                 if not isinstance(args, list) or not isinstance(kwargs, dict):
                     raise self._fail(ProtocolError("malformed call"))
                 result = self._call(obj, name, args, kwargs)
-            reply = ["ok", rid, _METHOD if result is _METHOD else self.encode(result)]
+            reply = ["ok", rid, METHOD if result is METHOD else self.encode(result)]
         except SessionError:
             raise
         except BaseException as err:  # the sandbox must survive SystemExit from learner code
@@ -142,7 +145,7 @@ class Connection(Pipe):
         if self.policy is None and name.startswith("__"):
             raise AttributeError(name)
         value = getattr(obj, name)
-        return _METHOD if callable(value) and not isinstance(value, type) else value
+        return METHOD if callable(value) and not isinstance(value, type) else value
 
     def _call(self, obj: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         self._check(obj, name or "__call__")
@@ -169,14 +172,14 @@ class Connection(Pipe):
             return ["s" if kind is set else "f", *[self.encode(v) for v in value]]
         if isinstance(value, Proxy) and value._conn is self:
             return ["R", value._id]
-        if isinstance(value, _RemoteMethod) and value.owner._conn is self:
+        if isinstance(value, RemoteMethod) and value.owner._conn is self:
             return ["M", value.owner._id, value.name]
         path = f"{kind.__module__}:{kind.__qualname__}"
         if path in ENUM_TYPES:
             return ["e", path, value.value]
         if path in VALUE_TYPES:
-            if path in _SLOTTED:
-                fields = _SLOTTED[path][0](value)
+            if path in SLOTTED:
+                fields = SLOTTED[path][0](value)
             elif isinstance(value, tuple):  # a NamedTuple (the store's records)
                 fields = value._asdict()  # type: ignore[attr-defined]
             else:
@@ -224,7 +227,7 @@ class Connection(Pipe):
             items = [self._decode(v) for v in rest]
             return set(items) if tag == "s" else frozenset(items)
         if tag == "m":
-            return _METHOD
+            return METHOD
         if tag == "R":
             return self._exports[rest[0]]
         if tag == "M":  # one of our own objects' methods, coming back
@@ -238,12 +241,12 @@ class Connection(Pipe):
                 proxy = self._proxies[ref] = Proxy(self, ref, rest[1] if isinstance(rest[1], dict) else {})
             return proxy
         if tag == "e" and rest[0] in ENUM_TYPES:
-            return _class(rest[0])(rest[1])
+            return resolve_class(rest[0])(rest[1])
         if tag == "v" and rest[0] in VALUE_TYPES and isinstance(rest[1], dict):
             fields = {str(k): self._decode(v) for k, v in rest[1].items()}
-            cls = _class(rest[0])
-            if rest[0] in _SLOTTED:
-                return _SLOTTED[rest[0]][1](cls, fields)
+            cls = resolve_class(rest[0])
+            if rest[0] in SLOTTED:
+                return SLOTTED[rest[0]][1](cls, fields)
             return cls(**fields)
         raise ValueError(f"unknown tag {tag!r}")
 
@@ -275,8 +278,8 @@ class Connection(Pipe):
                                 details if isinstance(details, dict) else {})
             if self.policy is None:  # the grader raised: rebuild what the learner can catch
                 if kind == "store":
-                    return _store_error(type_name, message, self.decode(extra))
-                return _BUILTIN_ERRORS.get(type_name, RuntimeError)(message)
+                    return store_error(type_name, message, self.decode(extra))
+                return BUILTIN_ERRORS.get(type_name, RuntimeError)(message)
         except SessionError:
             raise
         except (TypeError, ValueError, KeyError) as err:

@@ -1,28 +1,36 @@
 """One grading process: the checks of one exercise against one submission.
 
-The grader (grader.py) starts `python -m kubelab.grading.runner` in a new session and writes one
-job to its stdin:
+The grader (grader.py) starts it as `python -P -c contain.BOOT FD`, inside its own namespaces
+(contain.py): it makes itself non-dumpable before anything else, drops its privileges, and
+answers on the socket FD with a fresh socket of its own (the handshake). Only on that fresh
+socket does the grader send the job:
 
     {"nonce": "...", "submission": "/path/alice", "exercise": "1.1", "checks": null | [names],
-     "seed": null | 7, "checks_dirs": [...], "timeout": 10.0, "output_limit": 1048576}
+     "seed": null | 7, "checks_dirs": [...], "timeout": 10.0, "output_limit": 1048576,
+     "path": "/path/alice/ex01_store.py", "source": "...the file, as the grader read it..."}
 
-and reads one JSON line per check from its stdout, then {"type": "done"}, each with the nonce.
-This process runs the clusters and the checks; it never runs submission code. Each check gets a
-fresh sandbox process (sandbox.py) holding the learner's module, and talks to it through
-rpc.Connection. Sandboxes are forked from a zygote started before the job is read; then the
-process makes itself non-dumpable, so a sandbox (same user, not root) can neither read its
-memory nor open its pipes through /proc.
+and read back one JSON line per check, then {"type": "done"}, each with the nonce. This process
+runs the clusters and the checks; it never runs submission code. Each check gets a fresh sandbox
+(sandbox.py) holding the learner's module, forked from a zygote started before the job is read.
+
+A check ends in one of three verdicts: "pass"; "fail", the submission's doing, with what it did
+wrong; or "error", the grader's own doing (a check's scenario broke before or without the
+learner's code being the cause), which says so and never counts against the learner.
 """
 
 from __future__ import annotations
 
-import ast
+import contextlib
 import json
 import os
 import signal
+import socket
 import sys
+import tempfile
 import time
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -32,6 +40,7 @@ from kubelab.grading.exercises import Check, Exercise, checks_for, exercise, loa
 from kubelab.grading.launch import EXCERPT, LoadFailed, Sandbox
 from kubelab.grading.remote import (
     CallTimeout,
+    GraderError,
     NotImplementedYet,
     OutOfTime,
     ProtocolError,
@@ -39,85 +48,126 @@ from kubelab.grading.remote import (
     SandboxDied,
     SessionError,
 )
+from kubelab.grading.source import Source, forbidden_name, scan
 from kubelab.grading.zygote import Zygote
 
-__all__ = ["CheckTimeout", "find_module", "main", "make_undumpable", "run_check"]
+__all__ = ["CheckTimeout", "main", "run_check"]
 
 DEFAULT_TIMEOUT = 10.0           # wall seconds per check
 DEFAULT_OUTPUT_LIMIT = 1 << 20   # bytes a submission may print per check
-_EXCERPT = EXCERPT               # characters of output and trace kept for the report
-_PR_SET_DUMPABLE = 4
+_MAX_JOB = 8 << 20               # bytes of job: two sources of MAX_SOURCE and some settings
 
 
 class CheckTimeout(SessionError):
     """The check as a whole ran out of time (the cluster never settled, or the code loops)."""
 
 
-def make_undumpable() -> None:
-    """prctl(PR_SET_DUMPABLE, 0): other processes of this user cannot ptrace us or open our
-    /proc/<pid>/fd and /proc/<pid>/mem (Linux; elsewhere a no-op)."""
-    try:
-        import ctypes
+@dataclass
+class _Run:
+    """What a verdict may need to say about the check that ended."""
 
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-def find_module(submission: Path, module: str) -> Path | None:
-    """A submission folder holds ex01_store.py either at its top or in an exercises/ folder."""
-    for candidate in (submission / f"{module}.py", submission / "exercises" / f"{module}.py"):
-        if candidate.is_file():
-            return candidate
-    return None
+    ex: Exercise
+    path: Path
+    timeout: float
+    sandbox: Sandbox
 
 
-def forbidden_import(path: Path, ex: Exercise) -> str | None:
-    """The first import of kubelab's own implementation the exercise asks the learner to write."""
-    if not ex.forbidden_imports:
-        return None
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-    except SyntaxError:
-        return None  # loading will report it
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            names = [node.value]
-        for name in names:
-            for banned in ex.forbidden_imports:
-                if name == banned or name.startswith(banned + "."):
-                    return banned
-    return None
+Verdict = dict[str, Any]
 
 
-def run_check(ex: Exercise, chk: Check, submission: Path, *, seed: int | None = None,
-              timeout: float = DEFAULT_TIMEOUT, output_limit: int = DEFAULT_OUTPUT_LIMIT
-              ) -> dict[str, Any]:
-    """Run one check (every seed, or just `seed`) in a fresh sandbox; return its result."""
+def _load_failed(err: LoadFailed, run: _Run) -> Verdict:
+    run.sandbox.conn.remote_errors.clear()  # the import's own exception: the message already
+    return {"message": err.message, "output": err.detail[-EXCERPT:]}
+
+
+def _not_implemented(err: NotImplementedYet, run: _Run) -> Verdict:
+    return {"message": f"not implemented yet (NotImplementedError: {err.message})",
+            "hint": (f"open {run.path.name} and replace `raise NotImplementedError(...)` in "
+                     f"{run.ex.symbol} with your code"),
+            "output": err.remote_traceback[-EXCERPT:]}
+
+
+def _raised(err: RemoteError, run: _Run) -> Verdict:
+    run.sandbox.conn.remote_errors.clear()  # this one is the message already
+    return {"message": _remote_message(err), "output": err.remote_traceback[-EXCERPT:]}
+
+
+def _cluster_choked(err: Exception, run: _Run) -> Verdict:
+    """kubelab code in the check raised. With the learner's exception passed on, or an answer
+    of theirs that broke the cluster, it is theirs; before their code was ever called, ours."""
+    errors = run.sandbox.conn.remote_errors
+    if errors:
+        first = errors[0]
+        errors.clear()
+        return {"message": f"{_remote_message(first)} (the check stopped: {type(err).__name__}: {err})",
+                "output": first.remote_traceback[-EXCERPT:]}
+    trace = "".join(traceback.format_exception(err))[-EXCERPT:]
+    if run.sandbox.conn.calls == 0:
+        return _grader_error(GraderError(f"{type(err).__name__}: {err}"), run) | {"output": trace}
+    return {"message": f"the check stopped with {type(err).__name__}: {err} (kubelab's code could "
+                       "not use what your code returned)", "output": trace}
+
+
+def _grader_error(err: GraderError, run: _Run) -> Verdict:
+    return {"status": "error",
+            "message": (f"grader error, not your code: the check itself failed ({err}). "
+                        "This check scores nothing either way; please report it to whoever runs "
+                        "the course."), "hint": ""}
+
+
+# Which exception ends a check with which verdict: the first entry the exception is an
+# instance of. Everything is "fail" (the submission's doing) except GraderError.
+_VERDICTS: tuple[tuple[type[BaseException], Callable[[Any, _Run], Verdict]], ...] = (
+    (CheckFailed, lambda e, r: {"message": e.message, "expected": e.expected, "got": e.got}
+     | ({"hint": e.hint} if e.hint else {})),
+    (LoadFailed, _load_failed),
+    (GraderError, _grader_error),
+    (NotImplementedYet, _not_implemented),
+    (RemoteError, _raised),
+    (CheckTimeout, lambda e, r: _timed_out(r)),
+    (OutOfTime, lambda e, r: _timed_out(r)),
+    (CallTimeout, lambda e, r: {"timed_out": True, "message": (
+        f"your code did not return from {e.during or e} within {r.timeout:g} s (an infinite loop?)")}),
+    (SandboxDied, lambda e, r: {"message": (f"your code ended its process ({r.sandbox.exit_status()}) "
+                                            f"during {e.during or 'the check'}")}),
+    (ProtocolError, lambda e, r: {"message": f"your code broke the grader's connection: {e}"}),
+    (Exception, _cluster_choked),
+)
+
+
+def _timed_out(run: _Run) -> Verdict:
+    # (How many calls were made depends on the machine's speed: not in the report.)
+    return {"timed_out": True, "message": (f"the check did not finish within {run.timeout:g} s (an "
+                                           "infinite loop, or code that keeps making new work?)")}
+
+
+def _verdict(err: BaseException, run: _Run) -> Verdict:
+    for kind, make in _VERDICTS:
+        if isinstance(err, kind):
+            return make(err, run)
+    raise err  # KeyboardInterrupt and the like: not a verdict
+
+
+def run_check(ex: Exercise, chk: Check, source: Source, *, names: list[str] | None = None,
+              seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+              output_limit: int = DEFAULT_OUTPUT_LIMIT, hidden: tuple[str, ...] = ()) -> Verdict:
+    """Run one check (every seed, or just `seed`) in a fresh sandbox; return its result.
+    names: what scan() found in the source (None: it did not parse; the sandbox will say why).
+    hidden: folders the submission may not read (the reference solutions, hidden checks)."""
     seeds = (seed,) if seed is not None else chk.seeds
-    result: dict[str, Any] = {"type": "result", "exercise": ex.id, "check": chk.name,
-                              "passed": False, "message": "", "expected": None, "got": None,
-                              "hint": chk.hint, "seed": seeds[0], "output": "", "trace": ""}
-    path = find_module(submission.resolve(), ex.module)
-    if path is None:
-        result["message"] = f"no {ex.module}.py in {submission.name}/ (or {submission.name}/exercises/)"
-        return result
-    banned = forbidden_import(path, ex)
+    result: Verdict = {"type": "result", "exercise": ex.id, "check": chk.name, "status": "fail",
+                       "passed": False, "message": "", "expected": None, "got": None,
+                       "hint": chk.hint, "seed": seeds[0], "output": "", "trace": ""}
+    if source.refused:
+        return result | {"message": source.refused}
+    banned = forbidden_name(names or [], ex.forbidden_imports)
     if banned is not None:
-        result["message"] = (f"exercise {ex.id} asks you to write this yourself, but {path.name} "
-                             f"uses kubelab's own {banned}")
-        return result
-    start = time.monotonic()
-    deadline = start + timeout
-    sandbox = Sandbox(path, ex.module, ex.symbol, deadline=deadline, output_limit=output_limit,
-                      cpu_seconds=int(timeout) + 5)
+        return result | {"message": f"exercise {ex.id} asks you to write this yourself, but "
+                                    f"{source.path.name} uses kubelab's own {banned}"}
+    sandbox = Sandbox(source, ex, deadline=time.monotonic() + timeout, output_limit=output_limit,
+                      cpu_seconds=int(timeout) + 5, hidden=hidden)
+    run = _Run(ex, source.path, timeout, sandbox)
     ctx: CheckContext | None = None
-    timed_out = False  # then how far it got depends on the machine: report no output or trace
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout + 0.5)
     try:
@@ -126,71 +176,65 @@ def run_check(ex: Exercise, chk: Check, submission: Path, *, seed: int | None = 
             result["seed"] = s
             ctx = CheckContext(ex, chk, s, root)
             chk.fn(ctx)
-        result["passed"] = True
-    except CheckFailed as err:
-        result.update(message=err.message, expected=err.expected, got=err.got)
-        if err.hint:
-            result["hint"] = err.hint
-    except LoadFailed as err:
-        result.update(message=err.message, output=err.detail[-_EXCERPT:])
-    except NotImplementedYet as err:
-        result["message"] = f"not implemented yet (NotImplementedError: {err.message})"
-        result["hint"] = (f"open {path.name} and replace `raise NotImplementedError(...)` in "
-                          f"{ex.symbol} with your code")
-        result["output"] = err.remote_traceback[-_EXCERPT:]
-    except RemoteError as err:
-        result["message"] = _remote_message(err)
-        result["output"] = err.remote_traceback[-_EXCERPT:]
-        sandbox.conn.remote_errors.clear()  # this one is the message already
-    except (CheckTimeout, OutOfTime):
-        timed_out = True
-        # (How many calls were made depends on the machine's speed: not in the report.)
-        result["message"] = (f"the check did not finish within {timeout:g} s (an infinite loop, or "
-                             "code that keeps making new work?)")
-    except CallTimeout as err:
-        timed_out = True
-        result["message"] = (f"your code did not return from {err.during or err} within {timeout:g} s "
-                             "(an infinite loop?)")
-    except SandboxDied as err:
-        result["message"] = (f"your code ended its process ({sandbox.exit_status()}) during "
-                             f"{err.during or 'the check'}")
-    except ProtocolError as err:
-        result["message"] = f"your code broke the grader's connection: {err}"
-    except Exception as err:  # the cluster choked on an answer: say so, with where
-        errors = sandbox.conn.remote_errors
-        if errors:  # most likely the learner's exception, passed on by kubelab code
-            result["message"] = (f"{_remote_message(errors[0])} (the check stopped: "
-                                 f"{type(err).__name__}: {err})")
-            result["output"] = errors[0].remote_traceback[-_EXCERPT:]
-            errors.clear()
-        else:
-            result["message"] = f"the check stopped with {type(err).__name__}: {err}"
-            result["output"] = "".join(traceback.format_exception(err))[-_EXCERPT:]
+        result.update(status="pass", passed=True)
+    except (Exception, SessionError) as err:
+        result.update(_verdict(err, run))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         output, flooded = sandbox.close()
-    if timed_out:
+        _sweep()
+    if result.pop("timed_out", False):  # how far it got depends on the machine: no output, no trace
         return result
-    if not result["passed"] and sandbox.conn.remote_errors and "raised" not in result["message"]:
-        first = sandbox.conn.remote_errors[0]
-        result["message"] += (f" (your code raised {first.type_name} "
-                              f"{len(sandbox.conn.remote_errors)} time(s); first: {first.message})")
-        result["output"] = result["output"] or first.remote_traceback[-_EXCERPT:]
-    if flooded:
-        result.update(passed=False, message=f"your code printed more than {output_limit} bytes "
-                      "(the limit per check); the rest was cut off")
-    if not result["passed"]:
+    return _explain(result, sandbox, ctx, output, flooded, output_limit)
+
+
+def _explain(result: Verdict, sandbox: Sandbox, ctx: CheckContext | None, output: str,
+             flooded: bool, output_limit: int) -> Verdict:
+    """Add to a result what the learner needs to see why: their exceptions, their output, the
+    end of the cluster's story."""
+    errors = sandbox.conn.remote_errors
+    if result["status"] == "fail" and errors and "raised" not in result["message"]:
+        result["message"] += (f" (your code raised {errors[0].type_name} {len(errors)} time(s); "
+                              f"first: {errors[0].message})")
+        result["output"] = result["output"] or errors[0].remote_traceback[-EXCERPT:]
+    if flooded and result["status"] != "error":
+        result.update(status="fail", passed=False, message=f"your code printed more than "
+                      f"{output_limit} bytes (the limit per check); the rest was cut off")
+    if not result["passed"]:  # what it printed, then its traceback (its end) if any
+        half = EXCERPT // 2
+        if output and result["output"]:
+            result["output"] = output[:half].rstrip("\n") + "\n" + result["output"][-half:]
         result["output"] = result["output"] or output
         if ctx is not None and ctx.clusters:
             # The story's end, without the check's own reads (the admin's gets and lists).
             records = [r for r in ctx.clusters[-1].trace
                        if not (r.verb in ("get", "list") and r.detail.get("user") == "kubernetes-admin")]
             lines = [r.text() for r in records[-25:]]
-            while lines and sum(len(line) + 1 for line in lines) > _EXCERPT:
+            while lines and sum(len(line) + 1 for line in lines) > EXCERPT:
                 lines.pop(0)
             result["trace"] = "\n".join(lines)
     return result
+
+
+def _sweep() -> None:
+    """As PID 1 of its own namespace (contain.py), end whatever the check's sandbox left behind
+    (a double-forked daemon was reparented to us) before the next check starts, and reap it.
+    Elsewhere a no-op: the grader's kill of the session is all there is."""
+    if os.getpid() != 1:
+        return
+    keep = {1} | ({Sandbox.zygote.pid} if Sandbox.zygote is not None else set())
+    for _ in range(10):
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
+        for pid in others:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        if not others:
+            return
+        time.sleep(0.01)
 
 
 def _remote_message(err: RemoteError) -> str:
@@ -201,31 +245,66 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise CheckTimeout("the check ran out of time")
 
 
-def main() -> int:
+def _handshake(boot_fd: int, contained: bool) -> socket.socket:
+    """Seal the filesystem (contained), drop privileges, and hand the grader a socket made now,
+    after this process became non-dumpable: whatever reached the boot socket before (it was
+    inherited across exec) never carries the job."""
+    from kubelab.grading.contain import SCRATCH, drop_privileges, seal_filesystem, traced
+
+    if traced():
+        raise SystemExit("a debugger is attached to the grading process: refusing to grade")
+    problem = seal_filesystem() if contained else ""
+    if problem:
+        raise SystemExit(f"cannot make the filesystem read-only for the sandboxes: {problem}")
+    if contained:
+        tempfile.tempdir = SCRATCH  # sandboxes' working directories and output files
+    problem = drop_privileges()
+    if problem:
+        raise SystemExit(f"cannot drop the grading process's privileges: {problem}")
+    with socket.socket(fileno=boot_fd) as boot:
+        ours, theirs = socket.socketpair()
+        socket.send_fds(boot, [b"ready"], [theirs.fileno()])
+        theirs.close()
+    return ours
+
+
+def _read_job(channel: socket.socket) -> dict[str, Any]:
+    data = bytearray()
+    while chunk := channel.recv(1 << 16):
+        data += chunk
+        if len(data) > _MAX_JOB:
+            raise SystemExit("the job is too large")
+    job = json.loads(data)
+    if not isinstance(job, dict):
+        raise SystemExit("the job is not a JSON object")
+    return job
+
+
+def main(boot_fd: int, contained: bool = False) -> int:
+    channel = _handshake(boot_fd, contained)
     import kubelab.grading.checks  # noqa: F401 - warm: the zygote forks with all of kubelab loaded
     from kubelab.grading import sandbox  # noqa: F401
 
-    Sandbox.zygote = Zygote()  # before reading the job: the zygote never holds the nonce
-    make_undumpable()
-    job = json.loads(sys.stdin.read())
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    sys.stdout = sys.stderr  # nothing but results may reach the grader's pipe
+    Sandbox.zygote = Zygote(close=[channel.fileno()])  # before the job: it never holds the nonce
+    job = _read_job(channel)
+    sys.stdout = sys.stderr  # nothing but results may reach the grader
     nonce = str(job["nonce"])
     load_checks(job.get("checks_dirs") or ())
     ex = exercise(str(job["exercise"]))
+    source = Source(Path(job["path"]), str(job["source"]), str(job.get("refused") or ""))
+    names, unparsable = (None, "") if source.refused else scan(source)
+    if unparsable:
+        source = Source(source.path, "", unparsable)
+    hidden = tuple(str(h) for h in job.get("hidden") or ())
     wanted = job.get("checks")
     for chk in checks_for(ex.id):
         if wanted is not None and chk.name not in wanted:
             continue
-        result = run_check(ex, chk, Path(job["submission"]), seed=job.get("seed"),
+        result = run_check(ex, chk, source, names=names, seed=job.get("seed"),
                            timeout=float(job.get("timeout", DEFAULT_TIMEOUT)),
-                           output_limit=int(job.get("output_limit", DEFAULT_OUTPUT_LIMIT)))
-        out.write(json.dumps({"nonce": nonce, **result}) + "\n")
-        out.flush()
-    out.write(json.dumps({"nonce": nonce, "type": "done"}) + "\n")
-    out.flush()
+                           output_limit=int(job.get("output_limit", DEFAULT_OUTPUT_LIMIT)),
+                           hidden=hidden)
+        channel.sendall((json.dumps({"nonce": nonce, **result}) + "\n").encode())
+    channel.sendall((json.dumps({"nonce": nonce, "type": "done"}) + "\n").encode())
+    channel.close()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,17 +17,18 @@ cluster in its own process saw (see kubelab/grading/__init__.py for the threat m
 from __future__ import annotations
 
 import contextlib
-import importlib.util
+import importlib.abc
 import os
 import signal
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
 from kubelab.grading.remote import SessionError
 from kubelab.grading.rpc import Connection
 
-__all__ = ["Root", "main"]
+__all__ = ["Root", "guard", "main"]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -64,14 +65,65 @@ def _limit(cpu_seconds: int, memory_bytes: int, output_bytes: int) -> None:
         pass
 
 
-def _load(path: Path, module_name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path.name}")
-    module = importlib.util.module_from_spec(spec)
+def _load(path: Path, module_name: str, text: str) -> Any:
+    """The learner's module from the text the grader read (not from the disk again)."""
+    module = types.ModuleType(module_name)
+    module.__file__ = str(path)
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__)
     return module
+
+
+def guard(exercise_id: str, modules: list[str], dirs: list[str]) -> None:
+    """Refuse, from here on, what the exercise asks the learner to write: importing one of
+    `modules` however the name is spelt (importlib.import_module("kubelab.scheduler." +
+    "plugins"), __import__, a finder of one's own) and reading their files or anything under
+    `dirs` (the reference solutions, an instructor's hidden checks) by any path. An audit hook
+    (PEP 578) cannot be removed by Python code; the loaded modules are dropped from sys.modules
+    and their parents first. It stops shortcuts, not a determined cheat with ctypes: see the
+    threat model in kubelab/grading/__init__.py."""
+    banned = tuple(modules)
+    hidden = [os.path.realpath(d) for d in dirs]
+    for name in sorted(sys.modules, reverse=True):
+        if name in banned or name.startswith(tuple(b + "." for b in banned)):
+            module = sys.modules.pop(name)
+            hidden += [os.path.realpath(p) for p in getattr(module, "__path__", [])]
+            file = getattr(module, "__file__", None)
+            if file and not hasattr(module, "__path__"):
+                hidden.append(os.path.realpath(file))
+            parent, _, child = name.rpartition(".")
+            with contextlib.suppress(AttributeError, KeyError):
+                delattr(sys.modules[parent], child)
+    refused = tuple(hidden)
+    words = f"exercise {exercise_id} asks you to write this yourself"
+
+    def refuse_import(name: str) -> None:
+        if name in banned or name.startswith(tuple(b + "." for b in banned)):
+            raise ImportError(f"{words}: {name} is not available while grading")
+
+    class Refuse(importlib.abc.MetaPathFinder):  # the import system's own way, with its words
+        def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
+            refuse_import(fullname)
+
+    sys.meta_path.insert(0, Refuse())
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:  # and what no Python code can undo
+        if event == "import" and isinstance(args[0], str):
+            refuse_import(args[0])
+        elif event == "open" and isinstance(args[0], (str, bytes)):
+            path = os.path.realpath(os.fsdecode(args[0]))
+            if any(path == h or path.startswith(h + os.sep) for h in refused):
+                raise PermissionError(f"{words}: {path} is not readable while grading")
+        elif event in _CLOSED_EVENTS:
+            raise RuntimeError(f"{event} is not available while grading")
+
+    sys.addaudithook(hook)
+
+
+# Ways around the guard from Python: other programs (which cat a file), raw memory.
+_CLOSED_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn",
+                            "os.spawn", "ctypes.dlopen", "gc.get_objects", "gc.get_referrers",
+                            "gc.get_referents"})
 
 
 def main(argv: list[str]) -> int:
@@ -80,15 +132,18 @@ def main(argv: list[str]) -> int:
     conn = Connection(rfd, wfd, policy=None)
     try:
         hello = conn.recv()
-        if len(hello) != 5 or hello[0] != "hello":
+        if len(hello) != 7 or hello[0] != "hello":
             return 2
-        _, nonce, path_text, module_name, symbol = hello
+        _, nonce, path_text, module_name, symbol, text, refuse = hello
         path = Path(path_text)
         sys.path.insert(0, str(path.parent))  # the learner's helper modules sit next to it
         sys.argv = [str(path)]
+        guard(str(refuse["exercise"]), list(refuse["modules"]), list(refuse["dirs"]))
         try:
-            module = _load(path, str(module_name))
+            module = _load(path, str(module_name), str(text))
             target = getattr(module, str(symbol))
+            if not callable(target):
+                raise TypeError(f"{symbol} is {type(target).__name__}, not a function or a class")
         except BaseException as err:  # SyntaxError, ImportError, SystemExit at import time...
             conn.send(["failed", nonce, conn.encode_error(err)])
             return 0

@@ -52,13 +52,17 @@ def _recv(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
 
 
 class Zygote:
-    def __init__(self) -> None:
+    def __init__(self, close: list[int] | None = None) -> None:
+        """close: the grading process's descriptors the zygote must not keep (its channel to
+        the grader)."""
         ours, theirs = socket.socketpair()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # the zygote
             ours.close()
+            for fd in close or ():
+                os.close(fd)
             try:
                 _serve(theirs)
             finally:

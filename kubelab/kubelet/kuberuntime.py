@@ -1,16 +1,22 @@
 """SyncPod: make the runtime match one pod, a step at a time.
 
-Follows pkg/kubelet/kuberuntime/kuberuntime_manager.go (computePodActions, SyncPod, doBackOff,
-killPodWithSyncResult) and kuberuntime_container.go (startContainer, killContainer):
-1. no ready sandbox: create one (event SandboxChanged if an old one died);
-2. a running container whose liveness (or startup) probe failed is killed: event Killing
+Follows pkg/kubelet/kuberuntime/kuberuntime_manager.go (SyncPod, computePodActions,
+computeInitContainerActions, doBackOff, killPodWithSyncResult) and kuberuntime_container.go
+(startContainer, killContainer). compute_pod_actions decides, sync_pod does, in SyncPod's
+numbered steps:
+1. compute sandbox and container changes (PodActions): no ready sandbox means a new one and
+   everything starts over; a running container whose liveness (or startup) probe failed is
+   to be killed (and started again unless restartPolicy is Never); init containers run one
+   at a time, in order, and the regular containers start once they all succeeded;
+2. kill the pod if the sandbox changed (event SandboxChanged);
+3. otherwise kill the containers not to keep: event Killing
    `Container app failed liveness probe, will be restarted`;
-3. init containers run one at a time, in order; the regular containers start once they all
-   succeeded;
-4. a container that should run and does not is started: first the crash back-off check
-   (CrashLoopBackOff: `back-off 20s restarting failed container=app pod=web_default(uid)`),
+4. create the sandbox if necessary;
+6. start the next init container; 8. start the containers to start: first the crash back-off
+   check (CrashLoopBackOff: `back-off 20s restarting failed container=app pod=web_default(uid)`),
    then the image (images.py), then create (event `Created container: app`) and start
-   (event `Started container app`).
+   (event `Started container app`). (Steps 5 and 7, ephemeral containers and in-place
+   resize, have nothing to do here.)
 Why a container did not start is kept in the reason cache; status.py turns it into the
 container's waiting reason.
 """
@@ -18,6 +24,7 @@ container's waiting reason.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubelab.client.events import NORMAL, WARNING
@@ -32,7 +39,7 @@ from kubelab.kubelet.workload import workload_for
 from kubelab.sim.clock import Clock
 from kubelab.sim.trace import Trace
 
-__all__ = ["CRASH_LOOP_BACK_OFF", "RuntimeManager", "format_pod"]
+__all__ = ["CRASH_LOOP_BACK_OFF", "PodActions", "RuntimeManager", "format_pod"]
 
 Object = dict[str, Any]
 Recorder = Callable[[Object, str, str, str], None]
@@ -59,59 +66,97 @@ class RuntimeManager:
         return {c.name: c for c in self.runtime.pod_containers(uid)}  # newest wins
 
     def sync_pod(self, pod: Object) -> Step:
-        """SyncPod. Returns a SyncResult."""
-        uid, spec = pod["metadata"]["uid"], pod.get("spec") or {}
-        policy = spec.get("restartPolicy") or "Always"
-        sandbox = self.runtime.sandboxes.get(uid)
-        latest = self._latest(uid)
-        fresh = False
-        if sandbox is None or sandbox.state != SANDBOX_READY:
-            if latest and policy == "Never":
-                return SyncResult()  # it ran once and may not run again: the pod will fail
-            if sandbox is not None or latest:
-                self.record(pod, NORMAL, "SandboxChanged",
-                            "Pod sandbox changed, it will be killed and re-created.")
-                yield from self.kill_containers(pod, self._grace(pod))
+        """SyncPod, in upstream's numbered steps. Returns a SyncResult. (Step 5, ephemeral
+        containers, and step 7, in-place resize, have nothing to do here.)"""
+        uid = pod["metadata"]["uid"]
+        # Step 1: Compute sandbox and container changes.
+        changes = self.compute_pod_actions(pod)
+        if changes.kill_pod:
+            # Step 2: Kill the pod if the sandbox has changed.
+            self.record(pod, NORMAL, "SandboxChanged",
+                        "Pod sandbox changed, it will be killed and re-created.")
+            yield from self.kill_containers(pod, self._grace(pod))
+        else:
+            # Step 3: kill any running containers in this pod which are not to keep.
+            for c, message in changes.containers_to_kill:
+                yield from self.kill_container(pod, c, message, self._grace(pod))
+        # Step 4: Create a sandbox for the pod if necessary.
+        if changes.create_sandbox:
             yield self.runtime.run_pod_sandbox(uid)
-            fresh = True
-        # Running containers that fail liveness or startup are restarted.
-        for c_spec in spec.get("containers") or []:
-            c = latest.get(c_spec.get("name", ""))
-            if c is None or c.state != RUNNING:
-                continue
-            for kind in ("liveness", "startup"):
-                if self.probes.result(c, kind, f"{kind}Probe" in c_spec) == FAILURE:
-                    message = f"Container {c.name} failed {kind} probe"
-                    if policy != "Never":
-                        message += ", will be restarted"
-                    yield from self.kill_container(pod, c, message, self._grace(pod))
-                    break
         latest = self._latest(uid)
-        # Init containers, one at a time.
-        init_specs = spec.get("initContainers") or []
-        if init_specs:
-            failed, next_init, done = self.find_next_init_container(pod, {} if fresh else latest)
-            if not done:
-                if failed is not None and policy == "Never":
-                    return SyncResult()  # getPhase makes the pod Failed
-                if next_init is None:
-                    return SyncResult()  # one is running: wait for it to exit
-                return (yield from self.start_container(pod, next_init, latest.get(next_init["name"]),
-                                                        init=True))
+        # Step 6: start the next init container.
+        if changes.init_container_to_start is not None:
+            c_spec = changes.init_container_to_start
+            return (yield from self.start_container(pod, c_spec, latest.get(c_spec["name"]),
+                                                    init=True))
+        # Step 8: start containers in changes.containers_to_start.
         results = []
-        for c_spec in spec.get("containers") or []:
-            c = latest.get(c_spec.get("name", ""))
-            if c is not None and c.state == RUNNING:
-                continue
-            if not should_container_be_restarted(pod, c):
-                continue
-            results.append((yield from self.start_container(pod, c_spec, c, init=False)))
+        for c_spec in changes.containers_to_start:
+            previous = latest.get(c_spec.get("name", ""))
+            results.append((yield from self.start_container(pod, c_spec, previous, init=False)))
         errors = [r for r in results if r.error]
         if not errors:
             return SyncResult()
         retry = [r.retry_at for r in errors if r.retry_at is not None]
         return SyncResult(error=errors[0].error,
                           retry_at=min(retry) if len(retry) == len(errors) else None)
+
+    def compute_pod_actions(self, pod: Object) -> PodActions:
+        """computePodActions: what this sync must kill, create and start."""
+        uid, spec = pod["metadata"]["uid"], pod.get("spec") or {}
+        policy = spec.get("restartPolicy") or "Always"
+        sandbox = self.runtime.sandboxes.get(uid)
+        latest = self._latest(uid)
+        changes = PodActions()
+        if sandbox is None or sandbox.state != SANDBOX_READY:  # PodSandboxChanged
+            if latest and policy == "Never":
+                return changes  # it ran once and may not run again: the pod will fail
+            changes.create_sandbox = True
+            changes.kill_pod = sandbox is not None or bool(latest)
+            # A new sandbox starts over: from the first init container, if there are any.
+            init_specs = spec.get("initContainers") or []
+            if init_specs:
+                changes.init_container_to_start = init_specs[0]
+                return changes
+            changes.containers_to_start = [
+                c_spec for c_spec in spec.get("containers") or []
+                if not (policy == "OnFailure" and _succeeded(latest.get(c_spec.get("name", ""))))]
+            return changes
+        if not self._compute_init_container_actions(pod, latest, changes):
+            return changes  # initialization failed or is still in progress
+        for c_spec in spec.get("containers") or []:
+            c = latest.get(c_spec.get("name", ""))
+            # If container does not exist, or is not running, check whether we need to
+            # restart it.
+            if c is None or c.state != RUNNING:
+                if should_container_be_restarted(pod, c):
+                    changes.containers_to_start.append(c_spec)
+                continue
+            # The container is running, but is killed if its liveness or startup probe failed.
+            kind = next((k for k in ("liveness", "startup")
+                         if self.probes.result(c, k, f"{k}Probe" in c_spec) == FAILURE), None)
+            if kind is None:
+                continue  # keep the container
+            message = f"Container {c.name} failed {kind} probe"
+            if policy != "Never":  # shouldRestartOnFailure
+                message += ", will be restarted"
+                changes.containers_to_start.append(c_spec)
+            changes.containers_to_kill.append((c, message))
+        return changes
+
+    def _compute_init_container_actions(self, pod: Object, latest: dict[str, Container],
+                                        changes: PodActions) -> bool:
+        """computeInitContainerActions: the next init container to start, if any; True once
+        every init container has succeeded (the regular containers may run)."""
+        if not (pod.get("spec") or {}).get("initContainers"):
+            return True
+        failed, next_init, done = self.find_next_init_container(pod, latest)
+        if done:
+            return True
+        policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+        if not (failed is not None and policy == "Never"):  # Never: getPhase makes it Failed
+            changes.init_container_to_start = next_init  # None: one is running; wait for it
+        return False
 
     def find_next_init_container(self, pod: Object, latest: dict[str, Container]
                                  ) -> tuple[Container | None, Object | None, bool]:
@@ -201,6 +246,22 @@ class RuntimeManager:
             meta = pod.get("metadata") or {}
             self.trace.record(self.name, verb, f"pods/{meta.get('namespace', 'default')}/{meta.get('name')}",
                               **detail)
+
+
+@dataclass
+class PodActions:
+    """podActions (kuberuntime_manager.go): the changes one SyncPod makes."""
+
+    kill_pod: bool = False        # stop every container first: the sandbox is gone or changed
+    create_sandbox: bool = False
+    containers_to_kill: list[tuple[Container, str]] = field(default_factory=list)  # (c, why)
+    init_container_to_start: Object | None = None  # one at a time; then nothing else starts
+    containers_to_start: list[Object] = field(default_factory=list)  # specs, in spec order
+
+
+def _succeeded(c: Container | None) -> bool:
+    """containerSucceeded: it exited with code 0."""
+    return c is not None and c.state == EXITED and c.exit_code == 0
 
 
 class _NoContainer:

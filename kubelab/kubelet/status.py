@@ -61,121 +61,170 @@ def _state(c: Container) -> Object:
 def container_statuses(pod: Object, specs: list[Object], containers: list[Container],
                        old: list[Object], reasons: dict[str, tuple[str, str]],
                        ready: Callable[[Container], tuple[bool, bool]], *, init: bool) -> list[Object]:
-    """convertToAPIContainerStatuses for the init containers (init=True) or the regular ones.
+    """convertToAPIContainerStatuses for the init containers (init=True) or the regular ones,
+    in its passes.
 
     containers: the runtime's containers of the pod, oldest first; old: the previous statuses;
     reasons: the reason cache (name -> (reason, message)); ready(c) -> (ready, started)."""
     has_init = bool((pod.get("spec") or {}).get("initContainers"))
-    default = "PodInitializing" if has_init else "ContainerCreating"
-    old_by_name = {s.get("name"): s for s in old}
-    deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
-    out = []
-    for spec in specs:
-        name = spec.get("name", "")
-        mine = [c for c in containers if c.name == name]
-        status: Object = {"name": name, "image": spec.get("image", ""), "imageID": "",
-                          "state": {"waiting": {"reason": default}}, "lastState": {},
-                          "ready": False, "restartCount": 0, "started": False}
-        previous = old_by_name.get(name)
-        if previous is not None:
-            if "terminated" in (previous.get("state") or {}):
-                status = copy.deepcopy(previous)
-            else:
-                status["restartCount"] = previous.get("restartCount", 0)
-                status["lastState"] = copy.deepcopy(previous.get("lastState") or {})
-        if not mine and previous is not None and "running" in (previous.get("state") or {}) \
-                and not (status.get("lastState") or {}).get("terminated"):
-            # It ran, and the runtime no longer knows it (the node rebooted): say so, as upstream.
-            status["lastState"] = {"terminated": {
-                "exitCode": 137, "reason": "ContainerStatusUnknown",
-                "message": "The container could not be located when the pod was deleted.  "
-                           "The container used to be Running"}}
-            if not deleting:
-                status["restartCount"] = status.get("restartCount", 0) + 1
-        if mine:
-            latest = mine[-1]
-            status.update(image=normalize_image(latest.image), imageID=latest.image_ref,
-                          containerID=latest.id, restartCount=latest.attempt,
-                          state=_state(latest), lastState=_state(mine[-2]) if len(mine) > 1 else
-                          status.get("lastState") or {})
-            if init:  # an init container is "ready" once it has completed (UpdatePodStatus)
-                status["ready"] = latest.state == EXITED and latest.exit_code == 0
-                status["started"] = latest.state == RUNNING
-            else:
-                status["ready"], status["started"] = ready(latest)
-            if latest.state == RUNNING and not status["lastState"] and previous is not None:
-                status["lastState"] = copy.deepcopy(previous.get("lastState") or {})
-        latest_c = mine[-1] if mine else None
-        skip = init and latest_c is not None and latest_c.state == EXITED and latest_c.exit_code == 0
-        if not skip and should_container_be_restarted(pod, latest_c) and name in reasons:
-            reason, message = reasons[name]
-            if "terminated" in status["state"]:
-                status["lastState"] = status["state"]
-            status["state"] = {"waiting": {"reason": reason, "message": message}}
-        out.append(status)
-    if not init:
+    old_statuses = {s.get("name"): s for s in old}
+    # Set all container statuses to default waiting state (or what the old status says).
+    statuses = {spec.get("name", ""): _default_status(spec, old_statuses.get(spec.get("name")),
+                                                      has_init) for spec in specs}
+    runs = {name: [c for c in containers if c.name == name] for name in statuses}
+    # A container that ran and that the runtime no longer knows terminated, code unknown.
+    for name, status in statuses.items():
+        if not runs[name]:
+            _infer_terminated(pod, status, old_statuses.get(name))
+    # Set container statuses according to the runtime's: the latest run, and the one before.
+    for name, status in statuses.items():
+        if runs[name]:
+            _convert_container_status(status, runs[name], ready, init=init)
+    # Handle the containers failed to be started, which should be in Waiting state.
+    for name, status in statuses.items():
+        _set_waiting_reason(pod, status, runs[name][-1] if runs[name] else None,
+                            reasons.get(name), init=init)
+    out = list(statuses.values())
+    if not init:  # SortedContainerStatuses: by name (init containers keep the spec's order)
         out.sort(key=lambda s: str(s["name"]))
     return out
+
+
+def _default_status(spec: Object, previous: Object | None, has_init: bool) -> Object:
+    """Waiting to be created (PodInitializing while there are init containers); an old
+    terminated status is kept as it is, an old restart count and last state carried over."""
+    status: Object = {"name": spec.get("name", ""), "image": spec.get("image", ""), "imageID": "",
+                      "state": {"waiting": {"reason": "PodInitializing" if has_init else
+                                            "ContainerCreating"}},
+                      "lastState": {}, "ready": False, "restartCount": 0, "started": False}
+    if previous is None:
+        return status
+    if "terminated" in (previous.get("state") or {}):
+        return copy.deepcopy(previous)
+    status["restartCount"] = previous.get("restartCount", 0)
+    status["lastState"] = copy.deepcopy(previous.get("lastState") or {})
+    return status
+
+
+def _infer_terminated(pod: Object, status: Object, previous: Object | None) -> None:
+    """It was running and the runtime no longer knows it (the node rebooted): it stopped, code
+    unknown; the last termination says so, and a pod not being deleted counts a restart."""
+    if previous is None or "running" not in (previous.get("state") or {}) or \
+            (status.get("lastState") or {}).get("terminated"):
+        return
+    status["lastState"] = {"terminated": {
+        "exitCode": 137, "reason": "ContainerStatusUnknown",
+        "message": "The container could not be located when the pod was deleted.  "
+                   "The container used to be Running"}}
+    if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+        status["restartCount"] = status.get("restartCount", 0) + 1
+
+
+def _convert_container_status(status: Object, runs: list[Container],
+                              ready: Callable[[Container], tuple[bool, bool]], *,
+                              init: bool) -> None:
+    """convertContainerStatus of the latest run; the run before it is the last state."""
+    latest = runs[-1]
+    status.update(image=normalize_image(latest.image), imageID=latest.image_ref,
+                  containerID=latest.id, restartCount=latest.attempt, state=_state(latest),
+                  lastState=_state(runs[-2]) if len(runs) > 1 else status.get("lastState") or {})
+    if init:  # an init container is "ready" once it has completed (UpdatePodStatus)
+        status["ready"] = latest.state == EXITED and latest.exit_code == 0
+        status["started"] = latest.state == RUNNING
+    else:
+        status["ready"], status["started"] = ready(latest)
+
+
+def _set_waiting_reason(pod: Object, status: Object, latest: Container | None,
+                        reason: tuple[str, str] | None, *, init: bool) -> None:
+    """A container the next sync will (re)start waits, for the reason its last start failed
+    (the reason cache); without a reason, it keeps the state it has."""
+    if init and latest is not None and latest.state == EXITED and latest.exit_code == 0:
+        return  # an init container that succeeded is not started again
+    if reason is None or not should_container_be_restarted(pod, latest):
+        return
+    if "terminated" in status["state"]:
+        status["lastState"] = status["state"]
+    status["state"] = {"waiting": {"reason": reason[0], "message": reason[1]}}
 
 
 def get_phase(pod: Object, statuses: list[Object], pod_is_terminal: bool) -> str:
     """getPhase, for pods without restartable (sidecar) init containers."""
     spec = pod.get("spec") or {}
-    by_name = {s.get("name"): s for s in statuses}
-    pending_init = failed_init = 0
-    for c in spec.get("initContainers") or []:
-        s = by_name.get(c.get("name"))
-        state = (s or {}).get("state") or {}
-        if s is None or "running" in state:
-            pending_init += 1
-        elif "terminated" in state:
-            failed_init += state["terminated"].get("exitCode", 0) != 0
-        elif "waiting" in state:
-            last = (s.get("lastState") or {}).get("terminated")
-            if last is not None:
-                failed_init += last.get("exitCode", 0) != 0
-            else:
-                pending_init += 1
-        else:
-            pending_init += 1
-    unknown = running = waiting = stopped = succeeded = 0
-    for c in spec.get("containers") or []:
-        s = by_name.get(c.get("name"))
-        if s is None:
-            unknown += 1
-            continue
-        state = s.get("state") or {}
-        if "running" in state:
-            running += 1
-        elif "terminated" in state:
-            stopped += 1
-            succeeded += state["terminated"].get("exitCode", 0) == 0
-        elif "waiting" in state:
-            if (s.get("lastState") or {}).get("terminated") is not None:
-                stopped += 1
-            else:
-                waiting += 1
-        else:
-            unknown += 1
+    by_name = {s.get("name"): s for s in statuses}  # podutil.GetContainerStatus
+    pending_init, failed_initialization = _count_init_containers(spec, by_name)
+    unknown, running, waiting, stopped, succeeded = _count_containers(spec, by_name)
     policy = spec.get("restartPolicy") or "Always"
-    if failed_init > 0 and policy == "Never":
+    if failed_initialization > 0 and policy == "Never":
         return "Failed"
-    started_any = any("running" in (by_name.get(c.get("name")) or {}).get("state", {}) or
-                      "terminated" in (by_name.get(c.get("name")) or {}).get("state", {})
-                      for c in spec.get("containers") or [])
-    if (pending_init > 0 and not started_any) or waiting > 0:
-        return "Pending"
+    if (pending_init > 0 and not _has_any_regular_container_started(spec, by_name)) or \
+            waiting > 0:
+        return "Pending"  # one or more containers has not been started
     if running > 0 and unknown == 0:
-        return "Running"
+        return "Running"  # all have been started, and at least one is running
     if running == 0 and stopped > 0 and unknown == 0:
+        # The pod is terminal: its containers won't be restarted, whatever the policy.
         if pod_is_terminal and not _is_static(pod):
             return "Succeeded" if stopped == succeeded else "Failed"
         if policy == "Always":
-            return "Running"
+            return "Running"  # all containers are in the process of restarting
         if stopped == succeeded:
             return "Succeeded"
-        return "Failed" if policy == "Never" else "Running"
+        return "Failed" if policy == "Never" else "Running"  # OnFailure: restarting
     return "Pending"
+
+
+def _state_of(status: Object | None) -> str:
+    """Which member of the ContainerState is set, as Go's switch tests them ("" for none)."""
+    state = (status or {}).get("state") or {}
+    return next((k for k in ("running", "terminated", "waiting") if k in state), "")
+
+
+def _last_terminated(status: Object) -> Object | None:
+    return (status.get("lastState") or {}).get("terminated")
+
+
+def _count_init_containers(spec: Object, by_name: dict[Any, Object]) -> tuple[int, int]:
+    """getPhase's first loop: (pending, failed) init containers."""
+    pending = failed = 0
+    for c in spec.get("initContainers") or []:
+        s = by_name.get(c.get("name"))
+        state = _state_of(s)
+        if s is None or state in ("running", ""):
+            pending += 1
+        elif state == "terminated":
+            failed += s["state"]["terminated"].get("exitCode", 0) != 0
+        elif (last := _last_terminated(s)) is not None:  # waiting to restart
+            failed += last.get("exitCode", 0) != 0
+        else:
+            pending += 1
+    return pending, failed
+
+
+def _count_containers(spec: Object, by_name: dict[Any, Object]) -> tuple[int, int, int, int, int]:
+    """getPhase's second loop: (unknown, running, waiting, stopped, succeeded) containers."""
+    unknown = running = waiting = stopped = succeeded = 0
+    for c in spec.get("containers") or []:
+        s = by_name.get(c.get("name"))
+        state = _state_of(s)
+        if s is None or state == "":
+            unknown += 1
+        elif state == "running":
+            running += 1
+        elif state == "terminated":
+            stopped += 1
+            succeeded += s["state"]["terminated"].get("exitCode", 0) == 0
+        elif _last_terminated(s) is not None:  # waiting to restart after a run
+            stopped += 1
+        else:
+            waiting += 1
+    return unknown, running, waiting, stopped, succeeded
+
+
+def _has_any_regular_container_started(spec: Object, by_name: dict[Any, Object]) -> bool:
+    """HasAnyRegularContainerStarted: the pod has initialized once (pkg/kubelet/container)."""
+    return any(_state_of(by_name.get(c.get("name"))) in ("running", "terminated")
+               for c in spec.get("containers") or [])
 
 
 def _is_static(pod: Object) -> bool:

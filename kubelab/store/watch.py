@@ -51,6 +51,13 @@ class Watcher:
     def cancel(self) -> None:
         self._hub.remove(self)
 
+    def caught_up(self) -> bool:
+        """Has every change to this watcher's keys been sent to it? What etcd's answer to a
+        progress request tells a client (watchable_store.go progressIfSync: a progress
+        notification at the current revision): the API server's consistent reads from its
+        watch cache ask this (cacher.go, watch_cache.go waitUntilFreshAndBlock)."""
+        return self._hub.caught_up(self)
+
     def overlaps(self, lowest: str, highest: str) -> bool:
         """Could a key between lowest and highest (inclusive) be one this watcher watches?"""
         start, end = self.key, self.range_end
@@ -110,6 +117,13 @@ class WatchHub:
         if not watcher.canceled:
             watcher.canceled = True
             self._watchers.remove(watcher)
+
+    def caught_up(self, watcher: Watcher) -> bool:
+        if not watcher.synced or watcher.canceled:
+            return False
+        events = self.events
+        unsent = events[bisect_left(events, watcher.next_rev, key=_revision):]
+        return not unsent or not watcher.select(unsent)
 
     def commit(self, revision: int) -> None:
         """The disk made revision durable: its events may now be delivered."""

@@ -8,7 +8,9 @@ can query like any other graph:
     nx.descendants(g, "Deployment/default/web")
 
 Edges point from owner to dependent along metadata.ownerReferences (kind="owns"), and from a
-pod to the node it is bound to along spec.nodeName (kind="runs-on").
+pod to the node it is bound to along spec.nodeName (kind="runs-on"). Only the kinds asked for
+are drawn: an owner (or node) of a kind left out is left out too; one of a kind that was listed
+but is not there (a dangling reference) is drawn with missing=True.
 """
 
 from __future__ import annotations
@@ -76,8 +78,10 @@ def object_graph(source: Any, namespace: str | None = None,
     client = getattr(source, "client", source)
     graph = nx.DiGraph()
     objects: list[Object] = []
+    listed: set[str] = set()  # the kinds asked for: a reference to another kind is not followed
     for resource in kinds:
         info = client.resource(resource)
+        listed.add(info.kind)
         ns = (namespace or "") if info.namespaced else ""
         try:
             items = client.list(info.resource, ns)["items"]
@@ -98,8 +102,10 @@ def object_graph(source: Any, namespace: str | None = None,
         nid = node_id(obj["kind"], meta["name"], meta.get("namespace", ""))
         for ref in meta.get("ownerReferences") or ():
             owner = by_uid.get(ref.get("uid"))
+            if owner is None and ref.get("kind") not in listed:
+                continue  # a kind left out of the picture, not a missing object
             if owner is None:
-                # An owner not drawn (another kind) or gone (a dangling reference): show it.
+                # A kind we listed, and this owner is not there: a dangling reference. Show it.
                 owner = node_id(ref.get("kind", ""), ref.get("name", ""), meta.get("namespace", ""))
                 if owner not in graph:
                     graph.add_node(owner, kind=ref.get("kind", ""), name=ref.get("name", ""),
@@ -109,7 +115,7 @@ def object_graph(source: Any, namespace: str | None = None,
             graph.add_edge(owner, nid, kind="owns", controller=bool(ref.get("controller")),
                            block_owner_deletion=bool(ref.get("blockOwnerDeletion")))
         node_name = (obj.get("spec") or {}).get("nodeName") if obj["kind"] == "Pod" else None
-        if node_name:
+        if node_name and "Node" in listed:
             target = node_id("Node", node_name)
             if target not in graph:
                 graph.add_node(target, kind="Node", name=node_name, namespace="", uid="",

@@ -6,7 +6,9 @@
     GraphView(g)                        # shows itself in Jupyter (_repr_mimebundle_)
 
 Pods are coloured by phase; pods not ready are drawn lighter; anything being deleted has a
-dashed outline; a missing owner (a dangling ownerReference) is drawn dotted.
+dashed outline; a missing owner (a dangling ownerReference) is drawn dotted. A legend says so
+in the picture. With cluster_by="node" each node is one box, its pods inside it: the box is
+the Node object (its name, Ready or NotReady, cordoned), not a second shape beside it.
 """
 
 from __future__ import annotations
@@ -76,33 +78,96 @@ def _node_line(nid: str, attrs: dict[str, Any]) -> str:
             f"style=\"{','.join(style)}\", fillcolor=\"{fill}\"];")
 
 
-def to_dot(graph: nx.DiGraph, cluster_by: str | None = "node", title: str = "") -> str:
-    """DOT text. cluster_by: "node" (each node's pods in a box), "namespace", or None."""
+def _legend(graph: nx.DiGraph) -> str:
+    """One table node that says what the shapes, colours and lines in this picture mean."""
+    def swatch(colour: str, text: str) -> str:
+        return f'<tr><td bgcolor="{colour}" width="16"> </td><td align="left">{text}</td></tr>'
+    present = [a for _, a in graph.nodes(data=True)]
+    kinds = {a.get("kind") for a in present}
+    rows = [swatch(KIND_COLOURS[k], f"{k} (box)") for k in ("Deployment", "ReplicaSet") if k in kinds]
+    pods = {(a.get("phase"), bool(a.get("ready"))) for a in present if a.get("kind") == "Pod"}
+    if ("Running", True) in pods:
+        rows.append(swatch(PHASE_COLOURS["Running"], "Pod Running and ready"))
+    if ("Running", False) in pods:
+        rows.append(swatch(NOT_READY_RUNNING, "Pod Running, not ready"))
+    rows += [swatch(PHASE_COLOURS[phase], f"Pod {phase}") for phase in PHASE_COLOURS
+             if phase != "Running" and any(p == phase for p, _ in pods)]
+    for phase in ("Ready", "NotReady"):
+        if any(a.get("kind") == "Node" and a.get("phase") == phase for a in present):
+            rows.append(swatch(PHASE_COLOURS[phase], f"Node {phase}"))
+    if any(a.get("deleting") for a in present):
+        rows.append('<tr><td>- -</td><td align="left">dashed outline: being deleted</td></tr>')
+    if any(a.get("missing") for a in present):
+        rows.append('<tr><td>· ·</td><td align="left">dotted: not found (a dangling reference)</td></tr>')
+    edges = {(a.get("kind"), bool(a.get("controller"))) for *_, a in graph.edges(data=True)}
+    if ("owns", True) in edges:
+        rows.append('<tr><td>—▶</td><td align="left">owner → dependent (its controller)</td></tr>')
+    if ("owns", False) in edges:
+        rows.append('<tr><td>-▶</td><td align="left">owner, not its controller</td></tr>')
+    table = ('<table border="0" cellborder="0" cellspacing="1" cellpadding="1">'
+             '<tr><td colspan="2" align="left"><b>legend</b></td></tr>' + "".join(rows) + "</table>")
+    return f'  "legend" [shape=plaintext, fontsize=8, label=<{table}>];'
+
+
+def _node_box(index: int, name: str, attrs: dict[str, Any] | None, members: list[str]) -> list[str]:
+    """A node's box holding its pods; the box is the Node object when the graph has it."""
+    if attrs is None:  # nodes were not listed: the box is only where the pods run
+        label, style, fill = f"node {name}", "rounded", "#ffffff"
+    else:
+        notes = [attrs.get("phase") or ""] + (["cordoned"] if attrs.get("unschedulable") else [])
+        if attrs.get("deleting"):
+            notes.append("deleting")
+        if attrs.get("missing"):
+            notes = ["(not found)"]
+        label = f"Node {name} · " + ", ".join(n for n in notes if n)
+        fill = PHASE_COLOURS.get(attrs.get("phase", ""), "#ffffff")
+        style = "rounded,filled" + (",dashed" if attrs.get("deleting") else "")
+        if attrs.get("missing"):
+            style = "rounded,dotted"
+    return [f"  subgraph cluster_{index} {{", f"    label={_quote(label)};",
+            f'    style="{style}"; color="#7f8c8d"; fillcolor="{fill}";',
+            *("  " + member for member in members), "  }"]
+
+
+def to_dot(graph: nx.DiGraph, cluster_by: str | None = "node", title: str = "",
+           legend: bool = True) -> str:
+    """DOT text. cluster_by: "node" (each node a box around its pods), "namespace", or None.
+    legend: draw the table that says what shapes and colours mean."""
     if cluster_by not in ("node", "namespace", None):
         raise ValueError(f'cluster_by must be "node", "namespace" or None, got {cluster_by!r}')
-    lines = ["digraph objects {", "  rankdir=LR;", '  node [fontname="Helvetica", fontsize=10];',
+    lines = ["digraph objects {", "  rankdir=LR;", '  graph [fontname="Helvetica", fontsize=11];',
+             '  node [fontname="Helvetica", fontsize=10];',
              '  edge [fontname="Helvetica", fontsize=9];']
     if title:
         lines.append(f"  label={_quote(title)}; labelloc=t;")
+    by_node = cluster_by == "node"
+    nodes = {a.get("name", ""): a for _, a in graph.nodes(data=True) if a.get("kind") == "Node"}
+    hosting = {a.get("node") for _, a in graph.nodes(data=True) if a.get("kind") == "Pod"}
     groups: dict[str, list[str]] = {}
     loose: list[str] = []
     for nid, attrs in sorted(graph.nodes(data=True)):
-        line = _node_line(nid, attrs)
-        if cluster_by == "node":
-            key = attrs.get("node") if attrs.get("kind") == "Pod" else \
-                attrs.get("name") if attrs.get("kind") == "Node" else None
+        kind = attrs.get("kind")
+        if by_node and kind == "Node" and attrs.get("name") in hosting:
+            continue  # drawn as the box around its pods
+        if by_node:
+            key = attrs.get("node") if kind == "Pod" else None
         elif cluster_by == "namespace":
             key = attrs.get("namespace") or None
         else:
             key = None
-        (groups.setdefault(key, []) if key else loose).append(line)
+        (groups.setdefault(key, []) if key else loose).append(_node_line(nid, attrs))
     lines += loose
     for i, (key, members) in enumerate(sorted(groups.items())):
-        what = "node" if cluster_by == "node" else "namespace"
-        lines += [f"  subgraph cluster_{i} {{", f"    label={_quote(f'{what} {key}')};",
-                  '    style="rounded"; color="#7f8c8d";']
-        lines += ["  " + member for member in members] + ["  }"]
+        if by_node:
+            lines += _node_box(i, key, nodes.get(key), members)
+        else:
+            lines += [f"  subgraph cluster_{i} {{", f"    label={_quote(f'namespace {key}')};",
+                      '    style="rounded"; color="#7f8c8d";', *("  " + m for m in members), "  }"]
+    if legend and graph.number_of_nodes():
+        lines.append(_legend(graph))
     for src, dst, attrs in sorted(graph.edges(data=True)):
+        if attrs.get("kind") == "runs-on" and by_node:
+            continue  # the pod is drawn inside its node's box
         if attrs.get("kind") == "runs-on":
             lines.append(f"  {_quote(src)} -> {_quote(dst)} [style=dotted, arrowhead=none, "
                          'color="#7f8c8d"];')

@@ -17,6 +17,7 @@ from typing import Any
 import ipywidgets as W
 
 from kubelab.viz import GraphvizMissing, mark_pods_ready, object_graph, render_svg, to_dot
+from kubelab.widgets.action_log import ActionLog, html_table
 
 __all__ = ["ControllersPanel"]
 
@@ -33,7 +34,8 @@ class ControllersPanel:
                  hollow: bool = False, step: float = 2.0, graph: bool = True) -> None:
         self.cluster, self.name, self.namespace = cluster, deployment, namespace
         self.hollow, self.step, self.show_graph = hollow, step, graph
-        self.log: list[str] = []
+        self.log: list[str] = []  # the kubectl command lines the panel ran, with their output
+        self.actions = ActionLog(cluster.clock)
         d = cluster.get("deployments", deployment, namespace=namespace)
         self.replicas = W.BoundedIntText(value=int(d["spec"].get("replicas", 1)), min=0, max=50,
                                          description="replicas", layout=W.Layout(width="160px"))
@@ -57,7 +59,13 @@ class ControllersPanel:
         names = list(self.buttons)
         self.widget = W.VBox([
             W.HBox([self.replicas, self.buttons[names[0]], self.image, self.buttons[names[1]]]),
-            W.HBox([self.buttons[n] for n in names[2:]]), self.status, self.picture])
+            W.HBox([self.buttons[n] for n in names[2:]], layout=W.Layout(flex_flow="row wrap")),
+            self.actions.widget, self.status, self.picture])
+        rows = self.replica_set_rows()
+        self.actions.starting_state(
+            f"deployment/{deployment} wants {d['spec'].get('replicas', 1)} replica(s) of "
+            f"{self.image.value}; {len(rows)} ReplicaSet(s), {sum(r[4] for r in rows)} pod(s) ready; "
+            f"controller-manager {'running' if COMPONENT in cluster.components else 'down'}")
         self.refresh()
 
     # Each control calls one of these.
@@ -97,9 +105,10 @@ class ControllersPanel:
     def restart(self) -> str:
         if COMPONENT not in self.cluster.components:
             self.cluster.faults.restart(COMPONENT)
-        return "controller-manager restarted: it relists everything"
+        return ("controller-manager restarted: it relists everything and acts only as virtual "
+                f"time runs (run {self.step:g} s)")
 
-    def run(self, seconds: float) -> None:
+    def run(self, seconds: float) -> str:
         """Let `seconds` pass, in steps of one second (the hollow kubelets report after each)."""
         remaining = seconds
         while remaining > 0:
@@ -108,15 +117,13 @@ class ControllersPanel:
             if self.hollow:
                 mark_pods_ready(self.cluster, self.namespace)
             remaining -= chunk
+        return f"ran {seconds:g} virtual second(s)"
 
     # ------------------------------------------------------------------ the view
 
     def _do(self, label: str, action: Callable[[], Any]) -> None:
-        try:
-            result = action()
-            self.refresh(f"{label}: {result}" if isinstance(result, str) else label)
-        except Exception as err:  # shown in the panel, as kubectl would print it
-            self.refresh(f"{label}: {err}")
+        self.actions.run(label, action, lambda r: r if isinstance(r, str) else "done")
+        self.refresh()
 
     def replica_set_rows(self) -> list[tuple[str, str, int, int, int, int]]:
         """(name, revision, desired, current, ready, available) of each ReplicaSet, oldest first."""
@@ -131,22 +138,20 @@ class ControllersPanel:
                          int(st.get("readyReplicas", 0)), int(st.get("availableReplicas", 0))))
         return rows
 
-    def refresh(self, message: str = "") -> None:
+    def refresh(self) -> None:
         cm = "running" if COMPONENT in self.cluster.components else "<b style='color:#c0392b'>DOWN</b>"
-        rows = "".join(f"<tr><td><code>{html.escape(r[0])}</code></td>"
-                       + "".join(f"<td>{v}</td>" for v in r[1:]) + "</tr>"
-                       for r in self.replica_set_rows())
+        rows = [[f"<code>{html.escape(r[0])}</code>", *(str(v) for v in r[1:])]
+                for r in self.replica_set_rows()]
         events = [e for e in self.cluster.events(self.namespace)
                   if e.get("source", {}).get("component") in CONTROLLERS]
         lines = "".join(f"<li>{html.escape(e['reason'])}: {html.escape(e['message'])}</li>"
                         for e in events[-6:])
-        note = f"<p><i>{html.escape(message)}</i></p>" if message else ""
         rollout = self.cluster.kubectl(f"rollout status deployment/{self.name} -n {self.namespace}")
         self.status.value = (
-            f"{note}<b>t={self.cluster.clock.now:.1f}s</b> · controller-manager {cm} · "
+            f"<b>t={self.cluster.clock.now:.1f}s</b> · controller-manager {cm} · "
             f"<code>{html.escape(str(rollout))}</code>"
-            "<table><tr><th>ReplicaSet</th><th>revision</th><th>desired</th><th>current</th>"
-            f"<th>ready</th><th>available</th></tr>{rows}</table><ul>{lines}</ul>")
+            + html_table(["ReplicaSet", "revision", "desired", "current", "ready", "available"], rows,
+                         escape=False) + f"<ul>{lines}</ul>")
         if self.show_graph:
             graph = object_graph(self.cluster, namespace=self.namespace)
             try:

@@ -20,6 +20,7 @@ import ipywidgets as W
 
 from kubelab.kubelet.registry import MODES
 from kubelab.viz.observe import quiet
+from kubelab.widgets.action_log import ActionLog
 
 __all__ = ["FailurePanel"]
 
@@ -38,7 +39,7 @@ class FailurePanel:
                  on_change: Callable[[], None] | None = None) -> None:
         self.cluster, self.namespace = cluster, namespace
         self.on_change = on_change
-        self.last = ""
+        self.actions = ActionLog(cluster.clock)
         self.buttons: dict[str, W.Button] = {}
         f = cluster.faults
         rows: list[W.Widget] = []
@@ -46,7 +47,7 @@ class FailurePanel:
         self.component_buttons: dict[str, W.Button] = {}
         for name in self.component_names():
             button = _button(name, "bolt")
-            button.on_click(lambda _b, name=name: self._do(lambda: self.toggle(name)))
+            button.on_click(lambda _b, name=name: self._do(lambda: self.toggle(name), "toggle " + name))
             self.component_buttons[name] = button
         rows.append(W.HBox([W.Label("components:"), *self.component_buttons.values()],
                            layout=W.Layout(flex_flow="row wrap")))
@@ -55,10 +56,14 @@ class FailurePanel:
                                layout=W.Layout(width="180px"))
         if self.has_kubelets and cluster.node_names:
             rows.append(self._row([self.node], [
-                ("kill node", "power-off", "danger", lambda: f.kill_node(self.node.value)),
-                ("revive node", "plug", "", lambda: f.revive_node(self.node.value)),
-                ("partition node", "scissors", "warning", lambda: f.partition(self.node.value)),
-                ("heal partition", "medkit", "", lambda: f.heal(self.node.value))]))
+                ("kill node", "power-off", "danger", lambda: self.node_fault(
+                    f.kill_node, "powered off: no kubelet, no containers, no heartbeat")),
+                ("revive node", "plug", "", lambda: self.node_fault(
+                    f.revive_node, "boots again: its kubelet registers and heartbeats")),
+                ("partition node", "scissors", "warning", lambda: self.node_fault(
+                    f.partition, "is cut off the control plane (its containers keep running)")),
+                ("heal partition", "medkit", "", lambda: self.node_fault(
+                    f.heal, "reaches the API server again"))]))
         self.pod = W.Dropdown(options=[], description="pod", layout=W.Layout(width="300px"))
         pod_actions = [("delete pod", "trash", "danger", self.delete_pod)]
         if self.has_kubelets:
@@ -75,7 +80,8 @@ class FailurePanel:
         self.latency = W.FloatSlider(value=float(cluster.store.latency), min=0.0, max=2.0, step=0.1,
                                      description="disk latency (s)", continuous_update=False,
                                      style={"description_width": "initial"})
-        self.latency.observe(lambda ch: self._do(lambda: f.slow_store(float(ch["new"]))), names="value")
+        self.latency.observe(lambda ch: self._do(lambda: self.slow_store(float(ch["new"])),
+                                                 f"disk latency {float(ch['new']):g}s"), names="value")
         rows.append(self._row([W.Label("store:")], [
             ("compact store", "compress", "warning", f.compact)], [self.latency]))
         if self.has_kubelets:
@@ -86,8 +92,9 @@ class FailurePanel:
                 ("fix registry", "check", "success", lambda: f.fix_registry(None))]))
         self.status = W.HTML()
         self.status.add_class("kubelab-faults")
-        self.widget = W.VBox([*rows, self.status])
+        self.widget = W.VBox([*rows, self.actions.widget, self.status])
         self.refresh()
+        self.actions.starting_state(self.state())
 
     def _row(self, first: list[W.Widget], actions: list[tuple[str, str, str, Action]],
              last: list[W.Widget] | None = None) -> W.HBox:
@@ -121,7 +128,26 @@ class FailurePanel:
             self.cluster.faults.crash(name)
             return f"crashed {name}"
         self.cluster.faults.restart(name)
-        return f"restarted {name}"
+        return (f"restarted {name}: it relists and catches up only as virtual time runs "
+                "(step or play)")
+
+    def node_fault(self, fault: Callable[[str], Any], what: str) -> str:
+        node = str(self.node.value)
+        fault(node)
+        return f"{node} {what}"
+
+    def slow_store(self, seconds: float) -> str:
+        self.cluster.faults.slow_store(seconds)
+        return f"every store write now waits {seconds:g}s for the disk"
+
+    def state(self) -> str:
+        """What this panel starts from, in one line."""
+        down = [n for n in self.component_names() if not self.running(n)]
+        nodes = list(self.cluster.node_names)
+        return (f"{len(self.component_names()) - len(down)} component(s) running"
+                + (f", down: {', '.join(down)}" if down else "")
+                + (f"; nodes {', '.join(nodes)}" if nodes else "; no nodes")
+                + f"; disk latency {float(self.cluster.store.latency):g}s")
 
     def delete_pod(self) -> str:
         if not self.pod.value:
@@ -135,12 +161,10 @@ class FailurePanel:
         self.cluster.faults.crash_container(self.pod.value, namespace=self.namespace)
         return f'the container of pod "{self.pod.value}" crashed'
 
-    def _do(self, action: Action, label: str = "") -> None:
-        try:
-            result = action()
-            self.last = result if isinstance(result, str) else label
-        except Exception as err:  # shown in the panel, in the error's own (Kubernetes) words
-            self.last = f"{label}: {err}" if label else str(err)
+    def _do(self, action: Action, label: str) -> None:
+        """A button's press: the action log shows what happened, in the error's own words."""
+        subject = f" {self.node.value}" if label.endswith((" node", " partition")) else ""
+        self.actions.run(label + subject, action, lambda r: r if isinstance(r, str) else "done")
         self.refresh()
         if self.on_change is not None:
             self.on_change()
@@ -164,8 +188,8 @@ class FailurePanel:
         recent = self.cluster.trace.filter(component="faults")[-5:]
         lines = "".join(f"<li>t={r.time:g}s ⚡ {html.escape(r.verb)} {html.escape(r.object)} "
                         f"{html.escape(_detail(r.detail))}</li>" for r in recent)
-        note = f"<i>{html.escape(self.last)}</i>" if self.last else ""
-        self.status.value = f"{note}<ul style='margin:2px 0'>{lines}</ul>"
+        self.status.value = (f"<div style='font-size:12px;color:#555'>faults in the trace (newest "
+                             f"last)</div><ul style='margin:2px 0'>{lines}</ul>")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

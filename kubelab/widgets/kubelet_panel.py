@@ -11,6 +11,7 @@ tests and learners can drive the panel without a browser.
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 import ipywidgets as W
@@ -18,36 +19,54 @@ import ipywidgets as W
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import parse_time
 from kubelab.kubelet.registry import MODES
+from kubelab.widgets.action_log import ActionLog, html_table
 
 __all__ = ["KubeletPanel", "retry_timeline_svg"]
 
 
-def retry_timeline_svg(points: list[tuple[float, float]], width: int = 640, height: int = 220,
+def retry_timeline_svg(points: list[tuple[float, float]], width: int = 640, height: int = 240,
                        title: str = "") -> str:
-    """An SVG step chart: (virtual seconds, back-off window in seconds) per failed pull."""
+    """An SVG step chart of an image pull's back-off: (virtual seconds since the first failure,
+    back-off window in seconds) per failed pull.
+
+    Both axes are logarithmic, so the doubling (10 s, 20 s, 40 s ... up to the 300 s cap) reads
+    as equal steps up, and the hours of retries at the cap as one flat run, not 180 dots on a
+    line. The y ticks are the windows that occur; the x ticks are 10 s, 1 min, 10 min, 1 h..."""
     if not points:
         return "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'></svg>"
-    left, bottom, top = 48, 28, 22
-    t_max = max(t for t, _ in points) or 1.0
-    y_max = max(w for _, w in points) or 1.0
+    left, right, bottom, top = 52, 12, 30, 24
+    t_max = max(t for t, _ in points)
+    windows = sorted({w for _, w in points if w > 0}) or [1.0]
+    lo, hi = math.log2(windows[0]), math.log2(windows[-1])
+    span_x = math.log10(1 + max(t_max, 10.0))
 
     def x(t: float) -> float:
-        return left + (width - left - 10) * t / t_max
+        return left + (width - left - right) * math.log10(1 + max(t, 0.0)) / span_x
 
     def y(w: float) -> float:
-        return height - bottom - (height - bottom - top) * w / y_max
-    steps = " ".join(f"{x(t):.1f},{y(w):.1f}" for t, w in points)
+        share = (math.log2(max(w, windows[0])) - lo) / (hi - lo) if hi > lo else 1.0
+        return height - bottom - (height - bottom - top) * share
+
+    steps: list[str] = []
+    for n, (t, w) in enumerate(points):  # hold each window until the next failure
+        if n:
+            steps.append(f"{x(t):.1f},{y(points[n - 1][1]):.1f}")
+        steps.append(f"{x(t):.1f},{y(w):.1f}")
     dots = "".join(f"<circle cx='{x(t):.1f}' cy='{y(w):.1f}' r='2' fill='#c0392b'/>" for t, w in points)
-    ticks = "".join(f"<text x='{left - 6}' y='{y(v) + 4:.1f}' font-size='10' "
-                    f"text-anchor='end'>{v:g}s</text>" for v in sorted({0.0, y_max / 2, y_max}))
-    hours = "".join(f"<text x='{x(h * 3600):.1f}' y='{height - 10}' font-size='10' "
-                    f"text-anchor='middle'>{h}h</text>" for h in range(0, int(t_max // 3600) + 1, 3))
+    ticks = "".join(f"<text x='{left - 6}' y='{y(v) + 4:.1f}' font-size='10' text-anchor='end'>{v:g}s</text>"
+                    f"<line x1='{left}' y1='{y(v):.1f}' x2='{width - right}' y2='{y(v):.1f}' "
+                    "stroke='#eee'/>" for v in windows)
+    marks = [(10, "10s"), (60, "1m"), (600, "10m"), (3600, "1h"), (6 * 3600, "6h"), (24 * 3600, "24h")]
+    times = "".join(f"<text x='{x(t):.1f}' y='{height - 14}' font-size='10' text-anchor='middle'>{label}"
+                    "</text>" for t, label in marks if t <= max(t_max, 10.0))
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
             f"font-family='sans-serif'><text x='{left}' y='14' font-size='12'>{html.escape(title)}</text>"
-            f"<line x1='{left}' y1='{height - bottom}' x2='{width - 10}' y2='{height - bottom}' "
+            f"{ticks}<line x1='{left}' y1='{height - bottom}' x2='{width - right}' y2='{height - bottom}' "
             "stroke='#888'/>"
             f"<line x1='{left}' y1='{top}' x2='{left}' y2='{height - bottom}' stroke='#888'/>"
-            f"<polyline points='{steps}' fill='none' stroke='#2c7fb8'/>{dots}{ticks}{hours}</svg>")
+            f"<polyline points='{' '.join(steps)}' fill='none' stroke='#2c7fb8'/>{dots}{times}"
+            f"<text x='{width - right}' y='{height - 2}' font-size='9' text-anchor='end' fill='#555'>"
+            "time since the first failure (log scale); back-off window (log scale, doubling)</text></svg>")
 
 
 class KubeletPanel:
@@ -59,7 +78,8 @@ class KubeletPanel:
         self.mode = W.Dropdown(options=[m for m in MODES if m != "ok"], value="unauthorized",
                                description="mode")
         self.pod = W.Dropdown(options=[], description="pod")
-        self.status, self.log = W.HTML(), W.HTML()
+        self.status, self.events = W.HTML(), W.HTML()
+        self.actions = ActionLog(cluster.clock)
         actions = [
             ("kill node", "danger", lambda: self.kill(self.node.value)),
             ("revive node", "success", lambda: self.revive(self.node.value)),
@@ -77,50 +97,59 @@ class KubeletPanel:
             button = W.Button(description=label, button_style=style)
             button.on_click(lambda _b, act=action: act())
             buttons.append(button)
-        self.widget = W.VBox([W.HBox([self.node, *buttons[:4]]),
-                              W.HBox([self.image, self.mode, *buttons[4:6]]),
-                              W.HBox([self.pod, buttons[6]]), W.HBox(buttons[7:]), self.status, self.log])
+        row = W.Layout(flex_flow="row wrap")
+        self.widget = W.VBox([W.HBox([self.node, *buttons[:4]], layout=row),
+                              W.HBox([self.image, self.mode, *buttons[4:6]], layout=row),
+                              W.HBox([self.pod, buttons[6]], layout=row), W.HBox(buttons[7:], layout=row),
+                              self.actions.widget, self.status, self.events])
         self.refresh()
+        node_rows, pod_rows = self.rows()
+        troubled = [r[0] for r in node_rows if len(r) > 4 and r[4] != "ok"]
+        self.actions.starting_state(
+            f"{len(node_rows)} node(s)" + (f" ({', '.join(troubled)} in trouble)" if troubled else ", all ok")
+            + f", {len(pod_rows)} pod(s); the registry: "
+            + (f"broken for {cluster.registry.broken}" if cluster.registry.broken else "every pull works"))
 
     # Each control calls one of these.
 
     def kill(self, node: str) -> None:
-        self._do(lambda: self.cluster.faults.kill_node(node), f"{node} is dead: no kubelet, no containers")
+        self._do(lambda: self.cluster.faults.kill_node(node), f"{node} is dead: no kubelet, no containers",
+                 f"kill node {node}")
 
     def revive(self, node: str) -> None:
-        self._do(lambda: self.cluster.faults.revive_node(node), f"{node} boots again")
+        self._do(lambda: self.cluster.faults.revive_node(node), f"{node} boots again", f"revive node {node}")
 
     def partition(self, node: str) -> None:
-        self._do(lambda: self.cluster.faults.partition(node), f"{node} is cut off the control plane")
+        self._do(lambda: self.cluster.faults.partition(node), f"{node} is cut off the control plane",
+                 f"partition {node}")
 
     def heal(self, node: str) -> None:
-        self._do(lambda: self.cluster.faults.heal(node), f"{node} can reach the API server again")
+        self._do(lambda: self.cluster.faults.heal(node), f"{node} can reach the API server again",
+                 f"heal {node}")
 
     def break_registry(self, image: str, mode: str) -> None:
         self._do(lambda: self.cluster.faults.break_registry(image or None, mode),
-                 f"registry: {image or 'every image'} is now {mode}")
+                 f"{image or 'every image'} is now {mode}", f"break registry ({mode})")
 
     def fix_registry(self, image: str = "") -> None:
         self._do(lambda: self.cluster.faults.fix_registry(image or None),
-                 f"registry: {image or 'every image'} works again")
+                 f"{image or 'every image'} pulls again", "fix registry")
 
     def crash(self, pod: str | None) -> None:
         if not pod:
-            self.refresh("choose a pod first")
+            self.actions.record("crash container", "choose a pod first", ok=False)
             return
-        self._do(lambda: self.cluster.faults.crash_container(pod), f"the container of {pod} crashed")
+        self._do(lambda: self.cluster.faults.crash_container(pod),
+                 f"the container of {pod} crashed: the kubelet restarts it after a back-off, as time runs",
+                 f"crash container of {pod}")
 
     def run(self, seconds: float) -> None:
-        self.cluster.run(seconds)
-        self.refresh(f"ran {seconds:g} virtual seconds")
+        self._do(lambda: self.cluster.run(seconds), f"ran {seconds:g} virtual seconds", f"run {seconds:g} s")
 
-    def _do(self, action: Any, message: str) -> None:
-        try:
-            action()
-        except (ValueError, ApiError) as err:
-            self.refresh(f"refused: {err}")
-            return
-        self.refresh(message)
+    def _do(self, action: Any, message: str, label: str = "") -> None:
+        label = label or message.split(":")[0]
+        self.actions.run(label, action, lambda _r: message)
+        self.refresh()
 
     # ------------------------------------------------------------------ the view
 
@@ -158,7 +187,7 @@ class KubeletPanel:
                              str(cs.get("restartCount", 0))])
         return node_rows, pod_rows
 
-    def refresh(self, message: str = "") -> None:
+    def refresh(self) -> None:
         node_rows, pod_rows = self.rows()
         names = [r[0] for r in pod_rows]
         self.pod.options = names
@@ -167,24 +196,18 @@ class KubeletPanel:
         self.status.value = (
             f"<b>t={self.cluster.clock.now:.0f}s</b> · broken registry: "
             f"{html.escape(str(self.cluster.registry.broken or 'nothing'))}"
-            + _table(["node", "Ready", "taints", "lease age", "trouble"], node_rows)
-            + _table(["pod", "node", "phase", "container", "restarts"], pod_rows))
+            + html_table(["node", "Ready", "taints", "lease age", "trouble"], node_rows)
+            + html_table(["pod", "node", "phase", "container", "restarts"], pod_rows))
         try:
             recent = self.cluster.events()[-8:]
         except ApiError:
             recent = []
         lines = "".join(f"<li>{html.escape(e['involvedObject']['name'])} <b>{html.escape(e['reason'])}</b>: "
                         f"{html.escape(e['message'][:140])}</li>" for e in recent)
-        note = f"<i>{html.escape(message)}</i>" if message else ""
-        self.log.value = f"{note}<ul>{lines}</ul>"
+        self.events.value = f"<small>the latest events</small><ul>{lines}</ul>" if lines else ""
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
         display(self.widget)  # type: ignore[no-untyped-call]
 
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"

@@ -12,6 +12,7 @@ set_strategy, create_pods, run), so tests and learners can drive it without a br
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 from collections.abc import Callable
@@ -19,10 +20,12 @@ from typing import Any
 
 import ipywidgets as W
 
+from kubelab.api.errors import ApiError
 from kubelab.api.quantity import parse_quantity
 from kubelab.client.component import ComponentContext
 from kubelab.scheduler import Scheduler, load_config
 from kubelab.scheduler.types import pod_requests
+from kubelab.widgets.action_log import ActionLog, html_table
 
 __all__ = ["STRATEGIES", "SchedulerPanel", "strategy_config"]
 
@@ -40,13 +43,33 @@ def strategy_config(strategy: str) -> str:
 
 
 def _refreshes(method: Callable[..., str]) -> Callable[..., str]:
-    """Redraw the panel after the action, with the action's message, however it was called."""
+    """Log the action and its result, then redraw the panel, however it was called. An error
+    is logged (in its own words) and raised again to a caller in code; a button's press stops
+    there."""
     @functools.wraps(method)
     def wrapper(self: SchedulerPanel, *args: Any, **kwargs: Any) -> str:
-        message = method(self, *args, **kwargs)
-        self.refresh(message)
+        action = " ".join([method.__name__.replace("_", " "), *(str(a) for a in args if a is not None)])
+        try:
+            message = method(self, *args, **kwargs)
+        except Exception as err:
+            self.actions.record(action, _error_text(err), ok=False)
+            self.refresh()
+            raise
+        self.actions.record(action, message)
+        self.refresh()
         return message
     return wrapper
+
+
+def _chosen(node: str | None) -> str:
+    """With no node in the dropdown there is nothing to act on (not a node called "None")."""
+    if not node:
+        raise ValueError("no node chosen: add a node first")
+    return node
+
+
+def _error_text(err: Exception) -> str:
+    return err.kubectl_message() if isinstance(err, ApiError) else f"error: {err}"
 
 
 class SchedulerPanel:
@@ -63,7 +86,9 @@ class SchedulerPanel:
                                       layout=W.Layout(width="140px"))
         self.cpu = W.Text(value="500m", description="cpu", layout=W.Layout(width="150px"))
         self.memory = W.Text(value="512Mi", description="memory", layout=W.Layout(width="170px"))
-        self.strategy_toggle = W.ToggleButtons(options=[(f"{s} ({v})", s) for s, v in STRATEGIES.items()])
+        # Buttons as wide as their labels: "LeastAllocated (spread)" is not cut.
+        self.strategy_toggle = W.ToggleButtons(options=[(f"{s} ({v})", s) for s, v in STRATEGIES.items()],
+                                               style={"button_width": "auto"})
         self.strategy_toggle.observe(self._on_toggle, names="value")
         buttons = [("add node", "plus", lambda: self.add_node()),
                    ("remove node", "minus", lambda: self.remove_node(self.node.value)),
@@ -80,13 +105,21 @@ class SchedulerPanel:
             button.on_click(lambda _b, action=action: self._do(action))
             self.buttons[label] = button
         b = list(self.buttons.values())
-        self.status, self.explanation, self.log = W.HTML(), W.HTML(), W.HTML()
+        self.status, self.explanation = W.HTML(), W.HTML()
+        self.actions = ActionLog(cluster.clock)
         self.widget = W.VBox([self.strategy_toggle, W.HBox([self.node, *b[:4]]),
                               W.HBox([self.taint_spec, *b[4:6]]),
                               W.HBox([self.count, self.cpu, self.memory, *b[6:]]),
-                              self.log, self.status, self.explanation])
+                              self.actions.widget, self.status, self.explanation])
         self._explain_on()
         self.refresh()
+        rows, pending = self.placement(), self.pending()
+        scheduler = self.cluster.components.get("scheduler")
+        self.actions.starting_state(
+            f"{len(rows)} node(s) ({', '.join(rows) or 'none'}), "
+            f"{sum(len(r['pods']) for r in rows.values())} pod(s) bound, {len(pending)} pending; "
+            + (f"the scheduler scores with {self.strategy}" if isinstance(scheduler, Scheduler)
+               else "no scheduler runs"))
 
     # --- what the controls do ------------------------------------------------------------------
 
@@ -95,10 +128,9 @@ class SchedulerPanel:
             self._do(lambda: self.set_strategy(change["new"]))
 
     def _do(self, action: Callable[[], object]) -> None:
-        try:
+        with contextlib.suppress(Exception):  # a button's press: the action log shows the error
             action()
-        except Exception as err:  # shown in the panel, as kubectl would print it
-            self.refresh(f"error: {err}")
+
 
     @_refreshes
     def add_node(self, name: str | None = None, cpu: str = "4", memory: str = "8Gi") -> str:
@@ -118,24 +150,29 @@ class SchedulerPanel:
         return f"node/{name} created"
 
     @_refreshes
-    def remove_node(self, name: str) -> str:
+    def remove_node(self, name: str | None) -> str:
+        name = _chosen(name)
         self.cluster.client.delete("nodes", name, "")
         return f'node "{name}" deleted (its pods stay bound to it: no node controller runs here)'
 
     @_refreshes
-    def cordon(self, name: str) -> str:
+    def cordon(self, name: str | None) -> str:
+        name = _chosen(name)
         return str(self.cluster.kubectl(f"cordon {name}"))
 
     @_refreshes
-    def uncordon(self, name: str) -> str:
+    def uncordon(self, name: str | None) -> str:
+        name = _chosen(name)
         return str(self.cluster.kubectl(f"uncordon {name}"))
 
     @_refreshes
-    def taint(self, name: str, spec: str) -> str:
+    def taint(self, name: str | None, spec: str) -> str:
+        name = _chosen(name)
         return str(self.cluster.kubectl(f"taint nodes {name} {spec}"))
 
     @_refreshes
-    def untaint(self, name: str, spec: str) -> str:
+    def untaint(self, name: str | None, spec: str) -> str:
+        name = _chosen(name)
         key_effect = spec.split("=", 1)[0] + (":" + spec.rsplit(":", 1)[1] if ":" in spec else "")
         return str(self.cluster.kubectl(f"taint nodes {name} {key_effect}-"))
 
@@ -174,7 +211,8 @@ class SchedulerPanel:
         self.strategy = strategy
         if self.strategy_toggle.value != strategy:
             self.strategy_toggle.value = strategy
-        return f"scheduler restarted with {strategy} ({STRATEGIES[strategy]})"
+        return (f"scheduler restarted with {strategy} ({STRATEGIES[strategy]}): it places pods "
+                "only as virtual time runs (run 1 s)")
 
     def _explain_on(self) -> None:
         scheduler = self.cluster.components.get("scheduler")
@@ -209,28 +247,29 @@ class SchedulerPanel:
         return [p["metadata"]["name"] for p in self.cluster.get("pods", namespace=None)
                 if not (p.get("spec") or {}).get("nodeName")]
 
-    def refresh(self, message: str = "") -> None:
+    def refresh(self) -> None:
         self._explain_on()
         rows = self.placement()
+        chosen = self.node.value
         self.node.options = list(rows)
-        table = "".join(
-            f"<tr><td><b>{html.escape(name)}</b>{' (cordoned)' if r['cordoned'] else ''}"
-            f"<br><small>{html.escape(', '.join(r['taints']))}</small></td>"
-            f"<td>{_bar(r['cpu'], r['allocatable_cpu'], 'm')}</td>"
-            f"<td>{_bar(r['memory'] // 2**20, r['allocatable_memory'] // 2**20, 'Mi')}</td>"
-            f"<td>{len(r['pods'])}: {html.escape(_first(r['pods'], 12))}</td>"
-            "</tr>" for name, r in rows.items())
+        # Keep the chosen node; else the first one, never an empty choice while nodes exist.
+        self.node.value = chosen if chosen in rows else next(iter(rows), None)
+        table = [[f"<b>{html.escape(name)}</b>{' (cordoned)' if r['cordoned'] else ''}"
+                  f"<br><small>{html.escape(', '.join(r['taints']))}</small>",
+                  _bar(r["cpu"], r["allocatable_cpu"], "m"),
+                  _bar(r["memory"] // 2**20, r["allocatable_memory"] // 2**20, "Mi"),
+                  f"{len(r['pods'])}: {html.escape(_first(r['pods'], 12))}"] for name, r in rows.items()]
         pending = self.pending()
         self.status.value = (
             f"<b>t={self.cluster.clock.now:.1f}s</b> · strategy <b>{self.strategy}</b> · "
             f"pending: <b>{len(pending)}</b> {html.escape(_first(pending, 10))}"
-            "<table><tr><th>node</th><th>cpu requested / allocatable</th><th>memory</th><th>pods</th></tr>"
-            f"{table}</table>")
-        self.log.value = f"<i>{html.escape(message)}</i>" if message else ""
+            + html_table(["node", "cpu requested / allocatable", "memory requested / allocatable",
+                          "pods"], table, escape=False))
         scheduler = self.cluster.components.get("scheduler")
         text = "the scheduler is not running" if not isinstance(scheduler, Scheduler) else (
             scheduler.explain().table() if scheduler.explanations else "no decision yet")
-        self.explanation.value = f"<b>latest decision</b><pre>{html.escape(text)}</pre>"
+        self.explanation.value = ("<b>latest decision</b><pre style='white-space:pre;overflow-x:auto;"
+                                  f"font-size:11px'>{html.escape(text)}</pre>")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

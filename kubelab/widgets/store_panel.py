@@ -14,6 +14,7 @@ from typing import Any
 import ipywidgets as W
 
 from kubelab.sim import Clock
+from kubelab.widgets.action_log import ActionLog, html_table
 
 __all__ = ["StorePanel"]
 
@@ -33,15 +34,19 @@ class StorePanel:
                                      description="disk latency (s)", continuous_update=False,
                                      style={"description_width": "initial"})
         self.status = W.HTML()
-        self.log = W.HTML()
+        self.heard_view = W.HTML()
+        self.actions = ActionLog(clock)
         self.write_button.on_click(lambda _b: self.write())
         self.compact_button.on_click(lambda _b: self.compact())
         self.run_button.on_click(lambda _b: self.run(1.0))
         self.latency.observe(lambda change: self.set_latency(change["new"]), names="value")
         self.widget = W.VBox([
             W.HBox([self.write_button, self.compact_button, self.run_button]),
-            self.latency, self.status, self.log,
+            self.latency, self.actions.widget, self.status, self.heard_view,
         ])
+        keys = len(store.range(prefix, prefix=True).kvs)
+        self.actions.starting_state(f"the store is at revision {store.revision}, compacted below "
+                                    f"{store.compact_revision}, {keys} key(s) under {prefix}")
         self.refresh()
 
     # Each control calls one of these, so tests (and learners) can drive the panel directly.
@@ -50,8 +55,9 @@ class StorePanel:
         self._counter += 1
         key = f"{self.prefix}configmaps/default/panel-{self._counter % 3}"
         response = self.store.put(key, f'{{"n": {self._counter}}}'.encode())
-        self.refresh(f"put {key} -> revision {response.revision}"
-                     + (f" (waited {response.latency:.1f}s for the disk)" if response.latency else ""))
+        self.actions.record(f"put {key}", f"revision {response.revision}"
+                            + (f" (waited {response.latency:.1f}s for the disk)" if response.latency else ""))
+        self.refresh()
         return int(response.revision)
 
     def compact(self) -> int:
@@ -59,32 +65,33 @@ class StorePanel:
         try:
             self.store.compact(revision)
         except Exception as err:  # compacting twice at the same revision is refused by etcd
-            self.refresh(f"compact refused: {err}")
-            return revision
-        self.refresh(f"compacted history below revision {revision}")
+            self.actions.record(f"compact at revision {revision}", f"refused: {err}", ok=False)
+        else:
+            self.actions.record(f"compact at revision {revision}",
+                                f"history below revision {revision} is gone")
+        self.refresh()
         return revision
 
     def run(self, seconds: float) -> None:
         self.clock.run(until=self.clock.now + seconds)
-        self.refresh(f"ran {seconds:g} virtual second(s)")
+        self.actions.record(f"run {seconds:g} s", f"ran {seconds:g} virtual second(s)")
+        self.refresh()
 
     def set_latency(self, seconds: float) -> None:
         self.store.latency = seconds
-        self.refresh(f"disk latency is now {seconds:g}s per write")
+        self.actions.record(f"disk latency {seconds:g}s", f"every write now waits {seconds:g}s")
+        self.refresh()
 
-    def refresh(self, message: str = "") -> None:
-        rows = "".join(
-            f"<tr><td><code>{html.escape(kv.key)}</code></td><td>{kv.create_revision}</td>"
-            f"<td>{kv.mod_revision}</td><td>{kv.version}</td></tr>"
-            for kv in self.store.range(self.prefix, prefix=True).kvs)
+    def refresh(self) -> None:
+        rows = [[f"<code>{html.escape(kv.key)}</code>", str(kv.create_revision), str(kv.mod_revision),
+                 str(kv.version)] for kv in self.store.range(self.prefix, prefix=True).kvs]
         self.status.value = (
             f"<b>t={self.clock.now:.1f}s</b> · revision <b>{self.store.revision}</b> · "
             f"compacted below <b>{self.store.compact_revision}</b>"
-            f"<table><tr><th>key</th><th>create</th><th>mod</th><th>version</th></tr>{rows}</table>")
+            + html_table(["key", "create_revision", "mod_revision", "version"], rows, escape=False))
         heard = "".join(f"<li><b>{html.escape(name)}</b>: {html.escape(', '.join(lines[-6:]))}</li>"
                         for name, lines in self.heard.items())
-        note = f"<i>{html.escape(message)}</i>" if message else ""
-        self.log.value = f"{note}<ul>{heard}</ul>"
+        self.heard_view.value = f"<small>what each watcher heard</small><ul>{heard}</ul>" if heard else ""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """Shown as its widget when it is the last value of a notebook cell."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelab.api.errors import ApiError, ParseError
+from kubelab.api.labels import selector_from_label_selector
 from kubelab.api.meta import deep_copy, get_controller_of_no_copy
 from kubelab.client.component import ComponentContext
 from kubelab.client.controller import Controller
@@ -29,7 +30,6 @@ from kubelab.controllers.controller_utils import (
     pod_controller_uid_index_func,
 )
 from kubelab.controllers.deployment import recreate, rollback, rolling, sync
-from kubelab.controllers.replica_set import label_selector
 
 __all__ = ["DeploymentController"]
 
@@ -90,7 +90,7 @@ class DeploymentController:
         out = []
         for d in self.d_lister.by_namespace(rs["metadata"].get("namespace", "")).list():
             try:
-                selector = label_selector(d["spec"].get("selector"))
+                selector = selector_from_label_selector(d["spec"].get("selector"))
             except ParseError:
                 continue
             if not selector.empty() and selector.matches(labels):
@@ -169,7 +169,7 @@ class DeploymentController:
         """getReplicaSetsForDeployment: claim the ReplicaSets (adopt orphans that match the
         selector, release owned ones that stopped matching)."""
         meta = d["metadata"]
-        selector = label_selector(d["spec"].get("selector"))
+        selector = selector_from_label_selector(d["spec"].get("selector"))
         candidates = [rs for rs in self.rs_lister.by_namespace(meta.get("namespace", "")).list()
                       if (ref := get_controller_of_no_copy(rs)) is None or ref.get("uid") == meta["uid"]]
 
@@ -191,7 +191,7 @@ class DeploymentController:
         if not exists:
             return  # deleted: the garbage collector takes care of its ReplicaSets
         d = deep_copy(d)
-        if label_selector(d["spec"].get("selector") or {}).empty():
+        if selector_from_label_selector(d["spec"].get("selector") or {}).empty():
             self.recorder.event(d, WARNING, "SelectingAll",
                                 "This deployment is selecting all pods. A non-empty selector is required.")
             status = d.setdefault("status", {})

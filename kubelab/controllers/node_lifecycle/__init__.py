@@ -4,7 +4,7 @@ Two controllers of kube-controller-manager, as upstream splits them since 1.29
 (SeparateTaintEvictionController):
 - node_lifecycle_controller.py: node health from the kubelet's heartbeats (Lease and Ready
   condition), Unknown after node-monitor-grace-period, NoSchedule and NoExecute taints;
-  zones.py: the rate limit and the "full disruption" brake;
+  zones.py: the "full disruption" brake; rate_limited_queue.py: the pace of tainting;
 - taint_eviction.py: deletes pods from nodes with NoExecute taints they do not tolerate, after
   their tolerationSeconds.
 """
@@ -15,6 +15,10 @@ from kubelab.controllers.node_lifecycle.node_lifecycle_controller import (
     UNREACHABLE,
     NodeLifecycleController,
 )
+from kubelab.controllers.node_lifecycle.rate_limited_queue import (
+    RateLimitedTimedQueue,
+    TokenBucketRateLimiter,
+)
 from kubelab.controllers.node_lifecycle.taint_eviction import (
     TaintEvictionController,
     get_matching_tolerations,
@@ -22,7 +26,6 @@ from kubelab.controllers.node_lifecycle.taint_eviction import (
     tolerates_taint,
 )
 from kubelab.controllers.node_lifecycle.zones import (
-    RateLimitedTimedQueue,
     Zones,
     compute_zone_state,
     zone_key,
@@ -35,6 +38,7 @@ __all__ = [
     "NodeLifecycleController",
     "RateLimitedTimedQueue",
     "TaintEvictionController",
+    "TokenBucketRateLimiter",
     "Zones",
     "compute_zone_state",
     "get_matching_tolerations",

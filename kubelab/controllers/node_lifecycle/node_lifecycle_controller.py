@@ -91,6 +91,7 @@ class NodeLifecycleController:
             lambda _o, n: self.no_schedule.queue.add(n["metadata"]["name"])))
         self.running = False
         self._timers: list[Timer] = []
+        self._next_pass: Timer | None = None  # the one pending extra tainting pass
 
     def run(self) -> None:
         self.running = True
@@ -102,6 +103,8 @@ class NodeLifecycleController:
         self.no_schedule.stop()
         for timer in self._timers:
             timer.cancel()
+        if self._next_pass is not None:
+            self._next_pass.cancel()
 
     def _monitor(self) -> None:
         if not self.running:
@@ -144,7 +147,7 @@ class NodeLifecycleController:
                 name = node["metadata"]["name"]
                 self._node_event(node, "NodeNotReady", f"Node {name} status is now: NodeNotReady")
                 self.mark_pods_not_ready(name)
-        change = self.zones.handle_disruption(zone_conditions)
+        change = self.zones.handle_disruption(zone_conditions, self.clock.now)
         if change == "enter":  # every node is down: stop evicting, take the taints off
             for node in nodes:
                 self.mark_node_as_reachable(node)
@@ -232,12 +235,19 @@ class NodeLifecycleController:
         return self.zones.tainter(zone_key(node)).remove(node["metadata"]["name"])
 
     def _tainting_pass(self) -> None:
-        """doNoExecuteTaintingPass: take nodes off each zone's queue as its limiter allows."""
-        for zone in sorted(self.zones.tainters):
-            queue = self.zones.tainters[zone]
-            wait = queue.try_process(self.clock.now, self._taint_node)
-            if wait is not None and self.running:
-                self._timers.append(self.clock.call_later(wait, self._tainting_pass, background=True))
+        """doNoExecuteTaintingPass: take nodes off each zone's queue as its limiter allows.
+
+        Upstream runs it every NodeEvictionPeriod (100 ms); kubelab runs it on each monitor
+        pass and once more when the first zone's next token is due (one pending pass at most).
+        """
+        waits = [wait for zone in sorted(self.zones.tainters)
+                 if (wait := self.zones.tainters[zone].try_process(self.clock.now, self._taint_node))
+                 is not None]
+        if self._next_pass is not None:
+            self._next_pass.cancel()
+            self._next_pass = None
+        if waits and self.running:
+            self._next_pass = self.clock.call_later(min(waits), self._tainting_pass, background=True)
 
     def _taint_node(self, name: str) -> bool:
         node, exists = self.node_informer.indexer.get_by_key(name)

@@ -5,8 +5,8 @@
 - compute_zone_state (ComputeZoneState): FullDisruption when no node of the zone is Ready,
   PartialDisruption when more than two are not Ready and they are at least
   unhealthy-zone-threshold (55 %) of it, Normal otherwise.
-- RateLimitedTimedQueue (nodelifecycle/scheduler/rate_limited_queue.go): nodes waiting for a
-  NoExecute taint, taken off in the order they came, no faster than a token bucket allows
+- one RateLimitedTimedQueue per zone (rate_limited_queue.py): nodes waiting for a NoExecute
+  taint, taken off in the order they came, no faster than a token bucket allows
   (--node-eviction-rate 0.1 per second, burst 1). A qps of 0 stops tainting altogether.
 - Zones.handle_disruption (handleDisruption): each zone's state sets its queue's pace; when
   every zone is fully disrupted, tainting stops and the taints come off.
@@ -14,10 +14,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-__all__ = ["RateLimitedTimedQueue", "Zones", "compute_zone_state", "zone_key"]
+from kubelab.controllers.node_lifecycle.rate_limited_queue import RateLimitedTimedQueue
+
+__all__ = ["Zones", "compute_zone_state", "zone_key"]
 
 REGION = "topology.kubernetes.io/region"
 ZONE = "topology.kubernetes.io/zone"
@@ -37,45 +38,6 @@ def compute_zone_state(ready_conditions: list[dict[str, Any] | None], threshold:
     if not_ready > 2 and not_ready / (not_ready + ready) >= threshold:
         return not_ready, "PartialDisruption"
     return not_ready, "Normal"
-
-
-class RateLimitedTimedQueue:
-    def __init__(self, qps: float, burst: int = 1) -> None:
-        self.qps, self.burst = qps, burst
-        self._tokens = float(burst)
-        self._last: float | None = None
-        self._items: dict[str, tuple[str, float]] = {}  # node name -> (uid, added at)
-
-    def add(self, name: str, uid: str, now: float) -> bool:
-        if name in self._items:
-            return False
-        self._items[name] = (uid, now)
-        return True
-
-    def remove(self, name: str) -> bool:
-        return self._items.pop(name, None) is not None
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def try_process(self, now: float, fn: Callable[[str], bool]) -> float | None:
-        """Try: hand nodes to fn (True: done, False: try again later) while tokens last.
-        Returns in how many seconds a token will be there for what is left, or None."""
-        if self._last is not None:
-            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
-        self._last = now
-        for name in sorted(self._items, key=lambda n: (self._items[n][1], n)):
-            if self.qps <= 0:
-                return None
-            if self._tokens < 1.0:
-                return (1.0 - self._tokens) / self.qps
-            self._tokens -= 1.0
-            if fn(name):
-                self._items.pop(name, None)
-        return None
 
 
 class Zones:
@@ -100,7 +62,8 @@ class Zones:
             return self.secondary_qps if zone_size > self.large_cluster_threshold else 0.0
         return self.qps
 
-    def handle_disruption(self, zone_conditions: dict[str, list[dict[str, Any] | None]]) -> str:
+    def handle_disruption(self, zone_conditions: dict[str, list[dict[str, Any] | None]],
+                          now: float) -> str:
         """Update the states; returns "enter" when every zone just became fully disrupted,
         "exit" when the cluster just left that state, "" otherwise."""
         new = {zone: compute_zone_state(conds, self.unhealthy_zone_threshold)[1]
@@ -115,11 +78,11 @@ class Zones:
             return ""
         if all_now:
             for zone in self.states:
-                self.tainter(zone).qps = 0.0
+                self.tainter(zone).swap_limiter(0.0, now)
                 self.states[zone] = "FullDisruption"
             return "enter"
         for zone, state in new.items():
             if all_before or self.states.get(zone) != state:
-                self.tainter(zone).qps = self._qps_for(state, len(zone_conditions[zone]))
+                self.tainter(zone).swap_limiter(self._qps_for(state, len(zone_conditions[zone])), now)
                 self.states[zone] = state
         return "exit" if all_before else ""

@@ -10,10 +10,11 @@ import json
 import random
 from typing import Any
 
+from kubelab.api.errors import ApiError
 from kubelab.grading.checks.common import StoreView, configmap, count_of
 from kubelab.grading.context import CheckContext
 from kubelab.grading.exercises import check
-from kubelab.grading.remote import RemoteError
+from kubelab.grading.remote import GraderError, RemoteError
 
 __all__: list[str] = []  # checks register themselves with @check
 
@@ -30,7 +31,8 @@ def increment(value: bytes) -> bytes:
 
 class Rival:
     """Another client that updates the same ConfigMap through the API server, right after the
-    learner has read it (with probability `chance`, at most `streak` times in a row)."""
+    learner has read it (with probability `chance`, at most `streak` times in a row), or, with
+    delete, deletes it once. Its own failure is the grader's (GraderError), never the learner's."""
 
     def __init__(self, ctx: CheckContext, cluster: Any, chance: float, streak: int = 3,
                  delete: bool = False) -> None:
@@ -38,14 +40,24 @@ class Rival:
         self.chance, self.streak, self.delete = chance, streak, delete
         self.writes = 0
         self.in_a_row = 0
+        self.deleted = False
 
     def after_read(self, key: str) -> None:
         if key != KEY or self.in_a_row >= self.streak or self.rand.random() >= self.chance:
             self.in_a_row = 0
             return
         self.in_a_row += 1
+        try:
+            self._write()
+        except ApiError as err:
+            raise GraderError(f"the simulated rival writer got {err.code} {err.reason}: "
+                              f"{err.message}") from None
+
+    def _write(self) -> None:
         if self.delete:
-            self.cluster.client.delete("configmaps", "counter")
+            if not self.deleted:
+                self.cluster.client.delete("configmaps", "counter")
+                self.deleted = True
             return
         obj = self.cluster.client.get("configmaps", "counter")
         obj["data"]["count"] = str(int(obj["data"]["count"]) + 1)
@@ -69,12 +81,13 @@ def _count(c: Any) -> int:
 def updates_a_key(ctx: CheckContext) -> None:
     c, store, _ = _counter(ctx)
     revision = ctx.learner(store, KEY, increment)
-    ctx.expect_equal(_count(c), 1, "the ConfigMap default/counter was not updated once",
+    ctx.expect_equal(_count(c), 1, "the ConfigMap default/counter was not updated once", unit="data.count =",
                      hint="Write mutate(value) with a txn; check TxnResponse.succeeded.")
     live = int(c.get("configmaps", "counter")["metadata"]["resourceVersion"])
     ctx.expect_equal(revision, live, "cas_update must return the revision of its write "
-                     "(the object's new resourceVersion)")
-    ctx.expect_equal(store.puts, 0, "an update must be a guarded txn, never store.put")
+                     "(the object's new resourceVersion)", unit="revision =")
+    ctx.expect_equal(store.puts, 0, "an update must be a guarded txn, never store.put",
+                     unit="store.put call(s)")
 
 
 @check("1.1", points=4, seeds=(1, 2, 3), hint="When TxnResponse.succeeded is False somebody else "
@@ -105,9 +118,10 @@ def one_request_per_attempt(ctx: CheckContext) -> None:
         ctx.learner(store, KEY, increment)
     attempts = calls + store.failed_txns
     ctx.expect_equal(store.ranges, calls, "every retry should reuse the value the failed txn "
-                     "returned instead of reading again", hint=None)
-    ctx.expect_equal(store.txns, attempts, "one txn per attempt")
-    ctx.expect_equal(store.puts, 0, "an update must be a guarded txn, never store.put")
+                     "returned instead of reading again", unit="store.range call(s)")
+    ctx.expect_equal(store.txns, attempts, "one txn per attempt", unit="store.txn call(s)")
+    ctx.expect_equal(store.puts, 0, "an update must be a guarded txn, never store.put",
+                     unit="store.put call(s)")
 
 
 @check("1.1", points=2, hint='If the key is gone raise LookupError (e.g. key "..." not found) and '
@@ -176,14 +190,20 @@ def _expect_mirrored(ctx: CheckContext, c: Any, mirror: Any, when: str) -> None:
 @check("1.2", points=3, hint="List with store.range(prefix, prefix=True), then watch from the "
        "list's revision + 1; apply PUT and DELETE events in order.")
 def mirrors_a_prefix(ctx: CheckContext) -> None:
-    c, _store, mirror = _mirror_scene(ctx)
+    c, store, mirror = _mirror_scene(ctx)
     mirror.start()
     _expect_mirrored(ctx, c, mirror, "right after start() (the initial list)")
     _change(c, "+c", "~a", "-b", "+d", "~d")
     c.run(1)
     _expect_mirrored(ctx, c, mirror, "after creates, updates and deletes")
+    ctx.expect_equal(store.ranges, 1, "after the initial list, items must come from the watch "
+                     "(a mirror that reads the store when asked is not a mirror)",
+                     unit="store.range call(s)")
+    if len(store.watch_starts) != 1:
+        ctx.fail("start() must open one watch and keep it", expected="1 store.watch call",
+                 got=f"{len(store.watch_starts)} store.watch call(s)")
     ctx.expect_equal(mirror.revision, c.store.revision, "revision must be the last revision "
-                     "heard (WatchResponse.header_revision)")
+                     "heard (WatchResponse.header_revision)", unit="revision =")
 
 
 @check("1.2", points=3, seeds=(1, 2), hint="A restart resumes the watch from revision + 1: etcd "
@@ -200,7 +220,8 @@ def resumes_without_relisting(ctx: CheckContext) -> None:
     mirror.start()
     c.run(1)
     _expect_mirrored(ctx, c, mirror, "after resuming")
-    ctx.expect_equal(store.ranges, 1, "resuming must not list again (one range in total)")
+    ctx.expect_equal(store.ranges, 1, "resuming must not list again (one range in total)",
+                     unit="store.range call(s)")
     resumed = store.watch_starts[-1] if len(store.watch_starts) > 1 else None
     if resumed != seen + 1:
         ctx.fail("the resumed watch must start right after the last revision seen",
@@ -221,7 +242,8 @@ def relists_after_compaction(ctx: CheckContext) -> None:
     mirror.start()
     c.run(1)
     _expect_mirrored(ctx, c, mirror, "after the history was compacted while it was away")
-    ctx.expect_equal(store.ranges, 2, "exactly one new list after the compaction")
+    ctx.expect_equal(store.ranges, 2, "exactly one new list after the compaction",
+                     unit="store.range call(s)")
     _change(c, "~e", "-c")
     c.run(1)
     _expect_mirrored(ctx, c, mirror, "after the relist, watching again")

@@ -137,6 +137,9 @@ def deployments_and_their_templates(ctx: CheckContext) -> None:
 @check("2.1", points=2, hint="Objects in kube-system belong to the cluster itself: let them through.")
 def kube_system_is_exempt(ctx: CheckContext) -> None:
     c = _cluster(ctx, mutating=False)
+    _refused(ctx, lambda: c.client.create(pod("coredns", labels={"team": ""})), "a pod in default "
+             "with an empty team (the policy applies outside kube-system)",
+             f'pods "coredns" is forbidden: {MISSING}')
     _admitted(ctx, lambda: c.client.create(pod("coredns", namespace="kube-system")),
               "a pod in kube-system without a team")
 
@@ -156,9 +159,11 @@ def fills_missing_requests(ctx: CheckContext) -> None:
         {"name": "web", "image": "nginx:1.27"},
         {"name": "sidecar", "image": "envoy:1.30", "resources": {"requests": {"cpu": "250m"}}}]))
     ctx.expect_equal(_requests(web), [{"cpu": "100m", "memory": "128Mi"}, {"cpu": "250m", "memory": "128Mi"}],
-                     "spec.containers[*].resources.requests after admission")
+                     "spec.containers[*].resources.requests after admission",
+                     unit="requests per container =")
     stored = c.client.get("pods", "web")
-    ctx.expect_equal(_requests(stored), _requests(web), "the stored pod must carry the defaults too")
+    ctx.expect_equal(_requests(stored), _requests(web), "the stored pod must carry the defaults too",
+                     unit="requests per container =")
 
 
 @check("2.2", points=3, hint='Annotate kubernetes.io/limit-ranger: "LimitRanger plugin set: cpu, '
@@ -173,35 +178,43 @@ def annotates_like_limit_ranger(ctx: CheckContext) -> None:
                          "resources": {"requests": {"memory": "64Mi"}}}]))
     annotation = (web["metadata"].get("annotations") or {}).get(LIMIT_RANGER)
     ctx.expect_equal(annotation, "LimitRanger plugin set: cpu, memory request for container web; "
-                     "cpu request for init container setup", f"metadata.annotations[{LIMIT_RANGER!r}]")
+                     "cpu request for init container setup", f"metadata.annotations[{LIMIT_RANGER!r}]",
+                     unit=f"annotation {LIMIT_RANGER} =")
     ctx.expect_equal(_requests(web, "initContainers"), [{"cpu": "100m", "memory": "64Mi"}],
-                     "spec.initContainers[*].resources.requests")
+                     "spec.initContainers[*].resources.requests", unit="requests per init container =")
     full = c.client.create(pod("full", containers=[
         {"name": "app", "image": "nginx:1.27", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]))
     ctx.expect_equal((full["metadata"].get("annotations") or {}).get(LIMIT_RANGER), None,
-                     "a pod whose requests are all set gets no annotation")
+                     "a pod whose requests are all set gets no annotation",
+                     unit=f"annotation {LIMIT_RANGER} =")
 
 
 @check("2.2", points=2, hint="Only pods, only CREATE, never a subresource; a limit without a request "
        "was already copied into requests by defaulting, before admission.")
 def leaves_everything_else_alone(ctx: CheckContext) -> None:
     c = _cluster(ctx, mutating=True)
+    plain = c.client.create(pod("plain"))
+    ctx.expect_equal(_requests(plain), [{"cpu": "100m", "memory": "128Mi"}],
+                     "a pod without requests gets the defaults (leaving everything alone is not "
+                     "enough: the plugin must work where it applies)", unit="requests per container =")
     capped = c.client.create(pod("capped", containers=[
         {"name": "app", "image": "nginx:1.27", "resources": {"limits": {"cpu": "500m", "memory": "256Mi"}}}]))
     ctx.expect_equal(_requests(capped), [{"cpu": "500m", "memory": "256Mi"}],
-                     "a container with limits only requests its limits (SetDefaults_Pod), not the defaults")
+                     "a container with limits only requests its limits (SetDefaults_Pod), not the defaults",
+                     unit="requests per container =")
     dep = c.client.create({"apiVersion": "apps/v1", "kind": "Deployment",
                            "metadata": {"name": "web", "namespace": "default"},
                            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
                                "metadata": {"labels": {"app": "web"}},
                                "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}})
     ctx.expect_equal(_requests(dep["spec"]["template"]), [{}],
-                     "a Deployment's pod template is left alone (its pods get defaults when created)")
+                     "a Deployment's pod template is left alone (its pods get defaults when created)",
+                     unit="requests per template container =")
     before = c.client.get("pods", "capped")
     before["metadata"]["labels"] = {"touched": "yes"}
     after = c.client.update(before)
     ctx.expect_equal((after["metadata"].get("annotations") or {}).get(LIMIT_RANGER), None,
-                     "an UPDATE is not defaulted again")
+                     "an UPDATE is not defaulted again", unit=f"annotation {LIMIT_RANGER} =")
 
 
 @check("2.2", points=2, hint="The scheduler counts requests: with defaults, ten 100m pods fill a "
@@ -215,4 +228,5 @@ def the_scheduler_counts_the_defaults(ctx: CheckContext) -> None:
         c.client.create(pod(f"p{i}"))
     c.run(30)
     bound = [p["metadata"]["name"] for p in c.get("pods") if p["spec"].get("nodeName")]
-    ctx.expect_equal(len(bound), 10, "pods bound to the 1-CPU node (each requests 100m after admission)")
+    ctx.expect_equal(len(bound), 10, "pods bound to the 1-CPU node (each requests 100m after admission)",
+                     unit="pod(s) bound")

@@ -27,7 +27,7 @@ __all__: list[str] = []
 def _expect_get(ctx: CheckContext, queue: Any, expected: tuple[Any, bool], when: str) -> None:
     got = queue.get()
     got = tuple(got) if isinstance(got, (list, tuple)) else got
-    ctx.expect_equal(got, expected, f"get() {when}")
+    ctx.expect_equal(got, expected, f"get() {when}", unit="(item, shutting_down) =")
 
 
 @check("3.1", points=2, hint="Keep a `dirty` set: adding an item that is already waiting does "
@@ -36,7 +36,7 @@ def dedupes_waiting_items(ctx: CheckContext) -> None:
     q = ctx.learner()
     for item in ("a", "b", "a", "a"):
         q.add(item)
-    ctx.expect_equal(len(q), 2, "len() after add a, b, a, a")
+    ctx.expect_equal(len(q), 2, "len() after add a, b, a, a", unit="queued item(s)")
     _expect_get(ctx, q, ("a", False), "after add a, b, a, a")
     _expect_get(ctx, q, ("b", False), "second")
     _expect_get(ctx, q, (None, False), "with nothing waiting (Go would block here)")
@@ -52,15 +52,15 @@ def one_worker_per_item(ctx: CheckContext) -> None:
     q.add("a")
     q.add("c")
     ctx.expect_equal(len(q), 2, "len() while a is being processed and was added again (b and c wait; "
-                     "a may not be handed to a second worker)")
+                     "a may not be handed to a second worker)", unit="queued item(s)")
     _expect_get(ctx, q, ("b", False), "while a is processed")
     q.done("a")
-    ctx.expect_equal(len(q), 2, "len() after done(a): a queued again behind c")
+    ctx.expect_equal(len(q), 2, "len() after done(a): a queued again behind c", unit="queued item(s)")
     _expect_get(ctx, q, ("c", False), "after done(a)")
     _expect_get(ctx, q, ("a", False), "after c")
     for item in ("a", "b", "c"):
         q.done(item)
-    ctx.expect_equal(len(q), 0, "len() once everything is done")
+    ctx.expect_equal(len(q), 0, "len() once everything is done", unit="queued item(s)")
 
 
 @check("3.1", points=1, hint="After shut_down(), add() is ignored and get() drains what is queued, "
@@ -71,7 +71,8 @@ def shut_down_drains_then_stops(ctx: CheckContext) -> None:
     q.add("b")
     q.shut_down()
     q.add("c")
-    ctx.expect_equal(bool(q.shutting_down()), True, "shutting_down() after shut_down()")
+    ctx.expect_equal(bool(q.shutting_down()), True, "shutting_down() after shut_down()",
+                     unit="shutting_down() =")
     _expect_get(ctx, q, ("a", False), "after shut_down (queued items still drain)")
     _expect_get(ctx, q, ("b", False), "second")
     _expect_get(ctx, q, (None, True), "once drained: the worker must stop")
@@ -159,7 +160,7 @@ def drives_a_controller(ctx: CheckContext) -> None:
     final = {namespace_key(cm): cm["data"]["v"] for cm in c.get("configmaps")
              if cm["metadata"]["name"] in names}
     ctx.expect_equal(seen, final, "what the last sync of each key saw (a key added while it was "
-                     "being synced must be synced again)")
+                     "being synced must be synced again)", unit="data.v per key, as last synced =")
     busiest = max(syncs.values())
     if busiest > 8:
         ctx.fail("bursts of updates were not deduplicated", expected="at most 8 syncs per key for "
@@ -231,8 +232,9 @@ def _expect_in_step(ctx: CheckContext, c: Any, store: RecordingStore, when: str)
     mine = {k: (o.get("metadata") or {}).get("resourceVersion") for k, o in store.items.items()}
     if mine != truth:
         ctx.fail(f"the store is out of step with the API server {when}",
-                 expected=", ".join(f"{k}@{v}" for k, v in sorted(truth.items())),
-                 got=", ".join(f"{k}@{v}" for k, v in sorted(mine.items())) or "nothing")
+                 expected="key@resourceVersion: " + ", ".join(f"{k}@{v}" for k, v in sorted(truth.items())),
+                 got="key@resourceVersion: " + (", ".join(f"{k}@{v}" for k, v in sorted(mine.items()))
+                                               or "nothing"))
 
 
 @check("3.2", points=2, hint="LIST, store.replace(items, rv), then WATCH from the list's "
@@ -241,8 +243,10 @@ def lists_then_watches(ctx: CheckContext) -> None:
     c, client, store, reflector = _reflector(ctx)
     reflector.run()
     list_rv = str(c.client.list("configmaps")["metadata"]["resourceVersion"])
-    ctx.expect_equal(store.replaces, [list_rv], "store.replace calls (one, with the list's resourceVersion)")
-    ctx.expect_equal(client.watch_versions, [list_rv], "the watch must start at the list's resourceVersion")
+    ctx.expect_equal(store.replaces, [list_rv], "store.replace calls (one, with the list's resourceVersion)",
+                     unit="resourceVersion of each store.replace =")
+    ctx.expect_equal(client.watch_versions, [list_rv], "the watch must start at the list's resourceVersion",
+                     unit="resourceVersion of each WATCH =")
     c.client.create(configmap("d", {"v": "0"}))
     c.client.patch("configmaps", "a", {"data": {"v": "1"}})
     c.client.delete("configmaps", "b")
@@ -261,7 +265,7 @@ def rewatches_after_a_broken_watch(ctx: CheckContext) -> None:
     c.client.delete("configmaps", "a")
     c.run(5)
     _expect_in_step(ctx, c, store, "after the watch broke and came back")
-    ctx.expect_equal(client.lists, 1, "LISTs (a broken watch needs no relist)")
+    ctx.expect_equal(client.lists, 1, "LISTs (a broken watch needs no relist)", unit="LIST(s)")
     if len(client.watch_versions) < 2:
         ctx.fail("the reflector never watched again", expected="a second WATCH",
                  got=f"{len(client.watch_versions)} watch(es)")
@@ -282,7 +286,7 @@ def relists_after_410_gone(ctx: CheckContext) -> None:
     c.faults.compact()
     c.run(10)
     _expect_in_step(ctx, c, store, "after 410 Gone")
-    ctx.expect_equal(client.lists, 2, "LISTs (exactly one relist after 410)")
+    ctx.expect_equal(client.lists, 2, "LISTs (exactly one relist after 410)", unit="LIST(s)")
     c.client.patch("configmaps", "kept", {"data": {"v": "1"}})
     c.run(1)
     _expect_in_step(ctx, c, store, "watching again after the relist")
@@ -294,10 +298,15 @@ def stop_means_stop(ctx: CheckContext) -> None:
     c, client, store, reflector = _reflector(ctx)
     reflector.run()
     c.run(1)
+    if not store.replaces or not client.watch_versions:  # stopping is only worth something once running
+        ctx.fail("run() did not list and watch before stop() was called",
+                 expected="1 store.replace and 1 WATCH",
+                 got=f"{len(store.replaces)} store.replace(s) and {len(client.watch_versions)} WATCH(es)")
     reflector.stop()
     writes, watches = store.writes, len(client.watch_versions)
     c.client.create(configmap("late", {"v": "0"}))
     c.faults.break_watches()
     c.run(5)
-    ctx.expect_equal(store.writes, writes, "store writes after stop()")
-    ctx.expect_equal(len(client.watch_versions), watches, "watches opened after stop()")
+    ctx.expect_equal(store.writes, writes, "store writes after stop()", unit="store write(s)")
+    ctx.expect_equal(len(client.watch_versions), watches, "watches opened after stop()",
+                     unit="WATCH(es) opened")

@@ -84,11 +84,12 @@ def _compare(ctx: CheckContext, mine: tuple[dict[str, str], dict[str, str]],
         got, expected = mine[0].get(pod_name, "<pending>"), reference[0].get(pod_name, "<pending>")
         if got != expected:
             ctx.fail(f"pod {pod_name} was placed differently than with kubelab's {plugin}",
-                     expected=f"{pod_name} -> {expected}", got=f"{pod_name} -> {got}")
+                     expected=f"pod {pod_name} on node {expected}", got=f"pod {pod_name} on node {got}")
     for pod_name, expected in sorted(reference[1].items()):
         got = mine[1].get(pod_name, "<no FailedScheduling event>")
         if got != expected:
-            ctx.fail(f"the FailedScheduling event of pod {pod_name} differs", expected=expected, got=got)
+            ctx.fail(f"the FailedScheduling event of pod {pod_name} differs",
+                     expected=f"event message: {expected}", got=f"event message: {got}")
 
 
 # ---------------------------------------------------------------- 4.1 TaintFilter
@@ -138,7 +139,7 @@ def agrees_with_taint_toleration(ctx: CheckContext) -> None:
         got = plugin.filter(CycleState(), candidate, info)
         if _status(got) != _status(expected):
             ctx.fail(f"case {label!r}: taints {taints}, tolerations {tolerations}",
-                     expected=_status(expected), got=_status(got))
+                     expected=f"Status {_status(expected)}", got=f"Status {_status(got)}")
 
 
 @check("4.1", points=5, seeds=(1, 2), hint="Return Status(Code.UnschedulableAndUnresolvable, "
@@ -224,4 +225,5 @@ def packs_a_cluster(ctx: CheckContext) -> None:
     reference = _run(ctx, "BinPackingScore", "score", _reference_score(), nodes, story)
     _compare(ctx, mine, reference, "NodeResourcesFit (MostAllocated)")
     used = len(set(mine[0].values()))
-    ctx.expect_equal(used, 2, "nodes used for eight 1-CPU pods on 4-CPU nodes (packed, not spread)")
+    ctx.expect_equal(used, 2, "nodes used for eight 1-CPU pods on 4-CPU nodes (packed, not spread)",
+                     unit="node(s) used")

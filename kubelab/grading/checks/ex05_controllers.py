@@ -112,11 +112,11 @@ def creates_pods_for_a_replica_set(ctx: CheckContext) -> None:
     _expect_pods(ctx, c, "web", 3, "after it was created")
     for p in _owned(c, "web"):
         ctx.expect_equal(p["metadata"].get("labels"), {"app": "web", "tier": "web"},
-                         "a pod's labels (the template's)")
+                         "a pod's labels (the template's)", unit="metadata.labels =")
         if not p["metadata"]["name"].startswith("web-"):
             ctx.fail("pods are named by generateName", expected="web-<random>", got=p["metadata"]["name"])
     ctx.expect_equal((c.get("replicasets", "web").get("status") or {}).get("replicas"), 3,
-                     "status.replicas once the pods exist")
+                     "status.replicas once the pods exist", unit="status.replicas =")
 
 
 @check("5.1", points=3, hint="Every sync compares the desired count with the pods the lister shows "
@@ -136,7 +136,7 @@ def replaces_deleted_pods_and_scales(ctx: CheckContext) -> None:
     c.run(10)
     _expect_pods(ctx, c, "web", 4, "after scaling to 4")
     ctx.expect_equal((c.get("replicasets", "web").get("status") or {}).get("replicas"), 4,
-                     "status.replicas after scaling to 4")
+                     "status.replicas after scaling to 4", unit="status.replicas =")
 
 
 @check("5.1", points=4, seeds=(1, 2), hint="Level-triggered: read the ReplicaSet and its pods from "
@@ -244,7 +244,8 @@ def matches_rolling_go(ctx: CheckContext) -> None:
         mine = {**{rs["metadata"]["name"]: replicas_of(rs) for rs in [new_rs, *old_rss]},
                 **(got if isinstance(got, dict) else {})}
         if not isinstance(got, dict) or mine != expected:
-            ctx.fail(f"case {label!r}", expected=f"spec.replicas {expected}", got=f"{got!r}")
+            ctx.fail(f"case {label!r}", expected=f"spec.replicas per ReplicaSet {expected}",
+                     got=f"spec.replicas per ReplicaSet {got!r}")
 
 
 def _learner_rollout(step: Any, mistakes: list[str]) -> Any:

@@ -44,8 +44,9 @@ def doubles_up_to_five_minutes(ctx: CheckContext) -> None:
                      got=f"{inside} before, {after} at the end")
         clock.run(until=clock.now + window)
     ctx.expect_equal(windows, [10.0, 20.0, 40.0, 80.0, 160.0, 300.0, 300.0],
-                     "the window after each failure (get)")
-    ctx.expect_equal(float(backoff.get("pod-b_app")), 0.0, "get() of a key that never failed")
+                     "the window after each failure (get)", unit="seconds of back-off after each failure =")
+    ctx.expect_equal(float(backoff.get("pod-b_app")), 0.0, "get() of a key that never failed",
+                     unit="second(s) of back-off")
 
 
 @check("6.1", points=2, hint="An entry quiet for more than 2 x maximum (10 minutes) has expired: "
@@ -57,13 +58,16 @@ def forgets_after_ten_quiet_minutes(ctx: CheckContext) -> None:
         backoff.next("k", clock.now)
     clock.run(until=clock.now + 601)
     ctx.expect_equal(bool(backoff.is_in_back_off_since_update("k", clock.now)), False,
-                     "is_in_back_off_since_update after 601 quiet seconds")
+                     "is_in_back_off_since_update after 601 quiet seconds",
+                     unit="is_in_back_off_since_update() =")
     backoff.next("k", clock.now)
-    ctx.expect_equal(float(backoff.get("k")), 10.0, "the window of a failure after 601 quiet seconds")
+    ctx.expect_equal(float(backoff.get("k")), 10.0, "the window of a failure after 601 quiet seconds",
+                     unit="second(s) of back-off")
     backoff.next("j", clock.now)
     clock.run(until=clock.now + 601)
     backoff.gc()
-    ctx.expect_equal(float(backoff.get("j")), 0.0, "get() after gc() of an expired entry")
+    ctx.expect_equal(float(backoff.get("j")), 0.0, "get() after gc() of an expired entry",
+                     unit="second(s) of back-off")
 
 
 def _pull_story(ctx: CheckContext, install: Callable[[Any], None]) -> dict[str, Any]:
@@ -129,7 +133,8 @@ def thresholds_like_the_prober(ctx: CheckContext) -> None:
         if got != expected:
             outcomes = " ".join("S" if ok else "F" for ok in sequence)
             ctx.fail(f"results for probe outcomes {outcomes} with successThreshold={success}, "
-                     f"failureThreshold={failure}", expected=expected, got=got)
+                     f"failureThreshold={failure}", expected=f"observe() results = {expected}",
+                     got=f"observe() results = {got}")
 
 
 @check("6.2", points=1, hint="No probe before initialDelaySeconds: compare whole seconds, as the "
@@ -137,7 +142,8 @@ def thresholds_like_the_prober(ctx: CheckContext) -> None:
 def waits_for_the_initial_delay(ctx: CheckContext) -> None:
     probe = ctx.learner(5, 10, 1, 3)
     got = [bool(probe.due(t)) for t in (0.0, 4.9, 5.0, 12.0)]
-    ctx.expect_equal(got, [False, False, True, True], "due(running_for) for 0, 4.9, 5 and 12 s")
+    ctx.expect_equal(got, [False, False, True, True], "due(running_for) for 0, 4.9, 5 and 12 s",
+                     unit="due() for each =")
 
 
 def _readiness_worker(make: Any, mistakes: list[str]) -> type:
@@ -214,4 +220,4 @@ def pods_become_ready_like_upstream(ctx: CheckContext) -> None:
     for what in expected:
         if got[what] != expected[what]:
             ctx.fail(f"{what}: the Ready condition (status, lastTransitionTime) differs from the "
-                     "kubelet's own", expected=expected[what], got=got[what])
+                     "kubelet's own", expected=f"{what} = {expected[what]}", got=f"{what} = {got[what]}")
