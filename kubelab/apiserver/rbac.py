@@ -22,7 +22,6 @@ from kubelab.apiserver.authn import MASTERS, UserInfo
 
 __all__ = ["RBAC_RESOURCES", "AuthzAttributes", "RBACAuthorizer", "forbidden_error", "rule_allows"]
 
-RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_RESOURCES = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
 Rule = dict[str, Any]
 Loader = Callable[[str], list[dict[str, Any]]]  # resource -> every object of it

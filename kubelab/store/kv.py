@@ -36,10 +36,6 @@ class KeyValue(NamedTuple):
     version: int          # 1 on create, +1 per put; a delete ends the generation
     lease: int = 0        # lease ID attached to the key (0: none); leases do not expire here
 
-    @property
-    def is_tombstone(self) -> bool:
-        return self.create_revision == 0
-
 
 class Event(NamedTuple):
     """One change, as a watcher sees it. For a DELETE, kv is the tombstone."""
