@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.request import API
 from kubelab.api.yamlio import load_objects
@@ -28,8 +29,6 @@ from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
 
 __all__ = ["Cluster"]
-
-Object = dict[str, Any]
 
 ADMIN_TOKEN = "admin-token"
 

@@ -8,17 +8,14 @@ image), create_configmap.go (--from-literal) and pkg/cmd/run/run.go, with their 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.yamlio import load_objects
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.kubectl_common import KubectlError, UsageError, Verb, expect_args, prefix
 
 __all__ = ["VERBS"]
-
-Object = dict[str, Any]
-
 
 def _from_files(client: Client, args: argparse.Namespace, stdin: str) -> str:
     if not args.filename:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.meta import EPOCH, parse_time
 from kubelab.client.client import Client
 from kubelab.kubectl_printers import human_duration
@@ -24,7 +24,6 @@ __all__ = [
     "describe_generic", "describe_pod", "labels_multiline", "rfc1123z", "since", "tolerations_multiline",
 ]
 
-Object = dict[str, Any]
 SKIP_ANNOTATIONS = {"kubectl.kubernetes.io/last-applied-configuration"}
 MAX_ANNOTATION_LEN = 140
 Describer = Callable[[Client, Object, list[Object], float], str]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.labels import selector_from_label_selector
 from kubelab.api.quantity import Quantity, parse_quantity
@@ -29,7 +30,6 @@ from kubelab.kubectl_taint import to_string
 
 __all__ = ["DESCRIBERS", "describe_object"]
 
-Object = dict[str, Any]
 ZERO = parse_quantity("0")
 
 

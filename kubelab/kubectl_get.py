@@ -13,6 +13,7 @@ import argparse
 import json
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.resources import ResourceInfo
 from kubelab.api.yamlio import dump
@@ -23,7 +24,6 @@ from kubelab.kubectl_printers import table
 
 __all__ = ["VERBS", "print_objects"]
 
-Object = dict[str, Any]
 _NO_TYPE = ('You must specify the type of resource to get. Use "kubectl api-resources" for a complete '
             "list of supported resources.\n\nerror: Required resource not specified.\nUse \"kubectl "
             'explain <resource>" for a detailed description of that resource (e.g. kubectl explain '

@@ -7,14 +7,11 @@ printDeployment, printReplicaSet, printEvent) and apimachinery's duration.HumanD
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.meta import parse_time
 
 __all__ = ["human_duration", "pod_status", "table"]
-
-Object = dict[str, Any]
-
 
 def human_duration(seconds: float) -> str:
     """duration.HumanDuration: 45s, 3m20s, 5h, 3d4h, 2y3d."""

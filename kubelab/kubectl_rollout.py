@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.client.client import Client
 
 __all__ = ["rollout"]
 
-Object = dict[str, Any]
 REVISION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 HASH_LABEL = "pod-template-hash"

@@ -24,6 +24,7 @@ import copy
 import json
 from typing import TYPE_CHECKING, Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError, field_required, invalid
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.decode import decode_body
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["server_side_apply"]
 
-Object = dict[str, Any]
 Path = tuple[str, ...]  # FieldsV1 path elements: "f:spec", "f:replicas", 'k:{"name":"app"}'
 # Fields every object has that nobody manages (the server sets or owns them).
 _UNMANAGED = {"apiVersion", "kind", "status"}

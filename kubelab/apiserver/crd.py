@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import (
     FieldError,
     field_invalid,
@@ -22,9 +23,6 @@ from kubelab.api.resources import ResourceInfo
 from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain
 
 __all__ = ["crd_resource_info", "crd_status", "storage_version", "validate_crd"]
-
-Object = dict[str, Any]
-
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}

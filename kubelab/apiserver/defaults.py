@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kubelab.api import Object
+
 __all__ = ["DEFAULTERS", "image_pull_policy", "set_defaults"]
-
-Object = dict[str, Any]
-
 
 def image_pull_policy(image: str) -> str:
     """Always for `:latest` or no tag, IfNotPresent for any other tag or a digest.

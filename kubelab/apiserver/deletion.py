@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kubelab.api import Object
 from kubelab.api.errors import (
     bad_request,
     conflict,
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["delete_object"]
 
-Object = dict[str, Any]
 POLICIES = ["Foreground", "Background", "Orphan"]
 GC_FINALIZERS = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}
 

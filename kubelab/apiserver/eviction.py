@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.context import RequestContext
 from kubelab.apiserver.decode import decode_body
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EVICTION", "evict"]
 
-Object = dict[str, Any]
 EVICTION = ResourceInfo("evictions", "Eviction", group="policy")
 
 

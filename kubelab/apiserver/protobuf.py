@@ -26,15 +26,13 @@ import base64
 import datetime
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 
 __all__ = ["PROTOBUF", "decode_protobuf"]
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _MAGIC = b"k8s\x00"
-Object = dict[str, Any]
-
-# message -> {field number: (json name, type, how)}; how: "" one value, "rep" repeated,
 # "map" a map<string, type>, "ptr" one value that keeps zero and false.
 # Types: str, int, bool, bytes (base64 in JSON), quantity, time, intstr, or a message name.
 _F = dict[int, tuple[str, str, str]]

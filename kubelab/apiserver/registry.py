@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from kubelab.api import Object
 from kubelab.api.errors import (
     ApiError,
     already_exists,
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Registry"]
 
-Object = dict[str, Any]
 MAX_GENERATE_NAME_ATTEMPTS = 8   # store.go maxNameGenerationCreateAttempts
 MAX_GENERATED_PREFIX = 58        # names.SimpleNameGenerator: 63 - 5 random characters
 

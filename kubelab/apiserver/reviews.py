@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kubelab.api import Object
 from kubelab.api.errors import field_invalid, invalid
 from kubelab.apiserver.authn import MASTERS
 from kubelab.apiserver.decode import decode_body
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["create_self_subject_access_review"]
 
-Object = dict[str, Any]
 _ONE_OF = "exactly one of nonResourceAttributes or resourceAttributes must be specified"
 
 

@@ -20,6 +20,7 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from kubelab.api import Object
 from kubelab.api.errors import (
     ApiError,
     bad_request,
@@ -63,9 +64,6 @@ from kubelab.sim import Clock, Trace
 from kubelab.store import Store
 
 __all__ = ["APIServer", "WatchInterceptor"]
-
-Object = dict[str, Any]
-
 
 class WatchInterceptor(Protocol):
     """The fault layer's hook on every watch (kubelab.faults.WatchFaults)."""

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo, ResourceTable
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import Served
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ServedResources"]
 
-Object = dict[str, Any]
 GroupResource = tuple[str, str]
 
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ParseError
 from kubelab.api.quantity import Quantity, parse_quantity
 from kubelab.apiserver.crd import crd_status
 
 __all__ = ["Strategy", "grace_period", "prepare_for_create", "prepare_for_update", "qos_class",
            "strategy_for"]
-
-Object = dict[str, Any]
-
 
 @dataclass(frozen=True)
 class Strategy:

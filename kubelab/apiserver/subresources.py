@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kubelab.api import Object
 from kubelab.api.errors import (
     ApiError,
     ParseError,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ContainerLogs", "bind", "get_log", "get_scale", "update_scale"]
 
-Object = dict[str, Any]
 BINDING = ResourceInfo("bindings", "Binding")
 SCALE = ResourceInfo("scale", "Scale", group="autoscaling")
 

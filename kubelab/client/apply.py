@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.resources import BUILTIN_RESOURCES
 from kubelab.client.client import Client
@@ -22,9 +23,6 @@ from kubelab.client.client import Client
 __all__ = ["LAST_APPLIED", "apply_objects", "three_way_merge_patch"]
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-
-Object = dict[str, Any]
-
 
 def three_way_merge_patch(original: Any, modified: Any, current: Any) -> Any:
     """The merge patch taking `current` to `modified`, deleting what `original` had and

@@ -13,15 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError, ConnectionFailed, bad_request
 from kubelab.api.request import API, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo, ResourceTable
 
 __all__ = ["DEFAULT_SERVER", "Client", "ConnectionRefused"]
 
-Object = dict[str, Any]
-
-# The server address in the administrator's kubeconfig: the control plane's name and the port
 # kube-apiserver serves on (the node links in kubelab.faults dial the same address).
 DEFAULT_SERVER = "https://kube-apiserver:6443"
 _SERVER_IP = "172.18.0.1:6443"

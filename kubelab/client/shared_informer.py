@@ -31,9 +31,6 @@ from kubelab.sim.trace import Trace
 
 __all__ = ["ResourceEventHandler", "SharedIndexInformer", "SharedInformerFactory"]
 
-Object = dict[str, Any]
-
-
 @dataclass
 class ResourceEventHandler:
     """ResourceEventHandlerFuncs: any of the three may be left out."""

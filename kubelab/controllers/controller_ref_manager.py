@@ -11,17 +11,14 @@ even when they match: that is why two ReplicaSets with overlapping selectors do 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.labels import Selector
 from kubelab.api.meta import get_controller_of_no_copy
 from kubelab.client.client import Client
 
 __all__ = ["ControllerRefManager", "recheck_deletion_timestamp"]
-
-Object = dict[str, Any]
-
 
 def recheck_deletion_timestamp(get_fresh: Callable[[], Object]) -> Callable[[], None]:
     """RecheckDeletionTimestamp: before adopting, read the owner from the API server itself

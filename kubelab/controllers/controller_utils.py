@@ -12,6 +12,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import get_controller_of_no_copy, parse_time
 from kubelab.client.client import Client
@@ -45,9 +46,6 @@ __all__ = [
     "slow_start_batch",
 ]
 
-Object = dict[str, Any]
-
-# replica_set.go: "a ReplicaSet is temporarily suspended after creating/deleting these many
 # replicas. It resumes normal action after observing the watch events for them."
 BURST_REPLICAS = 500
 # controller_utils.go: a controller whose watch events never come wakes up after this long.

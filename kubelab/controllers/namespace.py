@@ -11,8 +11,7 @@ the API server deletes the namespace itself.
 
 from __future__ import annotations
 
-from typing import Any
-
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.api.resources import ResourceInfo
@@ -22,7 +21,6 @@ from kubelab.client.shared_informer import SharedInformerFactory
 
 __all__ = ["NamespaceController", "ResourcesRemainingError"]
 
-Object = dict[str, Any]
 FINALIZER = "kubernetes"
 FINALIZER_ESTIMATE_SECONDS = 5  # how long to wait for content with finalizers
 CONDITIONS = {  # type -> (ok reason, ok message), in upstream order

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
 
+from kubelab.api import Object
 from kubelab.controllers.controller_utils import is_pod_active, is_pod_ready, seconds
 
 __all__ = [
@@ -25,7 +25,6 @@ __all__ = [
     "sort_by_size_older",
 ]
 
-Object = dict[str, Any]
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.labels import Selector, selector_from_label_selector
 from kubelab.api.meta import get_controller_of_no_copy, split_key
@@ -50,9 +51,6 @@ from kubelab.controllers.pod_ranking import rank_pods_for_deletion, ranks_by_rel
 from kubelab.controllers.replica_set_utils import calculate_status, update_replica_set_status
 
 __all__ = ["ReplicaSetController"]
-
-Object = dict[str, Any]
-
 
 def _tombstone(obj: Any) -> Object:
     return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj  # type: ignore[no-any-return]

@@ -7,8 +7,7 @@ for at least minReadySeconds. observedGeneration says which spec these numbers a
 
 from __future__ import annotations
 
-from typing import Any
-
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.labels import selector_from_set
 from kubelab.api.meta import deep_copy, rfc3339
@@ -16,9 +15,6 @@ from kubelab.client.client import Client
 from kubelab.controllers.controller_utils import is_pod_available, is_pod_ready
 
 __all__ = ["calculate_status", "update_replica_set_status"]
-
-Object = dict[str, Any]
-
 
 def calculate_status(rs: Object, filtered_pods: list[Object], manage_replicas_error: ApiError | None,
                      now: float) -> Object:

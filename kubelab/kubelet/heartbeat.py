@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import micro_time, rfc3339
 from kubelab.client.client import Client
@@ -30,7 +31,6 @@ from kubelab.sim.trace import Trace
 
 __all__ = ["NODE_LEASE_NAMESPACE", "NodeHeartbeat", "node_conditions"]
 
-Object = dict[str, Any]
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 KUBELET_VERSION = "v1.34.0"  # the release kubelab follows (docs/ARCHITECTURE.md)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.meta import namespace_key
 from kubelab.client.component import ComponentContext
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
@@ -44,7 +45,6 @@ from kubelab.sim.clock import Timer
 
 __all__ = ["Kubelet"]
 
-Object = dict[str, Any]
 TERMINAL = ("Succeeded", "Failed")
 
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.client.events import NORMAL, WARNING
 from kubelab.kubelet.backoff import Backoff
 from kubelab.kubelet.images import ImageManager, go_duration
@@ -41,7 +42,6 @@ from kubelab.sim.trace import Trace
 
 __all__ = ["CRASH_LOOP_BACK_OFF", "PodActions", "RuntimeManager", "format_pod"]
 
-Object = dict[str, Any]
 Recorder = Callable[[Object, str, str, str], None]
 CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 CREATE_CONTAINER_CONFIG_ERROR = "CreateContainerConfigError"

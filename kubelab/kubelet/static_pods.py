@@ -19,8 +19,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.meta import rfc3339
 from kubelab.api.yamlio import load_objects
@@ -29,7 +29,6 @@ from kubelab.client.client import Client
 __all__ = ["CONFIG_HASH", "CONFIG_MIRROR", "CONFIG_SOURCE", "STATIC_PODS_ANNOTATION",
            "MirrorClient", "apply_defaults", "is_mirror_pod", "static_pods_from"]
 
-Object = dict[str, Any]
 STATIC_PODS_ANNOTATION = "kubelab.dev/static-pods"
 CONFIG_MIRROR = "kubernetes.io/config.mirror"
 CONFIG_HASH = "kubernetes.io/config.hash"

@@ -17,6 +17,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.meta import rfc3339
 from kubelab.kubelet.registry import normalize_image
 from kubelab.kubelet.runtime import CREATED, EXITED, RUNNING, Container
@@ -24,7 +25,6 @@ from kubelab.kubelet.runtime import CREATED, EXITED, RUNNING, Container
 __all__ = ["KUBELET_CONDITIONS", "container_statuses", "get_phase", "pod_conditions",
            "should_container_be_restarted"]
 
-Object = dict[str, Any]
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
                       "PodScheduled")
 

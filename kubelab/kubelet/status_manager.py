@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.api.validation import left_terminated
@@ -29,7 +30,6 @@ from kubelab.sim.trace import Trace
 
 __all__ = ["StatusManager"]
 
-Object = dict[str, Any]
 SYNC_PERIOD = 10.0  # status_manager.go syncPeriod
 
 

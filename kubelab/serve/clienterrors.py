@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError, ConnectionFailed
 from kubelab.api.request import Request
 
 __all__ = ["ConnectionFailed", "error_from", "generic_error"]
 
-Object = dict[str, Any]
 _MAX_UNSTRUCTURED_TEXT = 2048  # rest/request.go maxUnstructuredResponseTextBytes
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.request import RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DiscoveryHandler", "OpenAPIHandler", "ResourceHandler", "StatusHandler"]
 
-Object = dict[str, Any]
 _JSON = "application/json"
 
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo, ResourceTable
 from kubelab.apiserver.schema import SCHEMAS, ListOf, MapOf, Scalar, Struct, Type
 
 __all__ = ["group_version_document", "index"]
 
-Object = dict[str, Any]
 _SCALARS: dict[str, Object] = {
     "string": {"type": "string"}, "bool": {"type": "boolean"},
     "int32": {"type": "integer", "format": "int32"}, "int64": {"type": "integer", "format": "int64"},

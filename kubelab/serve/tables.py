@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.kubectl_printers import COLUMNS, WIDE_EXTRA, _generic_row
 
 __all__ = ["TABLE_V1", "table_for", "wants_table"]
 
 TABLE_V1 = "application/json;as=Table;v=v1;g=meta.k8s.io"
-Object = dict[str, Any]
-
-
 def wants_table(accept: str) -> bool:
     """Does the first acceptable media type ask for a meta.k8s.io/v1 Table?"""
     for part in accept.split(","):

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from kubelab.api import Object
 from kubelab.api.request import Request, WatchEvent
 from kubelab.serve.clienterrors import ConnectionFailed, error_from
 from kubelab.serve.restconfig import RestConfig, load_rest_config
@@ -40,7 +41,6 @@ from kubelab.serve.watchstream import HTTPWatch
 
 __all__ = ["HTTPTransport"]
 
-Object = dict[str, Any]
 _JSON = "application/json"
 # Patch types and their Content-Type (k8s.io/apimachinery pkg/types/patch.go).
 PATCH_CONTENT_TYPES = {

@@ -20,12 +20,11 @@ from typing import Any
 
 import networkx as nx
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 
 __all__ = ["DEFAULT_KINDS", "node_id", "object_graph"]
 
-Object = dict[str, Any]
-# (resource, kind) pairs drawn by default; pass kinds= to draw more (configmaps, ...).
 DEFAULT_KINDS = ("deployments", "replicasets", "pods", "nodes")
 REVISION = "deployment.kubernetes.io/revision"
 

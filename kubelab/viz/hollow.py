@@ -18,13 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 
 __all__ = ["keep_pods_ready", "mark_pods_ready"]
-
-Object = dict[str, Any]
-
 
 def _ready(pod: Object) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True"

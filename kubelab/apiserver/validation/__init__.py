@@ -11,8 +11,8 @@ small RBAC rules are here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import FieldError, field_invalid, field_not_supported, field_required
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.validation.apps import (
@@ -35,7 +35,6 @@ from kubelab.apiserver.validation.meta import validate_meta, validate_meta_updat
 
 __all__ = ["validate_create", "validate_scale", "validate_update"]
 
-Object = dict[str, Any]
 Validator = Callable[[Object], list[FieldError]]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import (
     FieldError,
     ParseError,
@@ -29,7 +30,6 @@ __all__ = ["validate_deployment", "validate_deployment_status_update",
            "validate_replica_set_status_update", "validate_replica_set_update",
            "validate_workload_update"]
 
-Object = dict[str, Any]
 _PERCENT = re.compile(r"[0-9]+%")
 NEGATIVE = "must be greater than or equal to 0"
 

@@ -13,6 +13,7 @@ import ipaddress
 import re
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import (
     FieldError,
     ParseError,
@@ -27,7 +28,6 @@ from kubelab.api.validation import is_qualified_name
 __all__ = ["validate_container_resource_name", "validate_node_resources", "validate_pod_cidrs",
            "validate_probes", "validate_resource_quantity"]
 
-Object = dict[str, Any]
 NEGATIVE = "must be greater than or equal to 0"
 HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")  # a probe's ProbeHandler, in Go's order
 HTTP_SCHEMES = ["HTTP", "HTTPS"]

@@ -11,6 +11,7 @@ import functools
 import re
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import (
     FieldError,
     ParseError,
@@ -43,7 +44,6 @@ from kubelab.apiserver.validation.scheduling import (
 __all__ = ["validate_config_map", "validate_node", "validate_node_update", "validate_pod",
            "validate_pod_spec", "validate_pod_status_update", "validate_pod_update"]
 
-Object = dict[str, Any]
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
 DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
 PULL_POLICIES = ["Always", "IfNotPresent", "Never"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import (
     FieldError,
     field_duplicate,
@@ -22,7 +23,6 @@ from kubelab.api.validation import is_qualified_name, is_valid_label_value
 
 __all__ = ["validate_affinity", "validate_topology_spread_constraints"]
 
-Object = dict[str, Any]
 NOT_POSITIVE = "must be greater than zero"
 SCHEDULE_ACTIONS = ["DoNotSchedule", "ScheduleAnyway"]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.labels import selector_from_label_selector
 from kubelab.api.meta import deep_copy, get_controller_of_no_copy
@@ -32,9 +33,6 @@ from kubelab.controllers.controller_utils import (
 from kubelab.controllers.deployment import recreate, rollback, rolling, sync
 
 __all__ = ["DeploymentController"]
-
-Object = dict[str, Any]
-
 
 class DeploymentController:
     NAME = "deployment-controller"

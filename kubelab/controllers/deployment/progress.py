@@ -10,8 +10,9 @@ progressDeadlineSeconds the condition turns False with ProgressDeadlineExceeded,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kubelab.api import Object
 from kubelab.api.meta import deep_copy
 from kubelab.controllers.controller_utils import seconds
 from kubelab.controllers.deployment.replicas import (
@@ -27,9 +28,6 @@ if TYPE_CHECKING:
     from kubelab.controllers.deployment.controller import DeploymentController
 
 __all__ = ["sync_rollout_status"]
-
-Object = dict[str, Any]
-
 
 def sync_rollout_status(dc: DeploymentController, all_rss: list[Object | None],
                         new_rs: Object | None, d: Object) -> None:

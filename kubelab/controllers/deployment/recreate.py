@@ -8,8 +8,9 @@ service is down in between: that is the price of never running two versions at o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kubelab.api import Object
 from kubelab.controllers.deployment.progress import sync_rollout_status
 from kubelab.controllers.deployment.replicas import deployment_complete, replicas_of, sum_status
 from kubelab.controllers.deployment.scale import scale_replica_set_and_record_event
@@ -20,9 +21,6 @@ if TYPE_CHECKING:
     from kubelab.controllers.deployment.controller import DeploymentController
 
 __all__ = ["old_pods_running", "rollout_recreate"]
-
-Object = dict[str, Any]
-
 
 def rollout_recreate(dc: DeploymentController, d: Object, rs_list: list[Object]) -> None:
     # Do not create the new ReplicaSet yet: that would scale up before scaling down.

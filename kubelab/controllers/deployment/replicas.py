@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.controllers.controller_utils import seconds
 from kubelab.controllers.deployment.util import MAX_REPLICAS_ANNOTATION, get_condition
 
@@ -35,7 +36,6 @@ __all__ = [
     "sum_status",
 ]
 
-Object = dict[str, Any]
 MAX_INT32 = 2**31 - 1
 
 

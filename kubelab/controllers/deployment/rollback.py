@@ -11,8 +11,9 @@ still has it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kubelab.api import Object
 from kubelab.client.events import NORMAL, WARNING
 from kubelab.controllers.deployment.sync import get_all_replica_sets_and_sync_revision
 from kubelab.controllers.deployment.util import (
@@ -28,9 +29,6 @@ if TYPE_CHECKING:
     from kubelab.controllers.deployment.controller import DeploymentController
 
 __all__ = ["get_rollback_to", "rollback"]
-
-Object = dict[str, Any]
-
 
 def get_rollback_to(d: Object) -> int | None:
     """The revision asked for, or None (no annotation, or not a number: ignored)."""

@@ -11,8 +11,9 @@ The next step comes when the ReplicaSet controller reports the new pods availabl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.controllers.deployment.progress import sync_rollout_status
 from kubelab.controllers.deployment.replicas import (
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
     from kubelab.controllers.deployment.controller import DeploymentController
 
 __all__ = ["reconcile_new_replica_set", "reconcile_old_replica_sets", "rollout_rolling"]
-
-Object = dict[str, Any]
-
 
 def rollout_rolling(dc: DeploymentController, d: Object, rs_list: list[Object]) -> None:
     new_rs, old_rss = get_all_replica_sets_and_sync_revision(dc, d, rs_list, True)

@@ -7,8 +7,9 @@ Deployment's event `Scaled up replica set web-5d4f8 from 0 to 3`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kubelab.api import Object
 from kubelab.api.meta import deep_copy
 from kubelab.client.events import NORMAL
 from kubelab.controllers.deployment.replicas import (
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
     from kubelab.controllers.deployment.controller import DeploymentController
 
 __all__ = ["scale", "scale_replica_set", "scale_replica_set_and_record_event"]
-
-Object = dict[str, Any]
-
 
 def scale(dc: DeploymentController, d: Object, new_rs: Object | None, old_rss: list[Object]) -> None:
     """Scale the ReplicaSets to spec.replicas: one active ReplicaSet takes it all; during a

@@ -9,8 +9,9 @@ recreate.py, which also come here for the new ReplicaSet (get_new_replica_set).
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import deep_copy
 from kubelab.client.events import NORMAL, WARNING
@@ -47,9 +48,6 @@ if TYPE_CHECKING:
 
 __all__ = ["calculate_status", "check_paused_conditions", "cleanup_deployment",
            "get_all_replica_sets_and_sync_revision", "is_scaling_event", "sync", "sync_status_only"]
-
-Object = dict[str, Any]
-
 
 def sync_status_only(dc: DeploymentController, d: Object, rs_list: list[Object]) -> None:
     new_rs, old_rss = get_all_replica_sets_and_sync_revision(dc, d, rs_list, False)

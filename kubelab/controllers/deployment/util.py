@@ -7,8 +7,8 @@ ComputeHash).
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.meta import rfc3339
 from kubelab.controllers.pod_ranking import sort_by_creation_timestamp
 
@@ -35,8 +35,6 @@ __all__ = [
     "set_new_replica_set_annotations",
     "set_replicas_annotations",
 ]
-
-Object = dict[str, Any]
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY_ANNOTATION = "deployment.kubernetes.io/revision-history"

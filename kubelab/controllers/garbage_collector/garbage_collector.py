@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.resources import BUILTIN_RESOURCES
 from kubelab.client.component import ComponentContext
@@ -29,9 +30,6 @@ from kubelab.controllers.garbage_collector.graph import Node, ObjectReference, h
 from kubelab.controllers.garbage_collector.graph_builder import FOREGROUND, ORPHAN, GraphBuilder
 
 __all__ = ["GarbageCollector"]
-
-Object = dict[str, Any]
-
 
 class GarbageCollector:
     NAME = "garbage-collector-controller"

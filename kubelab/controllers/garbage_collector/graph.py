@@ -10,12 +10,10 @@ it exists; if it does not, its dependents have a dangling owner and are collecte
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from kubelab.api import Object
 
 __all__ = ["Node", "ObjectReference", "has_finalizer"]
-
-Object = dict[str, Any]
-
 
 @dataclass(frozen=True)
 class ObjectReference:

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
 from kubelab.client.shared_informer import ResourceEventHandler
 from kubelab.controllers.garbage_collector.graph import Node, ObjectReference, has_finalizer
 
 __all__ = ["FOREGROUND", "ORPHAN", "GraphBuilder"]
 
-Object = dict[str, Any]
 ORPHAN = "orphan"                   # metav1.FinalizerOrphanDependents
 FOREGROUND = "foregroundDeletion"   # metav1.FinalizerDeleteDependents
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import deep_copy, parse_time, rfc3339
 from kubelab.client.component import ComponentContext
@@ -46,7 +47,6 @@ from kubelab.sim.clock import Timer
 
 __all__ = ["HOLLOW_NODE_ANNOTATION", "NOT_READY", "UNREACHABLE", "NodeLifecycleController"]
 
-Object = dict[str, Any]
 HOLLOW_NODE_ANNOTATION = "kubelab.dev/hollow-node"
 NODE_NAME_INDEX = "spec.nodeName"
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.client.component import ComponentContext
@@ -29,7 +30,6 @@ from kubelab.sim.clock import Timer
 __all__ = ["TaintEvictionController", "get_matching_tolerations", "get_min_toleration_time",
            "tolerates_taint"]
 
-Object = dict[str, Any]
 NODE_NAME_INDEX = "spec.nodeName"
 RETRIES = 5
 

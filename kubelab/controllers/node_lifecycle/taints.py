@@ -8,8 +8,7 @@ taint stamped with timeAdded, retried on conflict with a fresh read.
 
 from __future__ import annotations
 
-from typing import Any
-
+from kubelab.api import Object
 from kubelab.api.meta import rfc3339
 from kubelab.client.client import Client
 from kubelab.client.retry import retry_on_conflict
@@ -17,7 +16,6 @@ from kubelab.client.retry import retry_on_conflict
 __all__ = ["CONDITION_TAINTS", "NOT_READY", "UNREACHABLE", "UNSCHEDULABLE", "has_taint",
            "no_schedule_taints", "swap_taints"]
 
-Object = dict[str, Any]
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
 UNSCHEDULABLE = "node.kubernetes.io/unschedulable"

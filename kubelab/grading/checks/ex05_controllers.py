@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubelab.api import Object
 from kubelab.api.meta import get_controller_of
 from kubelab.client.component import ComponentContext
 from kubelab.client.controller import Controller
@@ -26,8 +27,6 @@ from kubelab.grading.exercises import check
 
 __all__: list[str] = []
 
-Object = dict[str, Any]
-# The helpers rolling.py's own rolloutRolling uses, taken from it (wherever they live): the
 # learner's step replaces only the decision, everything around it stays the controller's.
 _uses: dict[str, Any] = vars(rolling)
 replicas_of = _uses["replicas_of"]
