@@ -95,7 +95,7 @@ class Cluster:
         self.faults = Faults(self)
         components = None if components is None else list(components)
         self._register_nodes(nodes, components)
-        # The world outside the API (DESIGN.md section 5): the image registry every node pulls
+        # The world outside the API (docs/ARCHITECTURE.md section 6): the image registry every node pulls
         # from, and each node's container runtime, which outlives a kubelet crash as containerd
         # does. The faults break_registry, kill_node and crash_container reach them here.
         self.registry = ImageRegistry()

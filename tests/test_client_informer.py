@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kubelab.api import errors
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.reflector import Reflector
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 from kubelab.cluster import Cluster

@@ -1,4 +1,4 @@
-"""The public surface (DESIGN.md section 4): curated __all__ lists that really resolve."""
+"""The public surface (README.md, "Using kubelab"): curated __all__ lists that really resolve."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Kubernetes-shaped objects and the vocabulary around them.
 
-The bottom layer of kubelab: imports nothing else from kubelab (DESIGN.md section 1).
+The bottom layer of kubelab: imports nothing else from kubelab (docs/ARCHITECTURE.md section 1).
 """
 
 from kubelab.api.errors import ApiError, FieldError, ParseError

@@ -1,4 +1,4 @@
-"""The API server: the only door to the store (DESIGN.md section 1).
+"""The API server: the only door to the store (docs/ARCHITECTURE.md section 1).
 
     server = APIServer(store, clock, rand, trace=trace)
     server.add_token("token-bob", "bob", ["devs"])

@@ -244,8 +244,8 @@ class Cacher:
         """The oldest resourceVersion a watch can start from.
 
         Older ones are gone from the window (upstream's rule), or compacted away in the store:
-        then the client's view is too old to continue and it must relist (DESIGN.md: compacting
-        the store makes watchers relist)."""
+        then the client's view is too old to continue and it must relist (docs/ARCHITECTURE.md
+        section 6: compacting the store makes watchers relist)."""
         base = self.window[0].rev - 1 if self.evicted and self.window else self.start_rev
         return max(base, self.server.store.compact_revision)
 

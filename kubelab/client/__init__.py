@@ -3,13 +3,13 @@ controller loop. Never imports the API server or the store: it is handed an obje
 the API (kubelab.api.request.API).
 
 Read in this order: client.py, reflector.py, delta_fifo.py, indexer.py and listers.py,
-shared_informer.py, workqueue/, controller.py, retry.py, events.py, component.py.
+shared_informer.py, workqueue/, controller_loop.py, retry.py, events.py, component.py.
 """
 
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.client.component import Component, ComponentContext
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown, Delta, DeltaFIFO, DeltaType
 from kubelab.client.events import NORMAL, WARNING, EventRecorder
 from kubelab.client.indexer import Indexer, meta_namespace_key_func

@@ -2,7 +2,7 @@
 
 This is client-go's dynamic client: it turns `create(pod)` into a Request for
 POST /api/v1/namespaces/default/pods and hands it to the API it was given. It never imports the
-API server (DESIGN.md section 1); a Cluster passes it the server, a test can pass a fake.
+API server (docs/ARCHITECTURE.md section 1); a Cluster passes it the server, a test can pass a fake.
 Each component gets its own Client with its own bearer token, so RBAC and the audit log see who
 did what.
 """

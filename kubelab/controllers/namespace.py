@@ -16,7 +16,7 @@ from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.api.resources import ResourceInfo
 from kubelab.client.component import ComponentContext
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.shared_informer import SharedInformerFactory
 
 __all__ = ["NamespaceController", "ResourcesRemainingError"]

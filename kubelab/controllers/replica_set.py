@@ -26,7 +26,7 @@ from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.labels import Selector, selector_from_label_selector
 from kubelab.api.meta import get_controller_of_no_copy, split_key
 from kubelab.client.component import ComponentContext
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 from kubelab.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion_timestamp

@@ -17,7 +17,7 @@ from typing import Any
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import deep_copy
 from kubelab.client.component import ComponentContext
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 
 __all__ = ["SUFFIX", "ConfigMapCopier", "EdgeTriggeredCopier", "copies_match"]

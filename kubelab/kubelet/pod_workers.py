@@ -71,10 +71,6 @@ class PodWorkers:
     def known(self) -> set[str]:
         return set(self._workers)
 
-    def is_working(self, uid: str) -> bool:
-        worker = self._workers.get(uid)
-        return worker is not None and worker.working
-
     def stop(self) -> None:
         for uid in list(self._workers):
             self.forget(uid)

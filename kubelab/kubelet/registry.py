@@ -84,12 +84,6 @@ class ImageRegistry:
 
     # ------------------------------------------------------------------ what is in it
 
-    def add_image(self, image: str, size: int, behavior: str = "") -> None:
-        """Publish an image (or change its size / default behavior)."""
-        if size <= 0:
-            raise ValueError(f"image size must be > 0 bytes, got {size}")
-        self._images[normalize_image(image)] = ImageInfo(int(size), behavior)
-
     def info(self, image: str) -> ImageInfo:
         ref = normalize_image(image)
         known = self._images.get(ref)

@@ -176,7 +176,7 @@ class Framework:
                 r, s = None, as_status(err)
             if explanation is not None:
                 explanation.pre_filter.append(FilterVerdict.of(pl.name, s))
-            if s is not None and s.code == Code.Skip:
+            if s is not None and s.is_skip():
                 state.skip_filter_plugins.add(pl.name)
                 continue
             if s is not None and s.code != Code.Success:
@@ -253,7 +253,7 @@ class Framework:
                 s = as_status(err)
             if explanation is not None:
                 explanation.pre_score.append(FilterVerdict.of(pl.name, s))
-            if s is not None and s.code == Code.Skip:
+            if s is not None and s.is_skip():
                 state.skip_score_plugins.add(pl.name)
             elif s is not None and s.code != Code.Success:
                 return Status(Code.Error, f'running PreScore plugin "{pl.name}": {s.message()}',
@@ -308,7 +308,7 @@ class Framework:
         """Bind plugins are tried in order; the first that does not Skip decides."""
         for pl in self.bind_plugins:
             status = pl.bind(state, pod, node_name)
-            if status is not None and status.code == Code.Skip:
+            if status is not None and status.is_skip():
                 continue
             if status is not None and not status.is_success():
                 return Status(Code.Error, f'running Bind plugin "{pl.name}": {status.message()}',

@@ -1,6 +1,6 @@
 """Simulated time, seeded randomness and the trace: the ground every component stands on.
 
-Imports nothing from kubelab but api (DESIGN.md section 1).
+Imports nothing from kubelab but api (docs/ARCHITECTURE.md section 1).
 """
 
 from kubelab.sim.clock import Clock, LivelockError, RealTimeClock, Timer

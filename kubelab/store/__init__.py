@@ -1,6 +1,6 @@
 """The etcd stand-in: an MVCC key-value store with txn, watch, compaction and snapshots.
 
-Only the API server talks to it (DESIGN.md section 1). Read the modules in this order:
+Only the API server talks to it (docs/ARCHITECTURE.md section 1). Read the modules in this order:
 kv.py (what is stored), index.py (versions by key), kvstore.py (revisions, put, range, txn,
 compact), txn.py (compares and checks), watch.py (watchers), disk.py (the slow-disk model),
 snapshot.py (backup and restore).

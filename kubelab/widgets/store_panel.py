@@ -3,7 +3,7 @@
 Buttons write a key, compact the history now and let virtual time pass; a slider sets the disk
 latency. The panel shows the revision, the compaction point, the keys and what each watcher
 has heard. It works on any object with the Store's methods (widgets never import the store:
-only the API server does, see DESIGN.md).
+only the API server does, see docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.labels import selector_from_label_selector
 from kubelab.api.meta import deep_copy, get_controller_of_no_copy
 from kubelab.client.component import ComponentContext
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
 from kubelab.client.events import WARNING
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory

@@ -18,7 +18,7 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.resources import BUILTIN_RESOURCES
 from kubelab.client.component import ComponentContext
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
 from kubelab.client.retry import retry_on_conflict
 from kubelab.client.shared_informer import (

@@ -32,7 +32,7 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import deep_copy, parse_time, rfc3339
 from kubelab.client.component import ComponentContext
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.events import NORMAL, WARNING
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 from kubelab.controllers.node_lifecycle.taints import (

@@ -1,9 +1,9 @@
 """Checks for notebook 03's exercises: the workqueue (3.1) and a reflector (3.2).
 
-3.1's queue is swapped in for kubelab's inside a real controller loop (kubelab.client.controller
-with two workers and a sync that takes time), fed by a shared informer; 3.2's reflector keeps a
-store in step with a real API server while watches break, the server restarts and the store is
-compacted.
+3.1's queue is swapped in for kubelab's inside a real controller loop
+(kubelab.client.controller_loop, with two workers and a sync that takes time), fed by a shared
+informer; 3.2's reflector keeps a store in step with a real API server while watches break,
+the server restarts and the store is compacted.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from kubelab.api.meta import namespace_key
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.shared_informer import SharedInformerFactory
 from kubelab.client.workqueue import RateLimitingQueue
 from kubelab.grading.checks.common import configmap

@@ -16,7 +16,7 @@ from typing import Any
 from kubelab.api import Object
 from kubelab.api.meta import get_controller_of
 from kubelab.client.component import ComponentContext
-from kubelab.client.controller import Controller
+from kubelab.client.controller_loop import Controller
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 from kubelab.controllers import CONTROLLERS, ControllerManager

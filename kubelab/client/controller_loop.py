@@ -9,6 +9,9 @@ desired state with the actual state as the cache shows it now. So a burst of upd
 key becomes one reconcile (the queue holds a key once), and a lost event is repaired by the
 next event, resync or relist for that key.
 
+(The file is not called controller.py: in client-go that name is tools/cache/controller.go,
+the loop inside an informer. This one is the worker loop of sample-controller's controller.go.)
+
 Workers are callbacks on the simulated clock. `cost` is the virtual seconds one sync takes, so
 a slow controller (or a slow API) makes queueing delay visible.
 """
