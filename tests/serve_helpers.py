@@ -8,6 +8,7 @@ its own PID with SIGTERM; the tests check that it says it stopped cleanly.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,12 @@ class Served(Spawned):
 def start_server(tmp: Path, *args: str) -> Served:
     spawned = spawn(*args, home=tmp)
     return Served(spawned.proc, spawned.url, spawned.kubeconfig, spawned.home, spawned.output)
+
+
+def serving(tmp: Path, *args: str) -> Iterator[Served]:
+    """A test module's served cluster: started, yielded, stopped by its PID; it must stop
+    cleanly (exit 0, and say so)."""
+    server = start_server(tmp, *args)
+    yield server
+    output = server.stop()
+    assert server.proc.returncode == 0 and "kubelab: stopped" in output, output

@@ -18,17 +18,14 @@ from urllib.parse import urlparse
 
 import pytest
 import yaml
-from serve_helpers import Served, start_server
+from serve_helpers import Served, serving
 
 kubernetes = pytest.importorskip("kubernetes")
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = start_server(tmp_path_factory.mktemp("serve"), "--nodes", "1", "--speed", "4")
-    yield server
-    output = server.stop()
-    assert server.proc.returncode == 0 and "kubelab: stopped" in output, output
+    yield from serving(tmp_path_factory.mktemp("serve"), "--nodes", "1", "--speed", "4")
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_helpers import KUBECTL, Served, start_server
+from serve_helpers import KUBECTL, Served, serving
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (make installs it)")
 
@@ -36,11 +36,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = start_server(tmp_path_factory.mktemp("serve"), "--nodes", "2", "--speed", "4")
-    yield server
-    output = server.stop()
-    assert server.proc.returncode == 0, output
-    assert "kubelab: stopped" in output
+    yield from serving(tmp_path_factory.mktemp("serve"), "--nodes", "2", "--speed", "4")
 
 
 def test_kubectl_sees_the_release_and_the_resources(served: Served) -> None:

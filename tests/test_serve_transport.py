@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from serve_helpers import Served, start_server
+from serve_helpers import Served, serving
 from transport_helpers import configmap, error, run, until
 
 from kubelab.api.errors import ApiError
@@ -28,10 +28,7 @@ from kubelab.serve.transport import HTTPTransport
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = start_server(tmp_path_factory.mktemp("transport"), "--nodes", "1", "--speed", "4")
-    yield server
-    output = server.stop()
-    assert server.proc.returncode == 0 and "kubelab: stopped" in output, output
+    yield from serving(tmp_path_factory.mktemp("transport"), "--nodes", "1", "--speed", "4")
 
 
 @pytest.fixture(scope="module")
