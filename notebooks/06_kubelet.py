@@ -218,7 +218,8 @@ SVG(retry_timeline_svg([(r.time - began, r.detail["backoff"]) for r in failed],
 # 10 s, 20 s, 40 s, ... After six failures the window stops growing at 5 minutes, and the rest
 # of the 15 hours is one flat line of about 180 pulls, each one a request to the registry. In
 # between, the container waits with reason `ImagePullBackOff` and message `Back-off pulling
-# image "registry.example.com/shop/api:2.3": ErrImagePull: ...401 Unauthorized`. Nothing in the control plane was involved: the retry loop lives in the kubelet.
+# image "registry.example.com/shop/api:2.3": ErrImagePull: ...401 Unauthorized`. Nothing in the
+# control plane was involved: the retry loop lives in the kubelet.
 # (`kubectl describe` would show few of these events: like client-go, the event recorder lets
 # 25 through per object, then one every 5 minutes.)
 
