@@ -96,7 +96,10 @@ def _pod_row(pod: Object, now: float, wide: bool) -> list[str]:
 
 def _node_row(node: Object, now: float, wide: bool) -> list[str]:
     conditions = {c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
-    ready = {"True": "Ready", "False": "NotReady"}.get(conditions.get("Ready", ""), "Unknown")
+    # printNode (pkg/printers/internalversion/printers.go): any Ready status but True is
+    # NotReady; Unknown only for a node with no Ready condition at all.
+    ready = "Unknown" if "Ready" not in conditions else \
+        ("Ready" if conditions["Ready"] == "True" else "NotReady")
     if (node.get("spec") or {}).get("unschedulable"):
         ready += ",SchedulingDisabled"
     labels = (node.get("metadata") or {}).get("labels") or {}

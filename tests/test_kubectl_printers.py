@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubelab.kubectl_printers import human_duration
+from kubelab.kubectl_printers import human_duration, table
 
 YEAR, DAY = 365 * 86400, 86400
 
@@ -15,3 +15,18 @@ YEAR, DAY = 365 * 86400, 86400
 ])
 def test_years_print_without_a_zero_day_count(seconds: float, text: str) -> None:
     assert human_duration(seconds) == text
+
+
+def test_a_node_whose_ready_condition_is_not_true_prints_not_ready() -> None:
+    def node(conditions: list[dict[str, str]], unschedulable: bool = False) -> dict[str, object]:
+        return {"metadata": {"name": "n1", "creationTimestamp": "2025-01-01T00:00:00Z"},
+                "spec": {"unschedulable": unschedulable}, "status": {"conditions": conditions}}
+
+    def status(n: dict[str, object]) -> str:
+        return table("nodes", [n], 60).splitlines()[1].split()[1]
+
+    assert status(node([{"type": "Ready", "status": "True"}])) == "Ready"
+    assert status(node([{"type": "Ready", "status": "Unknown"}])) == "NotReady"  # printNode's rule
+    assert status(node([{"type": "Ready", "status": "False"}], unschedulable=True)) == \
+        "NotReady,SchedulingDisabled"
+    assert status(node([])) == "Unknown"  # no Ready condition at all
