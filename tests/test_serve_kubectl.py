@@ -185,6 +185,9 @@ def test_explain_built_in_and_custom_kinds(served: Served) -> None:
         time.sleep(0.5)
     spec = served.kubectl("explain", "website.spec").stdout
     assert "KIND:       Website" in spec and "replicas\t<integer>" in spec and "How many copies" in spec
+    # Deleting the CRD takes its group out of discovery again.
+    served.kubectl("delete", "crd", "websites.kubelab.dev")
+    assert served.kubectl("api-resources", "--api-group=kubelab.dev", "-o", "name").stdout.strip() == ""
 
 
 def test_logs_come_from_the_node_through_the_api(served: Served) -> None:

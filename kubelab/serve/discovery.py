@@ -7,8 +7,8 @@ Two forms, as kube-apiserver serves them:
   every group in one APIGroupDiscoveryList when the client's Accept header asks for it, as
   kubectl 1.30+ does first (pkg/endpoints/discovery/aggregated/handler.go). A client that does
   not ask gets the legacy form.
-Both are built from the API server's resource table on every request, so a CRD's group appears
-the moment the CRD is served and goes when it is deleted.
+Both are built on every request from what the API server serves, so a CRD's group appears the
+moment the CRD is served and goes when it is deleted.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kubelab.api.resources import ResourceInfo, ResourceTable
+from kubelab.api.resources import ResourceInfo
 
 __all__ = ["AGGREGATED_V2", "KUBE_VERSION", "aggregated", "api_group_list", "api_versions",
            "resource_list", "version_info", "wants_aggregated"]
@@ -52,7 +52,7 @@ def wants_aggregated(accept: str) -> bool:
     return False
 
 
-def _groups(table: ResourceTable) -> dict[str, list[ResourceInfo]]:
+def _groups(table: Iterable[ResourceInfo]) -> dict[str, list[ResourceInfo]]:
     groups: dict[str, list[ResourceInfo]] = {}
     for info in table:
         groups.setdefault(info.group, []).append(info)
@@ -68,7 +68,7 @@ def api_versions(server_address: str) -> dict[str, Any]:
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
 
 
-def api_group_list(table: ResourceTable) -> dict[str, Any]:
+def api_group_list(table: Iterable[ResourceInfo]) -> dict[str, Any]:
     groups = []
     for name, infos in sorted(_groups(table).items()):
         if not name:
@@ -86,7 +86,7 @@ def _categories(info: ResourceInfo) -> list[str]:
     return ["all"] if info.resource in _ALL else []
 
 
-def resource_list(table: ResourceTable, group: str, version: str) -> dict[str, Any] | None:
+def resource_list(table: Iterable[ResourceInfo], group: str, version: str) -> dict[str, Any] | None:
     """The APIResourceList of one group version, or None if the server has no such thing."""
     infos = [i for i in table if i.group == group and i.version == version]
     if not infos:
@@ -133,7 +133,7 @@ def _discovery_resource(info: ResourceInfo) -> dict[str, Any]:
     return entry
 
 
-def aggregated(table: ResourceTable, legacy: bool) -> dict[str, Any]:
+def aggregated(table: Iterable[ResourceInfo], legacy: bool) -> dict[str, Any]:
     """The APIGroupDiscoveryList for /api (legacy=True: the core group) or /apis (the rest)."""
     items = []
     for name, infos in sorted(_groups(table).items()):

@@ -86,7 +86,7 @@ class DiscoveryHandler(_Base):
     """/api, /apis, /api/v1 and /apis/<group>/<version>."""
 
     def get(self, path: str) -> None:
-        table = self.server.cluster.apiserver.resources
+        table = self.server.served_resources()
         accept = self.request.headers.get("Accept", "")
         parts = [p for p in path.split("/") if p]
         if parts in (["api"], ["apis"]):
@@ -119,7 +119,7 @@ class OpenAPIHandler(_Base):
         return None
 
     def get(self, path: str) -> None:
-        table = self.server.cluster.apiserver.resources
+        table = self.server.served_resources()
         if not path:
             self.send(openapi.index(table, self._crd_schema))
             return

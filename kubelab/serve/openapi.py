@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from kubelab.api import Object
-from kubelab.api.resources import ResourceInfo, ResourceTable
+from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.schema import SCHEMAS, ListOf, MapOf, Scalar, Struct, Type
 
 __all__ = ["group_version_document", "index"]
@@ -102,7 +102,7 @@ def _paths(info: ResourceInfo, ref: Object) -> dict[str, Object]:
 CustomSchema = Callable[[ResourceInfo], "Object | None"]
 
 
-def group_version_document(table: ResourceTable, group: str, version: str,
+def group_version_document(table: Iterable[ResourceInfo], group: str, version: str,
                            custom_schema: CustomSchema = lambda info: None) -> Object | None:
     """custom_schema: a custom resource's openAPIV3Schema, from its CRD (None: unknown)."""
     infos = [i for i in table if i.group == group and i.version == version]
@@ -127,7 +127,7 @@ def group_version_document(table: ResourceTable, group: str, version: str,
             "paths": paths, "components": {"schemas": builder.schemas}}
 
 
-def index(table: ResourceTable, custom_schema: CustomSchema = lambda info: None) -> Object:
+def index(table: Iterable[ResourceInfo], custom_schema: CustomSchema = lambda info: None) -> Object:
     """/openapi/v3: where each group version's document is, with a hash of its content."""
     paths: dict[str, Object] = {}
     for group, version in sorted({(i.group, i.version) for i in table}):

@@ -37,6 +37,7 @@ import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
+from kubelab.api.resources import ResourceInfo
 from kubelab.serve.certs import ServingCerts, make_serving_certs
 from kubelab.serve.handlers import DiscoveryHandler, OpenAPIHandler, ResourceHandler, StatusHandler
 from kubelab.serve.kubeconfig import DEFAULT_PATH, build_kubeconfig, write_kubeconfig
@@ -122,6 +123,11 @@ class Server:
         self._http.add_sockets(sockets)
         self._pacer = asyncio.get_event_loop().create_task(pace(self.cluster.run, self.speed))
         return self.url
+
+    def served_resources(self) -> list[ResourceInfo]:
+        """What discovery and OpenAPI describe: what the API server serves now, so a CRD's
+        resource appears when it is served and goes when the CRD is deleted."""
+        return [served.info for served in self.cluster.apiserver.served]
 
     def kubeconfig(self) -> dict[str, Any]:
         return build_kubeconfig(self.url, self.certs.ca_pem, self.tokens)
