@@ -61,7 +61,7 @@ from kubelab.apiserver.serving import ServedResources
 from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.apiserver.wire import read_body
 from kubelab.sim import Clock, Trace
-from kubelab.store import Store
+from kubelab.store.backend import Backend
 
 __all__ = ["APIServer", "WatchInterceptor"]
 
@@ -82,7 +82,7 @@ AUDIT_LIMIT = 100_000  # audit records kept in memory (between half this and thi
 
 
 class APIServer:
-    def __init__(self, store: Store, clock: Clock, rand: random.Random,
+    def __init__(self, store: Backend, clock: Clock, rand: random.Random,
                  trace: Trace | None = None, resources: ResourceTable | None = None) -> None:
         self.store, self.clock, self.rand, self.trace = store, clock, rand, trace
         self.resources = resources or ResourceTable()

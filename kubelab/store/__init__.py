@@ -14,6 +14,7 @@ snapshot.py (backup and restore).
     store.watch("/registry/pods/", prefix=True, callback=print)
 """
 
+from kubelab.store.backend import Backend, WatchHandle
 from kubelab.store.errors import (
     CompactedError,
     FutureRevisionError,
@@ -43,6 +44,7 @@ from kubelab.store.watch import Watcher
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_MAX_TXN_OPS",
+    "Backend",
     "CompactedError",
     "Compare",
     "DeleteRequest",
@@ -63,6 +65,7 @@ __all__ = [
     "Store",
     "StoreError",
     "TxnResponse",
+    "WatchHandle",
     "WatchResponse",
     "Watcher",
     "prefix_end",
