@@ -1,0 +1,317 @@
+"""The death matrix: what stops when one part of the control plane dies, measured, not recalled.
+
+    matrix = DeathMatrix.run(seed=0)      # one experiment per row, each on a fresh cluster
+    matrix                                # a table in Jupyter; matrix.timeline() draws them all
+
+Each row is one experiment on a fresh high-availability cluster with a three-replica Deployment
+`web`: break one part, then for an observation window keep trying, once a virtual second, the
+things a user needs, and note when each one first works again:
+
+- **running pods**: the `web` containers that ran before the fault still run at the end of the
+  window. Read from the nodes' container runtimes (the data plane), never through the API;
+- **new pods**: a bare pod `probe` is created (the create is retried until the API accepts it)
+  and its container starts on some node;
+- **scaling and self-healing**: `web` is scaled from 3 to 4 (retried likewise) and four `web`
+  containers run on powered nodes, so a pod lost with a node must have been replaced too;
+- **kubectl**: `kubectl get pods` and a write (`kubectl annotate`) both succeed.
+
+Then the part is repaired and the experiment measures how long, in virtual seconds, until all
+four work. Nothing in a row is typed by hand: the table is what the cluster did.
+
+Rows are data (`Row`): a name, how to break the part and how to repair it. The cluster they run
+on comes from `build` (by default `ha_cluster`), so the same matrix can be run on a cluster
+without replicas, to see what high availability buys.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubelab.api.errors import ApiError
+from kubelab.viz import svg
+from kubelab.viz.observe import quiet
+
+__all__ = ["BASELINE", "COLUMNS", "SINGLE_ROWS", "DeathMatrix", "Outcome", "Row", "experiment",
+           "single_cluster"]
+
+WEB = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}]
+"""
+PROBE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
+         "spec": {"containers": [{"name": "probe", "image": "nginx:1.27"}]}}
+
+# Long enough for a dead node's pods to be evicted and replaced: 50 s until the node is
+# NotReady, then 300 s of tolerated NoExecute taint (notebook 06, section 9), then a start.
+WINDOW = 420.0
+
+# The columns, in the order the table prints them: key -> heading.
+COLUMNS = {"running": "running pods keep running", "new_pods": "new pods start",
+           "scaling": "scaling and self-healing", "kubectl": "kubectl works"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One part to kill. `breaks(c)` kills it and returns what it killed (its name, for the
+    table); `repairs(c, killed)` brings it back."""
+
+    part: str
+    breaks: Callable[[Any], str]
+    repairs: Callable[[Any, str], None]
+
+
+@dataclass
+class Outcome:
+    """What one experiment measured. For each column: the virtual seconds after the fault at
+    which it first worked (None: not within the window); `running` is the count of the
+    fault-time containers still running at the end, out of `before`."""
+
+    part: str
+    killed: str
+    window: float
+    before: int = 0
+    still_running: int = 0
+    worked_at: dict[str, float | None] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)   # the first error each probe met
+    recovery: float | None = None                          # after the repair, until all work
+
+    def cell(self, column: str, baseline: Outcome | None = None) -> str:
+        """The table's words: yes (as fast as on the unbroken `baseline`, give or take a
+        second), no (not within the window), or after how long."""
+        if column == "running":
+            if self.still_running == self.before:
+                return "yes"
+            return f"no ({self.before - self.still_running} of {self.before} died)"
+        at = self.worked_at.get(column)
+        if at is None:
+            return "no"
+        usual = (baseline.worked_at.get(column) if baseline else None) or 1.0
+        return "yes" if at <= usual + 1.0 else f"after {at:.0f} s"
+
+
+def _web_running(c: Any, name: str = "web") -> list[str]:
+    """Ids of the running containers called `name` on powered nodes: the data plane's truth."""
+    return [x.id for runtime in c.runtimes.values() if runtime.powered
+            for x in runtime.running() if x.name == name]
+
+
+class _Failed(Exception):
+    """kubectl printed an error (its first line is the probe's error)."""
+
+
+class _Probe:
+    """One thing a user needs: an action retried until the API accepts it, then a condition
+    waited for. Both are tried once a virtual second; the first success is remembered."""
+
+    def __init__(self, act: Callable[[], None] | None, done: Callable[[], bool]) -> None:
+        self.act, self.done = act, done
+        self.acted = act is None
+        self.at: float | None = None
+        self.error = ""
+
+    def poll(self, elapsed: float) -> None:
+        if self.at is not None:
+            return
+        try:
+            if not self.acted:
+                assert self.act is not None
+                self.act()
+                self.acted = True
+            if self.done():
+                self.at = elapsed
+        except (ApiError, _Failed) as err:
+            self.error = self.error or str(err).splitlines()[0]
+
+
+def _probes(c: Any, replicas: int) -> dict[str, _Probe]:
+    def kubectl_works() -> bool:
+        for command in ("get pods", "annotate deployment web kubelab.dev/probe=now --overwrite"):
+            out = c.kubectl(command)
+            if out.exit_code != 0:
+                raise _Failed(str(out).strip())
+        return True
+
+    return {
+        "running": _Probe(None, lambda: True),
+        "new_pods": _Probe(lambda: c.client.create(PROBE),
+                           lambda: bool(_web_running(c, "probe"))),
+        "scaling": _Probe(lambda: c.client.patch("deployments", "web",
+                                                 {"spec": {"replicas": replicas + 1}}),
+                          lambda: len(_web_running(c)) >= replicas + 1),
+        "kubectl": _Probe(None, kubectl_works),
+    }
+
+
+def experiment(row: Row, build: Callable[[int], Any], *, seed: int = 0, window: float = WINDOW,
+               recovery_limit: float = 600.0) -> Outcome:
+    """Run one row on a fresh cluster: settle, break, observe for `window` virtual seconds,
+    repair, and time the recovery (None if not within `recovery_limit`)."""
+    c = build(seed)
+    replicas = 3
+    c.apply(WEB)
+    c.run_until(lambda: len(_web_running(c)) >= replicas, timeout=300)
+    c.run(20)  # leases renewed, every informer synced: a settled cluster
+    before = set(_web_running(c))
+    start = c.clock.now
+    killed = row.breaks(c)
+    probes = _probes(c, replicas)
+    with quiet(c):
+        while c.clock.now - start < window:
+            c.run(1.0)
+            for probe in probes.values():
+                probe.poll(c.clock.now - start)
+    outcome = Outcome(row.part, killed, window, before=len(before),
+                      still_running=len(before & set(_web_running(c))))
+    outcome.worked_at = {name: probe.at for name, probe in probes.items()}
+    outcome.errors = {name: probe.error for name, probe in probes.items() if probe.error}
+    row.repairs(c, killed)
+    repaired = c.clock.now
+    with quiet(c):
+        while c.clock.now - repaired < recovery_limit:
+            c.run(1.0)
+            for probe in probes.values():
+                probe.at = None
+                probe.poll(0)
+            if all(probe.at is not None for probe in probes.values()):
+                outcome.recovery = c.clock.now - repaired
+                break
+    return outcome
+
+
+def _web_node(c: Any) -> str:
+    """The node of the first `web` pod (by name): where a kubelet or a node dies."""
+    with quiet(c):
+        pods = sorted(c.get("pods", label_selector="app=web"), key=lambda p: p["metadata"]["name"])
+    return str(pods[0]["spec"]["nodeName"])
+
+
+def _crash(name: str) -> Row:
+    def breaks(c: Any) -> str:
+        c.faults.crash(name)
+        return name
+    return Row(name, breaks, lambda c, killed: c.faults.restart(killed))
+
+
+def _kubelet() -> Row:
+    def breaks(c: Any) -> str:
+        name = f"kubelet/{_web_node(c)}"
+        c.faults.crash(name)
+        return name
+    return Row("a kubelet", breaks, lambda c, killed: c.faults.restart(killed))
+
+
+def _node() -> Row:
+    def breaks(c: Any) -> str:
+        node = _web_node(c)
+        c.faults.kill_node(node)
+        return node
+    return Row("a whole node", breaks, lambda c, killed: c.faults.revive_node(killed))
+
+
+def single_cluster(seed: int) -> Any:
+    """Today's default: one API server, one scheduler, one controller manager, one store."""
+    from kubelab.cluster import Cluster
+    return Cluster(nodes=3, seed=seed)
+
+
+# Nothing broken: how long each probe takes on a healthy cluster, the yardstick for "yes".
+BASELINE = Row("nothing (baseline)", lambda c: "-", lambda c, killed: None)
+
+# The rows on a cluster without replicas: every control-plane part is a single point of failure.
+SINGLE_ROWS: tuple[Row, ...] = (_crash("apiserver"), _crash("scheduler"),
+                                _crash("controller-manager"), _kubelet(), _node())
+
+
+class DeathMatrix:
+    """The outcomes of one experiment per row; shows itself as a table in Jupyter."""
+
+    def __init__(self, outcomes: Iterable[Outcome], baseline: Outcome | None = None,
+                 title: str = "") -> None:
+        self.outcomes = list(outcomes)
+        self.baseline, self.title = baseline, title
+
+    @classmethod
+    def run(cls, rows: Iterable[Row] | None = None, build: Callable[[int], Any] | None = None, *,
+            seed: int = 0, window: float = WINDOW, title: str = "") -> DeathMatrix:
+        """Run the baseline, then each row, each on a fresh cluster from `build(seed)`."""
+        rows = SINGLE_ROWS if rows is None else rows
+        build = build or single_cluster
+        baseline = experiment(BASELINE, build, seed=seed, window=window)
+        return cls([experiment(row, build, seed=seed, window=window) for row in rows], baseline,
+                   title)
+
+    def rows(self) -> list[list[str]]:
+        """The table as text cells: part, killed, one cell per column, recovery."""
+        out = []
+        for o in self.outcomes:
+            recovery = "not within the limit" if o.recovery is None else f"{o.recovery:.0f} s"
+            out.append([o.part, o.killed, *(o.cell(col, self.baseline) for col in COLUMNS), recovery])
+        return out
+
+    def headings(self) -> list[str]:
+        return ["part", "killed", *COLUMNS.values(), "recovery after restart"]
+
+    def __str__(self) -> str:
+        table = [self.headings(), *self.rows()]
+        widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+        return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+                         for r in table)
+
+    def _repr_html_(self) -> str:
+        def colour(cell: str) -> str:
+            return ("#d5f5e3" if cell == "yes" else "#fadbd8" if cell.startswith("no")
+                    else "#fcf3cf" if cell.startswith("after") else "#ffffff")
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headings())
+        body = "".join(
+            "<tr>" + "".join(f'<td style="background:{colour(c)}">{html.escape(c)}</td>' for c in r)
+            + "</tr>" for r in self.rows())
+        caption = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
+        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    def timeline(self) -> str:
+        """One lane per row: the fault at 0, when each column first worked, the repair at the
+        window's end and the recovery after it, on one axis of virtual seconds (SVG text)."""
+        left, width, lane = 170.0, 620.0, 34.0
+        span = max((o.window + (o.recovery or 0.0)) for o in self.outcomes) or 1.0
+        marks = {"new_pods": "#2471a3", "scaling": "#ca6f1e", "kubectl": "#7d3c98"}
+
+        def x(t: float) -> float:
+            return left + width * t / span
+
+        body: list[str] = []
+        for i, o in enumerate(self.outcomes):
+            y = 30 + i * lane
+            body.append(svg.text(8, y + 4, o.part, size=11))
+            body.append(svg.rect(x(0), y - 6, x(o.window) - x(0), 12, fill="#fadbd8", stroke="#fadbd8"))
+            if o.recovery is not None:
+                body.append(svg.rect(x(o.window), y - 6, x(o.window + o.recovery) - x(o.window), 12,
+                                     fill="#fcf3cf", stroke="#fcf3cf"))
+            for column, colour in marks.items():
+                at = o.worked_at.get(column)
+                if at is not None:
+                    body.append(svg.line(x(at), y - 9, x(at), y + 9, stroke=colour, width=2))
+        axis = 30 + len(self.outcomes) * lane
+        body.append(svg.line(left, axis - 14, left + width, axis - 14, stroke="#888"))
+        for t in range(0, int(span) + 1, 60):
+            body.append(svg.text(x(t), axis, f"{t}s", size=9, anchor="middle", fill="#555"))
+        legend = [("broken", "#fadbd8", "box"), ("repaired, recovering", "#fcf3cf", "box")]
+        legend += [(f"{COLUMNS[column]} again", colour, "mark") for column, colour in marks.items()]
+        for j, (label, colour, kind) in enumerate(legend):
+            lx, ly = left + (j % 3) * 210, axis + 10 + (j // 3) * 16
+            if kind == "box":
+                body.append(svg.rect(lx, ly, 12, 10, fill=colour, stroke=colour))
+            else:
+                body.append(svg.line(lx + 6, ly - 2, lx + 6, ly + 12, stroke=colour, width=2))
+            body.append(svg.text(lx + 16, ly + 9, label, size=10))
+        return svg.document(left + width + 20, axis + 48, body, title=self.title or "death matrix")
