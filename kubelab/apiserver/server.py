@@ -103,6 +103,7 @@ class APIServer:
         # (delay, event) pairs it returns are delivered that many virtual seconds later.
         self.watch_interceptor: WatchInterceptor | None = None
         self.running = True
+        self.name = "apiserver"  # in the trace; replicas are apiserver-1, apiserver-2, ...
         # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
         self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
         self._watch_ids = 0
@@ -170,6 +171,12 @@ class APIServer:
         self.authorizer.invalidate()
         self.served.start_cachers()
         self._record("start", "")
+
+    @property
+    def response_latency(self) -> float:
+        """How long the last request waited for the store (its audit record's latency): what
+        a client with a timeout compares with it (kubelab.client.leaderelection)."""
+        return self.audit[-1].latency if self.audit else 0.0
 
     # ------------------------------------------------------------------ requests
 
@@ -313,11 +320,11 @@ class APIServer:
             detail: dict[str, Any] = {"user": record.user, "code": record.code}
             if record.stage:
                 detail["stage"] = record.stage
-            self.trace.record("apiserver", record.verb, record.object, **detail)
+            self.trace.record(self.name, record.verb, record.object, **detail)
 
     def _record(self, verb: str, obj: str, **detail: Any) -> None:
         if self.trace is not None:
-            self.trace.record("apiserver", verb, obj, **detail)
+            self.trace.record(self.name, verb, obj, **detail)
 
     # ------------------------------------------------------------------ watch
 
