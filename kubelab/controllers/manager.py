@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubelab.client.component import ComponentContext
+from kubelab.client.leaderelection.component import start_leader_election
+from kubelab.client.leaderelection.leaderelection import LeaderElector
 from kubelab.client.shared_informer import SharedInformerFactory
 from kubelab.sim.clock import Timer
 
@@ -58,14 +60,34 @@ class ControllerManager:
                                             for name in names}
         self.running = False
         self._poll: Timer | None = None
+        self.elector: LeaderElector | None = None
+        self.exited = False  # it lost its Lease and stopped (upstream: the process exits)
 
     def __getitem__(self, name: str) -> Any:
         """A running controller by name, e.g. cm["replicaset-controller"]."""
         return self.controllers[name]
 
     def start(self) -> None:
+        settings = self.ctx.leader_election
+        if settings is None:
+            self._run()
+            return
+        # controllermanager.go Run: with --leader-elect the controllers (and their informers)
+        # start in OnStartedLeading; the Lease is not released (no ReleaseOnCancel).
+        self.elector = start_leader_election(
+            self.ctx, settings, "kube-controller-manager", "kube-controller-manager",
+            on_started_leading=self._run, on_stopped_leading=self._stopped_leading,
+            release_on_cancel=False)
+
+    def _run(self) -> None:
         self.informers.start()
         self._wait_for_cache_sync()
+
+    def _stopped_leading(self) -> None:
+        """"leaderelection lost": upstream exits the process; kubelab stops its loops."""
+        self.ctx.trace.record(self.name, "leaderelection-lost", "")
+        self.exited = True
+        self.stop()
 
     def _wait_for_cache_sync(self) -> None:
         self._poll = None
@@ -80,6 +102,8 @@ class ControllerManager:
 
     def stop(self) -> None:
         """A crash: informers, queues and every controller's memory are gone."""
+        if self.elector is not None:
+            self.elector.stop()
         if self._poll is not None:
             self._poll.cancel()
         for controller in self.controllers.values():
