@@ -27,6 +27,7 @@ from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import ContainerRuntime
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
+from kubelab.store.raft import EtcdClient, EtcdCluster
 
 __all__ = ["Cluster"]
 
@@ -64,6 +65,8 @@ class Cluster:
     components: which control-plane components to run; None means all that exist.
     replace: your own implementation of a component, e.g. {"scheduler": MyScheduler}: a class
         (or function) taking a ComponentContext, with start() and stop().
+    etcd_members: run etcd as a simulated Raft cluster of that many members (c.etcd; see
+        kubelab/store/raft/); None keeps the single embedded store.
     """
 
     def __init__(
@@ -76,12 +79,20 @@ class Cluster:
         speed: float = 1.0,
         max_request_bytes: int = 1572864,
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
+        etcd_members: int | None = None,
     ) -> None:
         self.seed = seed
         self.clock: Clock = RealTimeClock(speed=speed) if realtime else Clock()
         self.rand = new_rand(seed)
         self.trace = Trace(lambda: self.clock.now)
-        self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
+        self.etcd: EtcdCluster | None = None
+        self.store: Store | EtcdClient
+        if etcd_members is None:
+            self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
+        else:
+            self.etcd = EtcdCluster(self.clock, self.rand, self.trace, etcd_members,
+                                    max_request_bytes=max_request_bytes)
+            self.store = self.etcd.client
         self.apiserver = APIServer(self.store, self.clock, self.rand, trace=self.trace)
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
         self.client = Client(self.apiserver, ADMIN_TOKEN, user_agent="kubectl")
