@@ -133,6 +133,7 @@ class Raft:
         yes = sum(1 for v in self.votes.values() if v)
         if yes >= self.quorum():
             self.become_leader()
+            self.bcast_append()  # tell everyone: the empty entry of our term
         elif len(self.votes) - yes >= self.quorum():
             self.become_follower(self.term, None)
 
@@ -240,8 +241,10 @@ class Raft:
         if m.type == MSG_APP_RESP:
             pr.recent_active = True
             if m.reject:
-                if m.index == pr.next - 1:  # not a stale rejection: probe further back
-                    pr.next = max(1, min(m.index, m.reject_hint + 1))
+                # progress.go maybeDecrTo: a rejection at or below match is stale; otherwise go
+                # back to what the follower has, at most, and try again from there.
+                if m.index > pr.match:
+                    pr.next = max(pr.match + 1, min(m.index, m.reject_hint + 1))
                     self.send_append(m.frm)
             elif m.index > pr.match:
                 pr.match, pr.next = m.index, max(pr.next, m.index + 1)
