@@ -133,6 +133,12 @@ def _namespace_row(ns: Object, now: float, wide: bool) -> list[str]:
     return [ns["metadata"]["name"], (ns.get("status") or {}).get("phase", "Active"), _age(ns, now)]
 
 
+def _lease_row(lease: Object, now: float, wide: bool) -> list[str]:
+    """printLease: the holder ("" when none holds it)."""
+    holder = (lease.get("spec") or {}).get("holderIdentity") or ""
+    return [lease["metadata"]["name"], str(holder), _age(lease, now)]
+
+
 def _generic_row(obj: Object, now: float, wide: bool) -> list[str]:
     return [obj["metadata"]["name"], _age(obj, now)]
 
@@ -145,6 +151,7 @@ COLUMNS: dict[str, tuple[list[str], Row]] = {
     "replicasets": (["NAME", "DESIRED", "CURRENT", "READY", "AGE"], _replicaset_row),
     "events": (["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"], _event_row),
     "namespaces": (["NAME", "STATUS", "AGE"], _namespace_row),
+    "leases": (["NAME", "HOLDER", "AGE"], _lease_row),
 }
 WIDE_EXTRA = {"pods": ["IP", "NODE", "NOMINATED NODE", "READINESS GATES"]}
 

@@ -1,0 +1,291 @@
+"""Checks for notebook 07's exercises: try_acquire_or_renew on a Lease (7.1).
+
+7.1: the learner's function is the one attempt of kubelab's own LeaderElector
+(kubelab.client.leaderelection), whose loops (acquire with jittered RetryPeriod, renew until
+RenewDeadline, the callbacks) stay kubelab's. Candidates race for one Lease in kube-system of a
+simulated cluster; the checks read the Lease as the API server has it, and who started and
+stopped leading when. Safety: never two candidates leading at one virtual instant. Liveness: a
+new leader after the holder dies, no sooner than its lease allows and no later than
+LeaseDuration + 2 x RetryPeriod x (1 + JitterFactor) (a candidate may see the last renewal one
+jittered RetryPeriod late, and the expiry one more late).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from kubelab.api.meta import micro_time
+from kubelab.client.leaderelection.leaderelection import (
+    JITTER_FACTOR,
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElector,
+)
+from kubelab.client.leaderelection.resourcelock import LeaseLock
+from kubelab.grading.context import CheckContext
+from kubelab.grading.exercises import check
+from kubelab.grading.shared import share
+
+__all__: list[str] = []
+
+share(LeaderElector, ("config", "clock", "observed_raw_record", "observed_time",
+                      "get_observed_record", "set_observed_record", "is_leader",
+                      "is_lease_valid", "get_leader"))
+share(LeaderElectionConfig, ("lock", "lease_duration", "renew_deadline", "retry_period"))
+share(LeaseLock, ("get", "create", "update", "identity", "describe"))
+
+NAMESPACE, NAME = "kube-system", "kube-scheduler"
+LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
+LATEST = LEASE + 2 * RETRY * (1 + JITTER_FACTOR)
+
+
+class CountingLock(LeaseLock):
+    """The Lease lock, counting what the learner sends through it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: list[str] = []
+
+    def get(self) -> Any:
+        self.calls.append("get")
+        return super().get()
+
+    def create(self, record: Any) -> None:
+        self.calls.append("create")
+        super().create(record)
+
+    def update(self, record: Any) -> None:
+        self.calls.append("update")
+        super().update(record)
+
+
+class Timeline:
+    """Who leads, from on_started_leading until on_stopped_leading or a crash."""
+
+    def __init__(self, clock: Any) -> None:
+        self.clock = clock
+        self.leading: dict[str, float] = {}
+        self.overlaps: list[str] = []
+        self.starts: list[tuple[float, str]] = []
+
+    def started(self, who: str) -> None:
+        others = sorted(o for o in self.leading if o != who)
+        if others:
+            self.overlaps.append(f"at t={self.clock.now:.2f}s {who} started leading while "
+                                 f"{', '.join(others)} still led")
+        self.leading[who] = self.clock.now
+        self.starts.append((self.clock.now, who))
+
+    def stopped(self, who: str) -> None:
+        self.leading.pop(who, None)
+
+
+class LearnerElector(LeaderElector):
+    def __init__(self, learner: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._learner = learner
+
+    def try_acquire_or_renew(self) -> bool:
+        return bool(self._learner(self))
+
+
+def candidate(ctx: CheckContext, c: Any, who: str, timeline: Timeline | None = None) -> LearnerElector:
+    """A candidate as kube-scheduler builds one: its own client, a lock whose client times out
+    after RenewDeadline / 2."""
+    client = c.client_for(f"candidate-{who}", ["system:masters"])
+    lock = CountingLock(client, NAMESPACE, NAME, who, timeout=RENEW / 2)
+    t = timeline
+    callbacks = LeaderCallbacks(lambda: t.started(who) if t else None,
+                                lambda: t.stopped(who) if t else None)
+    config = LeaderElectionConfig(lock, callbacks, LEASE, RENEW, RETRY, name=f"candidate-{who}")
+    return LearnerElector(ctx.learner, config, c.clock, random.Random(f"{ctx.seed}-{who}"),
+                          trace=c.trace)
+
+
+def lease_spec(c: Any) -> dict[str, Any]:
+    return dict(c.get("leases", NAME, namespace=NAMESPACE).get("spec") or {})
+
+
+def _cluster(ctx: CheckContext) -> Any:
+    return ctx.cluster(nodes=0, components=[])
+
+
+@check("7.1", points=2, hint="No Lease: create one holding it. A released Lease (holderIdentity "
+       "empty) is free at once: take it over with leaderTransitions + 1.")
+def acquires_a_free_lease(ctx: CheckContext) -> None:
+    c = _cluster(ctx)
+    c.run(3)
+    a = candidate(ctx, c, "a")
+    ctx.expect_equal(a.try_acquire_or_renew(), True, "try_acquire_or_renew with no Lease yet",
+                     unit="returned")
+    spec = lease_spec(c)
+    now = micro_time(c.clock.now)
+    ctx.expect_equal(spec, {"holderIdentity": "a", "leaseDurationSeconds": 15, "acquireTime": now,
+                            "renewTime": now, "leaseTransitions": 0},
+                     "the Lease created by the first candidate", unit="spec =")
+    c.run(5)
+    lease = c.get("leases", NAME, namespace=NAMESPACE)  # a's release: what release() writes
+    lease["spec"] = {**lease["spec"], "holderIdentity": "", "leaseDurationSeconds": 1}
+    c.client.update(lease)
+    c.run(1)
+    b = candidate(ctx, c, "b")
+    ctx.expect_equal(b.try_acquire_or_renew(), True, "a candidate finding a released Lease "
+                     "(holderIdentity empty)", unit="returned")
+    spec = lease_spec(c)
+    ctx.expect_equal((spec.get("holderIdentity"), spec.get("leaseTransitions")), ("b", 1),
+                     "who holds the released Lease after the new candidate's attempt",
+                     unit="(holderIdentity, leaseTransitions) =")
+
+
+@check("7.1", points=2, hint="The leader renews with one update of what it last wrote (the fast "
+       "path); if that fails (409, 404) it gets the Lease and tries again, and creates it if gone.")
+def renews_its_own_lease(ctx: CheckContext) -> None:
+    c = _cluster(ctx)
+    a = candidate(ctx, c, "a")
+    lock = a.config.lock
+    assert isinstance(lock, CountingLock)
+    a.try_acquire_or_renew()
+    acquired = micro_time(c.clock.now)
+    c.run(2)
+    lock.calls.clear()
+    ctx.expect_equal(a.try_acquire_or_renew(), True, "the holder renewing its valid lease",
+                     unit="returned")
+    ctx.expect_equal(lock.calls, ["update"], "the requests of a renewal while the lease is valid",
+                     unit="lock calls")
+    spec = lease_spec(c)
+    ctx.expect_equal((spec["acquireTime"], spec["renewTime"], spec["leaseTransitions"]),
+                     (acquired, micro_time(c.clock.now), 0),
+                     "a renewal moves renewTime only", unit="(acquireTime, renewTime, leaseTransitions) =")
+    lease = c.get("leases", NAME, namespace=NAMESPACE)
+    lease["metadata"]["labels"] = {"touched": "by-an-admin"}  # a new resourceVersion: 409 next
+    c.client.update(lease)
+    c.run(2)
+    ctx.expect_equal(a.try_acquire_or_renew(), True, "renewing after someone else updated the "
+                     "Lease (the fast path's update gets 409 Conflict)", unit="returned")
+    c.client.delete("leases", NAME, NAMESPACE)
+    c.run(2)
+    ctx.expect_equal(a.try_acquire_or_renew(), True, "renewing after the Lease was deleted",
+                     unit="returned")
+    ctx.expect_equal(lease_spec(c).get("holderIdentity"), "a", "who holds the Lease now",
+                     unit="holderIdentity =")
+
+
+@check("7.1", points=2, hint="Expiry is judged by the local time at which you last saw the record "
+       "change (le.is_lease_valid), never by renewTime, which another machine's clock wrote.")
+def waits_out_a_held_lease_by_its_own_clock(ctx: CheckContext) -> None:
+    c = _cluster(ctx)
+    holder = c.client_for("other-holder", ["system:masters"])
+    c.run(60)
+    base = c.clock.now
+    future = micro_time(c.clock.now + 3600)  # the holder's clock runs an hour ahead
+    holder.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                   "metadata": {"name": NAME, "namespace": NAMESPACE},
+                   "spec": {"holderIdentity": "x", "leaseDurationSeconds": 15, "acquireTime": future,
+                            "renewTime": future, "leaseTransitions": 3}})
+    b = candidate(ctx, c, "b")
+    answers = []
+    for at, renew in ((0, False), (5, True), (6, False), (16, False), (22, False)):
+        c.run(base + at - c.clock.now)
+        if renew:  # x renews: its (skewed) renewTime changes
+            lease = holder.get("leases", NAME, NAMESPACE)
+            lease["spec"]["renewTime"] = micro_time(c.clock.now + 3600)
+            holder.update(lease)
+        else:
+            answers.append(bool(b.try_acquire_or_renew()))
+    ctx.expect_equal(answers, [False, False, False, True],
+                     "attempts at t=0, 6, 16 and 22 s on a Lease that x last renewed at t=5 "
+                     "(seen changed at 6: expires for this candidate at 21)", unit="returned")
+    spec = lease_spec(c)
+    ctx.expect_equal((spec["holderIdentity"], spec["leaseTransitions"]), ("b", 4),
+                     "the Lease after the takeover", unit="(holderIdentity, leaseTransitions) =")
+
+
+def _chaos(ctx: CheckContext, c: Any, timeline: Timeline, rand: random.Random) -> dict[str, Any]:
+    """Three candidates; crashes and restarts, conflicting writers and a slow API server."""
+    live: dict[str, LearnerElector] = {}
+    serial = {"n": 0}
+
+    def start() -> None:
+        serial["n"] += 1
+        who = f"c{serial['n']}"
+        live[who] = candidate(ctx, c, who, timeline)
+        live[who].run()
+
+    def crash() -> None:
+        if live:
+            who = rand.choice(sorted(live))
+            live.pop(who).stop()
+            timeline.stopped(who)  # the process is gone: it acts no more
+
+    def touch() -> None:
+        try:
+            lease = c.client.get("leases", NAME, NAMESPACE)
+        except Exception:
+            return
+        lease["metadata"]["labels"] = {"touched": str(c.clock.now)}
+        c.client.update(lease)
+
+    for _ in range(3):
+        start()
+    for _ in range(40):
+        c.run(rand.uniform(1.0, 9.0))
+        roll = rand.random()
+        if roll < 0.25:
+            crash()
+        elif roll < 0.45 or len(live) < 2:
+            start()
+        elif roll < 0.7:
+            touch()
+        else:
+            c.store.latency = rand.choice([0.0, 0.0, 3.0, 7.0])
+    c.store.latency = 0.0
+    while len(live) < 3:  # heal: three candidates again
+        start()
+    return live
+
+
+@check("7.1", points=2, seeds=(1, 2, 3), hint="Only one update can win (the Lease's "
+       "resourceVersion decides); a lease held by another is off limits until LeaseDuration has "
+       "passed since you last saw it change.")
+def one_leader_at_a_time(ctx: CheckContext) -> None:
+    c = _cluster(ctx)
+    timeline = Timeline(c.clock)
+    live = _chaos(ctx, c, timeline, random.Random(ctx.seed))
+    if timeline.overlaps:
+        ctx.fail("two candidates led at the same time", expected="at most one leader at any instant",
+                 got="; ".join(timeline.overlaps[:3]))
+    c.run(LATEST + RENEW)
+    leaders = sorted(who for who in timeline.leading if who in live)
+    ctx.expect_equal(len(leaders), 1, "leaders once the faults healed (three candidates alive)",
+                     unit="leader(s)")
+
+
+@check("7.1", points=2, seeds=(1, 2), hint="An expired lease must be taken over: held by someone "
+       "else, unchanged for LeaseDuration since you saw it change, is free.")
+def a_new_leader_after_the_holder_dies(ctx: CheckContext) -> None:
+    c = _cluster(ctx)
+    timeline = Timeline(c.clock)
+    rand = random.Random(ctx.seed)
+    electors = {who: candidate(ctx, c, who, timeline) for who in ("a", "b")}
+    for elector in electors.values():
+        elector.run()
+    c.run(20 + rand.uniform(0, 10))
+    if len(timeline.leading) != 1:
+        ctx.fail("one of two candidates should lead after 20 s", expected="1 leader",
+                 got=f"{len(timeline.leading)} leader(s)")
+    dead = next(iter(timeline.leading))
+    electors[dead].stop()
+    timeline.stopped(dead)
+    crashed = c.clock.now
+    c.run(LATEST + 1)
+    later = [(at - crashed, who) for at, who in timeline.starts if at > crashed]
+    if not later:
+        ctx.fail(f"nobody took over within {LATEST:g} s of the leader's crash",
+                 expected=f"a new leader within LeaseDuration + 2 x RetryPeriod x (1 + JitterFactor) "
+                 f"= {LATEST:g} s",
+                 got="no new leader")
+    took, _who = later[0]
+    if not LEASE - RETRY <= took <= LATEST:
+        ctx.fail("the takeover time after the leader crashed", expected=f"between {LEASE - RETRY:g} "
+                 f"and {LATEST:g} s", got=f"{took:.2f} s")
