@@ -31,17 +31,39 @@ The design, in short (docs/ARCHITECTURE.md has the long form):
     etcd.crash("etcd-1"); etcd.partition("etcd-2"); etcd.heal(); etcd.restart("etcd-1")
 """
 
-from kubelab.store.raft.client import EtcdClient
-from kubelab.store.raft.etcd import EtcdCluster, MemberStatus
-from kubelab.store.raft.invariants import RaftChecker, check_log_matching
-from kubelab.store.raft.log import RaftLog
-from kubelab.store.raft.member import Member
-from kubelab.store.raft.messages import Entry, Message, Snapshot
-from kubelab.store.raft.raft import CANDIDATE, FOLLOWER, LEADER, Raft
-from kubelab.store.raft.rules import DEFAULT_RULES, Rules, VoteRequest, VoterState
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubelab.store.raft.client import EtcdClient
+    from kubelab.store.raft.etcd import EtcdCluster, MemberStatus
+    from kubelab.store.raft.invariants import RaftChecker, check_log_matching
+    from kubelab.store.raft.log import RaftLog
+    from kubelab.store.raft.member import Member
+    from kubelab.store.raft.messages import Entry, Message, Snapshot, VoteRequest, VoterState
+    from kubelab.store.raft.raft import CANDIDATE, FOLLOWER, LEADER, Raft
+    from kubelab.store.raft.rules import DEFAULT_RULES, Rules
 
 __all__ = [
     "CANDIDATE", "DEFAULT_RULES", "FOLLOWER", "LEADER", "Entry", "EtcdClient", "EtcdCluster", "Member",
     "MemberStatus", "Message", "Raft", "RaftChecker", "RaftLog", "Rules", "Snapshot", "VoteRequest",
     "VoterState", "check_log_matching",
 ]
+
+# Names load on first use (PEP 562): exercise 7.2's sandbox imports messages.py alone and must
+# not load rules.py, the reference the learner writes.
+_WHERE = {
+    "EtcdClient": "client", "EtcdCluster": "etcd", "MemberStatus": "etcd", "RaftChecker": "invariants",
+    "check_log_matching": "invariants", "RaftLog": "log", "Member": "member", "Entry": "messages",
+    "Message": "messages", "Snapshot": "messages", "VoteRequest": "messages", "VoterState": "messages",
+    "CANDIDATE": "raft", "FOLLOWER": "raft", "LEADER": "raft", "Raft": "raft", "DEFAULT_RULES": "rules",
+    "Rules": "rules",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"kubelab.store.raft.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

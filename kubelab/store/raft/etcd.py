@@ -228,6 +228,12 @@ class EtcdCluster:
         self._event("", "heal", "network healed", 0)
         self._changed()
 
+    def set_rules(self, rules: Rules) -> None:
+        """Every member votes and commits by these rules from now on (exercise 7.2 plugs a
+        learner's in; kubelab/store/raft/rules.py has the reference)."""
+        for member in self.members.values():
+            member.raft.rules = rules
+
     # ------------------------------------------------------------------ what a view shows
 
     @property

@@ -10,10 +10,12 @@ MsgVote, and the follower's answer in a MsgAppResp; `reject_hint` is the followe
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 __all__ = [
     "MSG_APP", "MSG_APP_RESP", "MSG_HEARTBEAT", "MSG_HEARTBEAT_RESP", "MSG_PROP", "MSG_READ_INDEX",
     "MSG_READ_INDEX_RESP", "MSG_SNAP", "MSG_VOTE", "MSG_VOTE_RESP", "Entry", "Message", "Snapshot",
+    "VoteRequest", "VoterState",
 ]
 
 MSG_PROP = "MsgProp"                        # a proposal forwarded to the leader
@@ -70,3 +72,22 @@ class Message:
         rejected = " reject" if self.reject else ""
         return (f"{self.type} {self.frm}->{self.to} term={self.term} index={self.index} "
                 f"commit={self.commit}{extra}{rejected}")
+
+
+class VoterState(NamedTuple):
+    """What a member knows when a MsgVote arrives (the rules' view of raft's state)."""
+
+    term: int
+    voted_for: str | None      # whom this member voted for in `term` (None: nobody yet)
+    leader: str | None         # the leader it follows in `term` (None: none known)
+    last_log_index: int
+    last_log_term: int
+
+
+class VoteRequest(NamedTuple):
+    """A MsgVote, as the rules see it."""
+
+    term: int                  # equal to VoterState.term: the member stepped up to it first
+    candidate: str
+    last_log_index: int
+    last_log_term: int

@@ -37,8 +37,10 @@ from kubelab.store.raft.messages import (
     Entry,
     Message,
     Snapshot,
+    VoteRequest,
+    VoterState,
 )
-from kubelab.store.raft.rules import DEFAULT_RULES, Rules, VoteRequest, VoterState
+from kubelab.store.raft.rules import DEFAULT_RULES, Rules
 
 __all__ = ["CANDIDATE", "FOLLOWER", "LEADER", "Progress", "Raft"]
 
@@ -294,7 +296,8 @@ class Raft:
 
     def maybe_commit(self) -> bool:
         matches = [self.progress[p].match for p in self.peers]
-        new = self.rules.commit_index(self.term, self.log.committed, matches, self.log.term)
+        terms = [self.log.term(m) for m in matches]
+        new = int(self.rules.commit_index(self.term, self.log.committed, matches, terms))
         if new > self.log.committed:
             self.log.commit_to(new)
             if self.waiting_reads and self.log.term(self.log.committed) == self.term:

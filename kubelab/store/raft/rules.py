@@ -14,25 +14,12 @@ member (`EtcdCluster(rules=...)`) and be checked against Raft's invariants under
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import NamedTuple, Protocol
+from collections.abc import Sequence
+from typing import Protocol
+
+from kubelab.store.raft.messages import VoteRequest, VoterState
 
 __all__ = ["DEFAULT_RULES", "Rules", "VoteRequest", "VoterState", "commit_index", "request_vote"]
-
-
-class VoterState(NamedTuple):
-    term: int
-    voted_for: str | None      # whom this member voted for in `term` (None: nobody yet)
-    leader: str | None         # the leader it follows in `term` (None: none known)
-    last_log_index: int
-    last_log_term: int
-
-
-class VoteRequest(NamedTuple):
-    term: int                  # equal to VoterState.term: the caller stepped up first
-    candidate: str
-    last_log_index: int
-    last_log_term: int
 
 
 def request_vote(state: VoterState, request: VoteRequest) -> bool:
@@ -46,11 +33,13 @@ def request_vote(state: VoterState, request: VoteRequest) -> bool:
 
 
 def commit_index(current_term: int, committed: int, match_indexes: Sequence[int],
-                 term_at: Callable[[int], int | None]) -> int:
-    """The leader's new commit index, given every voter's match index (its own included)."""
-    ordered = sorted(match_indexes, reverse=True)
-    quorum_index = ordered[len(ordered) // 2]   # stored on len//2 + 1 members: a majority
-    if quorum_index > committed and term_at(quorum_index) == current_term:
+                 match_terms: Sequence[int | None]) -> int:
+    """The leader's new commit index. match_indexes: every voter's match index, the leader's own
+    included; match_terms[i]: the term of the leader's entry at match_indexes[i] (None: compacted)."""
+    ordered = sorted(range(len(match_indexes)), key=lambda i: match_indexes[i], reverse=True)
+    median = ordered[len(ordered) // 2]   # stored on len//2 + 1 members: a majority
+    quorum_index = match_indexes[median]
+    if quorum_index > committed and match_terms[median] == current_term:
         return quorum_index
     return committed
 
@@ -61,7 +50,7 @@ class Rules(Protocol):
     def request_vote(self, state: VoterState, request: VoteRequest) -> bool: ...
 
     def commit_index(self, current_term: int, committed: int, match_indexes: Sequence[int],
-                     term_at: Callable[[int], int | None]) -> int: ...
+                     match_terms: Sequence[int | None]) -> int: ...
 
 
 class _Default:
