@@ -105,3 +105,21 @@ def test_unknown_member_and_double_crash_are_refused() -> None:
     c.faults.crash_etcd_member("etcd-3")
     with pytest.raises(ValueError, match="already down"):
         c.faults.crash_etcd_member("etcd-3")
+
+
+def story(seed: int) -> str:
+    c = kubelab.Cluster(etcd_members=5, nodes=1, seed=seed)
+    c.apply(DEPLOY)
+    c.faults.at(5, "crash_etcd_leader")
+    c.faults.at(12, "partition_etcd", "etcd-4", "etcd-5")
+    c.faults.at(20, "heal_etcd")
+    c.run(40)
+    return c.trace.text()
+
+
+def test_the_same_seed_gives_the_same_trace_with_elections_in_it() -> None:
+    first = story(3)
+    assert first == story(3)
+    lines = first.splitlines()
+    assert sum(line.split()[1:3] == ["etcd", "became-leader"] for line in lines) >= 2
+    assert any(line.split()[1:3] == ["faults", "crash_etcd_member"] for line in lines)
