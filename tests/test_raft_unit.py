@@ -223,3 +223,22 @@ def test_a_rejected_append_probes_back_until_the_logs_match() -> None:
     net.flush()
     assert leader.state == LEADER
     assert [(e.index, e.term) for e in lagging.log.entries] == [(1, 1), (2, 2), (3, 2), (4, 3)]
+
+
+def test_the_checker_sees_two_leaders_in_a_term_and_diverging_logs() -> None:
+    from kubelab.store.raft import RaftChecker, check_log_matching
+
+    checker, log = RaftChecker(), RaftLog()
+    checker.on_leader("etcd-1", 3, log)
+    checker.on_leader("etcd-2", 3, log)
+    assert checker.violations == ["election safety: etcd-1 and etcd-2 were both leader of term 3"]
+    a, b = RaftLog(), RaftLog()
+    a.entries = [Entry(1, 1, "x"), Entry(2, 2)]
+    b.entries = [Entry(1, 1, "y"), Entry(2, 2)]
+    assert check_log_matching({"etcd-1": a, "etcd-2": b}) == [
+        "log matching: etcd-1 and etcd-2 agree on entry 2 but differ at 1"]
+    a.committed, b.committed = 1, 1
+    checker.on_commit("etcd-1", a, 0, 1)
+    checker.on_leader("etcd-3", 4, RaftLog())
+    assert checker.violations[-1] == ("leader completeness: etcd-3 became leader of term 4 without "
+                                      "the committed entry 1 (term 1)")

@@ -59,11 +59,9 @@ def check_log_matching(logs: Mapping[str, RaftLog]) -> list[str]:
             la, lb = logs[a], logs[b]
             low = max(la.snapshot_index, lb.snapshot_index) + 1
             high = min(la.last_index(), lb.last_index())
-            same = [ix for ix in range(high, low - 1, -1) if la.term(ix) == lb.term(ix)]
-            if not same:
-                continue
-            for ix in range(low, same[0] + 1):
+            agree = next((ix for ix in range(high, low - 1, -1) if la.term(ix) == lb.term(ix)), 0)
+            for ix in range(low, agree + 1):
                 if la.entry(ix) != lb.entry(ix):
-                    found.append(f"log matching: {a} and {b} agree on entry {same[0]} but differ at {ix}")
+                    found.append(f"log matching: {a} and {b} agree on entry {agree} but differ at {ix}")
                     break
     return found
