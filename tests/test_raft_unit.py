@@ -242,3 +242,50 @@ def test_the_checker_sees_two_leaders_in_a_term_and_diverging_logs() -> None:
     checker.on_leader("etcd-3", 4, RaftLog())
     assert checker.violations[-1] == ("leader completeness: etcd-3 became leader of term 4 without "
                                       "the committed entry 1 (term 1)")
+
+
+def test_a_follower_forwards_a_proposal_to_its_leader() -> None:
+    net = Net(3)
+    net.campaign("etcd-1")
+    follower = net.nodes["etcd-2"]
+    assert follower.propose("hello")
+    assert [(m.type, m.to) for m in follower.msgs] == [("MsgProp", "etcd-1")]
+    net.flush()
+    assert net.nodes["etcd-1"].log.entry(2).data == "hello"
+    assert not Net(3).nodes["etcd-3"].propose("nobody leads")  # dropped: no leader known
+
+
+def test_a_member_far_behind_catches_up_from_a_snapshot() -> None:
+    from kubelab.sim import Clock
+    from kubelab.store.raft import EtcdCluster
+
+    clock = Clock()
+    etcd = EtcdCluster(clock, random.Random(4), snapshot_count=10, catch_up_entries=3)
+    lagging = next(n for n in etcd.members if n != etcd.leader and n != etcd.client.endpoint)
+    etcd.crash(lagging)
+    for i in range(40):
+        etcd.client.put(f"/registry/k/{i}", b"v")
+    leader = etcd.members[etcd.leader or ""]
+    assert leader.raft.log.snapshot_index > 1     # the entries the lagging member needs are gone
+    etcd.restart(lagging)
+    clock.run(until=clock.now + 2)
+    member = etcd.members[lagging]
+    assert member.restored == 1
+    assert member.store.range("", "\0").kvs == leader.store.range("", "\0").kvs
+    assert member.raft.log.applied == leader.raft.log.applied
+
+
+def test_a_member_briefly_away_catches_up_from_the_log() -> None:
+    from kubelab.sim import Clock
+    from kubelab.store.raft import EtcdCluster
+
+    clock = Clock()
+    etcd = EtcdCluster(clock, random.Random(4))
+    lagging = next(n for n in etcd.members if n != etcd.leader and n != etcd.client.endpoint)
+    etcd.partition(lagging)
+    for i in range(5):
+        etcd.client.put(f"/registry/k/{i}", b"v")
+    etcd.heal()
+    clock.run(until=clock.now + 1)
+    member = etcd.members[lagging]
+    assert member.restored == 0 and member.store.revision == 6
