@@ -1,17 +1,19 @@
 # Generated from solutions/ex07_ha.py by `kubelab release`. Do the exercises in this file, then
 # check them with `kubelab grade` (see the README).
-# release-digest: ce2ebbb401be669f
+# release-digest: b396ca0a14429a58
 """Exercises for notebook 07 · Failures and high availability: leader election, several API
 servers, an etcd Raft quorum.
 
 The grader runs your code inside simulated clusters where replicas crash, candidates race for
-the same Lease and the API server answers too slowly. Each failed check says what it expected,
+the same Lease and the API server answers too slowly, and inside a simulated etcd whose members
+crash and get partitioned. Each failed check says what it expected,
 what it got, a hint, and the command that replays exactly that scenario.
 
     kubelab grade 7                                          # every exercise of notebook 07
     from kubelab.grading import grade; grade("7.1")
 
-Do not import kubelab.client.leaderelection.leaderelection here: writing it is the exercise.
+Do not import kubelab.client.leaderelection.leaderelection (7.1) or kubelab.store.raft.rules
+(7.2) here: writing them is the exercise.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from kubelab.api.errors import ApiError
 from kubelab.client.leaderelection.resourcelock import LeaderElectionRecord
+from kubelab.store.raft.messages import VoteRequest, VoterState
 
 
 def try_acquire_or_renew(le: Any) -> bool:
@@ -60,3 +63,39 @@ def try_acquire_or_renew(le: Any) -> bool:
        is the old one + 1. update() (an ApiError: False), observe what you wrote, True.
     """
     raise NotImplementedError("exercise 7.1: Acquire or renew a leader Lease")
+
+
+class RaftRules:
+    """Exercise 7.2: Raft's vote and commit rules.
+
+    Notebook 07_failures_ha, section "The etcd quorum". Hard, 10 points.
+
+    The two decisions that make Raft safe, which every member of kubelab's simulated etcd calls
+    (kubelab/store/raft/raft.py's step and maybe_commit follow etcd-io/raft raft.go). The grader
+    runs your rules inside every member of a simulated etcd while it crashes and partitions
+    members, and checks Raft's invariants: at most one leader per term, leaders that hold every
+    committed entry, no two members committing different entries at one index, and no
+    acknowledged write lost once the faults heal.
+
+    - request_vote(state, request) -> bool: a MsgVote arrives from request.candidate. The member
+      has already stepped up to the candidate's term, so state.term == request.term; it ignores
+      older terms itself. state: term, voted_for (None: no vote yet this term), leader (None: no
+      leader known this term), last_log_index, last_log_term. request: term, candidate,
+      last_log_index, last_log_term. Grant the vote only if the member can vote for this
+      candidate (it voted for it already, or it has voted for nobody and follows no leader) and
+      the candidate's log is at least as up to date as its own: a higher last term, or the same
+      last term and a last index at least as high (Raft paper, section 5.4.1).
+    - commit_index(current_term, committed, match_indexes, match_terms) -> int: the leader's new
+      commit index. match_indexes holds every voter's match index, the leader's own included;
+      match_terms[i] is the term of the leader's entry at match_indexes[i] (None when it is
+      compacted). The highest index stored on a majority becomes the commit index only if it is
+      above `committed` and its entry is of current_term (section 5.4.2: an entry of an older
+      term is never committed by counting replicas). Otherwise return committed.
+    """
+
+    def request_vote(self, state: VoterState, request: VoteRequest) -> bool:
+        raise NotImplementedError("exercise 7.2: Raft's vote and commit rules")
+
+    def commit_index(self, current_term: int, committed: int, match_indexes: list[int],
+                     match_terms: list[int | None]) -> int:
+        raise NotImplementedError("exercise 7.2: Raft's vote and commit rules")

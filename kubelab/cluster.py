@@ -29,6 +29,7 @@ from kubelab.kubelet.runtime import ContainerRuntime
 from kubelab.replicas import LEASES, ReplicaWiring, check_replicas, replica_names
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
+from kubelab.store.raft import EtcdClient, EtcdCluster
 
 __all__ = ["Cluster"]
 
@@ -70,6 +71,8 @@ class Cluster(ReplicaWiring):
         each), e.g. {"apiserver": 3, "scheduler": 2}; see kubelab/replicas.py.
     leader_elect: whether the scheduler and the controller manager elect a leader (their
         --leader-elect); None: when they have more than one replica.
+    etcd_members: run etcd as a simulated Raft cluster of that many members (c.etcd; see
+        kubelab/store/raft/); None keeps the single embedded store.
     """
 
     def __init__(
@@ -84,12 +87,20 @@ class Cluster(ReplicaWiring):
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
         replicas: dict[str, int] | None = None,
         leader_elect: bool | None = None,
+        etcd_members: int | None = None,
     ) -> None:
         self.seed = seed
         self.clock: Clock = RealTimeClock(speed=speed) if realtime else Clock()
         self.rand = new_rand(seed)
         self.trace = Trace(lambda: self.clock.now)
-        self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
+        self.etcd: EtcdCluster | None = None
+        self.store: Store | EtcdClient
+        if etcd_members is None:
+            self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
+        else:
+            self.etcd = EtcdCluster(self.clock, self.rand, self.trace, etcd_members,
+                                    max_request_bytes=max_request_bytes)
+            self.store = self.etcd.client
         self.replicas = check_replicas(replicas)
         self._leader_elect = leader_elect
         self._build_apiservers()

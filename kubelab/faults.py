@@ -17,6 +17,7 @@ from kubelab.api.errors import ApiError, resource_expired
 from kubelab.api.request import API, Request, WatchEvent, WatchHandle
 from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.faults_ha import ReplicaFaults
+from kubelab.faults_raft import EtcdFaults
 from kubelab.sim.clock import Clock
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ class WatchFaults:
         return False
 
 
-class Faults(ReplicaFaults):
+class Faults(ReplicaFaults, EtcdFaults):
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self.history: list[tuple[float, str, dict[str, Any]]] = []
@@ -197,7 +198,7 @@ class Faults(ReplicaFaults):
 
     @classmethod
     def names(cls) -> list[str]:
-        return sorted({n for k in cls.__mro__[:-1] for n in vars(k)
+        return sorted({n for klass in cls.__mro__[:-1] for n in vars(klass)
                        if not n.startswith("_") and n not in ("at", "names", "node_link")})
 
     # ------------------------------------------------------------------ the store

@@ -62,6 +62,7 @@ from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.apiserver.wire import read_body
 from kubelab.sim import Clock, Trace
 from kubelab.store.backend import Backend
+from kubelab.store.errors import UnavailableError
 
 __all__ = ["APIServer", "WatchInterceptor"]
 
@@ -199,6 +200,14 @@ class APIServer:
         except ApiError as err:
             self._fail(record, err)
             raise
+        except UnavailableError as err:
+            # etcd could not answer (no quorum): the etcd3 storage layer passes the error up as
+            # it is, and ErrorToAPIStatus (endpoints/handlers/responsewriters/status.go) makes
+            # any error that is not a Status a 500 with reason Unknown ("") and its text.
+            record.latency += err.latency
+            api_err = ApiError(500, "", str(err))
+            self._fail(record, api_err)
+            raise api_err from err
         except Exception as err:
             raise self._bug(record, err) from err
         finally:

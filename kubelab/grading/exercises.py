@@ -81,6 +81,8 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
     Exercise("7.1", "Acquire or renew a leader Lease", "ex07_ha", "try_acquire_or_renew",
              "07_failures_ha", "Leader election", "hard", 10,
              ("kubelab.client.leaderelection.leaderelection",)),
+    Exercise("7.2", "Raft's vote and commit rules", "ex07_ha", "RaftRules", "07_failures_ha",
+             "The etcd quorum", "hard", 10, ("kubelab.store.raft.rules",)),
 )}
 
 

@@ -52,6 +52,7 @@ VALUE_TYPES = frozenset({
     "kubelab.scheduler.interface:PreFilterResult", "kubelab.scheduler.interface:PostFilterResult",
     "kubelab.scheduler.types:Resource",
     "kubelab.client.leaderelection.resourcelock:LeaderElectionRecord",
+    "kubelab.store.raft.messages:VoterState", "kubelab.store.raft.messages:VoteRequest",
 })
 ENUM_TYPES = frozenset({"kubelab.scheduler.interface:Code"})
 _RESOURCE_FIELDS = ("milli_cpu", "memory", "ephemeral_storage", "allowed_pod_number", "scalar_resources")

@@ -22,6 +22,7 @@ from kubelab.store.errors import (
     RequestTooLargeError,
     SnapshotError,
     StoreError,
+    UnavailableError,
 )
 from kubelab.store.kv import Event, EventType, KeyValue, WatchResponse
 from kubelab.store.kvstore import Store
@@ -65,6 +66,7 @@ __all__ = [
     "Store",
     "StoreError",
     "TxnResponse",
+    "UnavailableError",
     "WatchHandle",
     "WatchResponse",
     "Watcher",

@@ -5,6 +5,8 @@ recognises them:
   - mvcc errors: etcd server/storage/mvcc/kvstore.go (ErrCompacted, ErrFutureRev)
   - request errors: etcd api/v3rpc/rpctypes/error.go (ErrGRPCEmptyKey, ErrGRPCDuplicateKey,
     ErrGRPCTooManyOps, ErrGRPCRequestTooLarge)
+  - a cluster that cannot answer: etcd server/etcdserver/errors.go (ErrTimeout "etcdserver:
+    request timed out", ErrNoLeader, ErrLeaderChanged)
 The API server turns them into Kubernetes errors (CompactedError becomes 410 Gone, for example).
 """
 
@@ -17,6 +19,7 @@ __all__ = [
     "RequestTooLargeError",
     "SnapshotError",
     "StoreError",
+    "UnavailableError",
 ]
 
 
@@ -55,3 +58,16 @@ class RequestTooLargeError(InvalidArgumentError):
 
 class SnapshotError(StoreError):
     """A snapshot file cannot be restored (wrong format, truncated or corrupted)."""
+
+
+class UnavailableError(StoreError):
+    """etcd could not serve the request: no quorum, no leader (server/etcdserver/errors.go).
+
+    `latency` is how long the caller waited before it got the error (etcd's request timeout,
+    ServerConfig.ReqTimeout: 5 s + 2 x the election timeout). The request may still be applied
+    later, once the quorum is back, as with a real etcd.
+    """
+
+    def __init__(self, message: str = "etcdserver: request timed out", latency: float = 0.0) -> None:
+        super().__init__(message)
+        self.latency = latency

@@ -274,14 +274,28 @@ class Store:
         Same revision, compaction point and history; watchers are not part of a snapshot.
         """
         revision, compact_revision, kvs = snapshot.read_snapshot(path)
-        store = cls(clock, max_request_bytes=max_request_bytes, max_txn_ops=max_txn_ops,
-                    trace=trace)
-        store._index.load(kvs)
-        store._revision = store._disk.committed = store._hub.committed = revision
-        store._compact_revision = store._hub.compact_revision = compact_revision
-        store._events.extend(snapshot.events_since(kvs, compact_revision))
+        store = cls.from_versions(clock, revision, compact_revision, kvs,
+                                  max_request_bytes=max_request_bytes, max_txn_ops=max_txn_ops,
+                                  trace=trace)
         if trace is not None:
             trace.record("etcd", "snapshot-restore", os.path.basename(path), revision=revision)
+        return store
+
+    def versions(self) -> list[KeyValue]:
+        """Every stored version in key order: a snapshot's payload (KeyValues are immutable)."""
+        return list(self._index.versions())
+
+    @classmethod
+    def from_versions(cls, clock: Clock, revision: int, compact_revision: int,
+                      kvs: Sequence[KeyValue], *, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+                      max_txn_ops: int = DEFAULT_MAX_TXN_OPS, trace: Trace | None = None) -> Store:
+        """A new store holding these versions (a snapshot's payload, as versions() gives it)."""
+        store = cls(clock, max_request_bytes=max_request_bytes, max_txn_ops=max_txn_ops,
+                    trace=trace)
+        store._index.load(list(kvs))
+        store._revision = store._disk.committed = store._hub.committed = revision
+        store._compact_revision = store._hub.compact_revision = compact_revision
+        store._events.extend(snapshot.events_since(list(kvs), compact_revision))
         return store
 
     def _record_slow(self, key: str, took: float) -> None:

@@ -2,8 +2,8 @@
 
 Each panel works on its own so that a notebook shows only what its step has built:
 StorePanel (01), ApiServerPanel (02), WatchPanel (03), SchedulerPanel (04), ControllersPanel
-(05), KubeletPanel (06). Dashboard puts the whole cluster on one screen (00 and anywhere a full
-cluster runs), composed of RunControls, FailurePanel, GraphPanel, NodesView, PodsTable and
+(05), KubeletPanel (06), RaftPanel (07). Dashboard puts the whole cluster on one screen (00 and
+anywhere a full cluster runs), composed of RunControls, FailurePanel, GraphPanel, NodesView, PodsTable and
 EventStream, each usable alone too.
 """
 
@@ -14,6 +14,7 @@ from kubelab.widgets.failure_panel import FailurePanel
 from kubelab.widgets.graph_panel import GraphPanel
 from kubelab.widgets.kubelet_panel import KubeletPanel
 from kubelab.widgets.nodes_view import NodesView
+from kubelab.widgets.raft_panel import RaftPanel
 from kubelab.widgets.run_controls import RunControls
 from kubelab.widgets.scheduler_panel import SchedulerPanel
 from kubelab.widgets.store_panel import StorePanel
@@ -30,6 +31,7 @@ __all__ = [
     "KubeletPanel",
     "NodesView",
     "PodsTable",
+    "RaftPanel",
     "RunControls",
     "SchedulerPanel",
     "StorePanel",

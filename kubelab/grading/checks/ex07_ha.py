@@ -1,4 +1,5 @@
-"""Checks for notebook 07's exercises: try_acquire_or_renew on a Lease (7.1).
+"""Checks for notebook 07's exercises: try_acquire_or_renew on a Lease (7.1), Raft's vote and
+commit rules (7.2).
 
 7.1: the learner's function is the one attempt of kubelab's own LeaderElector
 (kubelab.client.leaderelection), whose loops (acquire with jittered RetryPeriod, renew until
@@ -15,6 +16,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from kubelab.api.errors import ApiError
 from kubelab.api.meta import micro_time
 from kubelab.client.leaderelection.leaderelection import (
     JITTER_FACTOR,
@@ -26,8 +28,13 @@ from kubelab.client.leaderelection.resourcelock import LeaseLock
 from kubelab.grading.context import CheckContext
 from kubelab.grading.exercises import check
 from kubelab.grading.shared import share
+from kubelab.store.raft.messages import VoteRequest, VoterState
 
 __all__: list[str] = []
+
+# 7.2: the learner's RaftRules runs in every member of a simulated etcd (c.etcd.set_rules). Two
+# table checks after raft_test.go, then seeded fault schedules searched by increasing length,
+# checked against Raft's invariants (kubelab/store/raft/invariants.py) and lost writes.
 
 share(LeaderElector, ("config", "clock", "observed_raw_record", "observed_time",
                       "get_observed_record", "set_observed_record", "is_leader",
@@ -289,3 +296,150 @@ def a_new_leader_after_the_holder_dies(ctx: CheckContext) -> None:
     if not LEASE - RETRY <= took <= LATEST:
         ctx.fail("the takeover time after the leader crashed", expected=f"between {LEASE - RETRY:g} "
                  f"and {LATEST:g} s", got=f"{took:.2f} s")
+
+
+# ---------------------------------------------------------------- 7.2 RaftRules
+
+# raft_test.go TestRecvMsgVote, on a voter at term 4 whose log ends at index 2, term 2:
+# (voted_for, leader, candidate's last index, candidate's last term) -> grant?
+VOTE_CASES = [
+    (None, None, 0, 0, False), (None, None, 0, 3, True), (None, None, 1, 2, False),
+    (None, None, 1, 3, True), (None, None, 2, 1, False), (None, None, 2, 2, True),
+    (None, None, 3, 1, False), (None, None, 3, 2, True), (None, None, 3, 3, True),
+    ("etcd-2", None, 3, 3, True), ("etcd-3", None, 3, 3, False), (None, "etcd-1", 3, 3, False),
+    ("etcd-2", None, 1, 1, False),
+]
+
+# raft_test.go TestCommit: (match indexes, the leader's log terms, current term, committed) -> commit
+COMMIT_CASES = [
+    ([1], [1], 1, 0, 1), ([1], [1], 2, 0, 0), ([2], [1, 2], 2, 0, 2), ([1], [2], 2, 0, 1),
+    ([2, 1, 1], [1, 2], 1, 0, 1), ([2, 1, 1], [1, 1], 2, 0, 0), ([2, 1, 2], [1, 2], 2, 0, 2),
+    ([2, 1, 2], [1, 1], 2, 0, 0), ([2, 1, 1, 1], [1, 2], 1, 0, 1), ([2, 1, 1, 2], [1, 2], 1, 0, 1),
+    ([2, 1, 2, 2], [1, 2], 2, 0, 2), ([3, 3, 1, 1, 1], [1, 2, 2], 3, 1, 1),   # figure 8: wait
+    ([3, 3, 3, 1, 1], [1, 2, 3], 3, 1, 3), ([4, 3, 3, 2, 2], [1, 2, 3, 4], 4, 3, 3),
+    ([5, 5, 1], [1, 1, 1, 1, 1], 1, 5, 5),
+]
+
+
+@check("7.2", points=3, hint="Vote only if you have not voted for someone else this term (and "
+       "follow no leader), and only for a log at least as up to date as yours: a higher last "
+       "term, or the same last term and a last index at least as high.")
+def votes_like_raft(ctx: CheckContext) -> None:
+    rules = ctx.learner()
+    for voted_for, leader, index, log_term, want in VOTE_CASES:
+        state = VoterState(4, voted_for, leader, 2, 2)
+        request = VoteRequest(4, "etcd-2", index, log_term)
+        got = bool(rules.request_vote(state, request))
+        if got != want:
+            ctx.fail(f"request_vote({state}, {request})", expected=f"grant = {want}", got=f"grant = {got}")
+
+
+@check("7.2", points=3, hint="Sort the match indexes: the one in the middle (len // 2 from the top) "
+       "is on a majority. Commit it only if it is above committed and its entry is of the current "
+       "term (Raft paper, figure 8).")
+def commits_like_raft(ctx: CheckContext) -> None:
+    rules = ctx.learner()
+    for matches, terms, term, committed, want in COMMIT_CASES:
+        match_terms = [terms[m - 1] if 1 <= m <= len(terms) else None for m in matches]
+        got = rules.commit_index(term, committed, list(matches), match_terms)
+        if got != want:
+            ctx.fail(f"commit_index(current_term={term}, committed={committed}, "
+                     f"match_indexes={matches}, match_terms={match_terms}) (the leader's log terms: "
+                     f"{terms})", expected=f"commit index = {want}", got=f"commit index = {got}")
+
+
+def _schedule(rand: random.Random, members: int, length: int) -> list[tuple[str, ...]]:
+    """length fault steps on etcd-1..etcd-<members>, each followed by writes and a wait."""
+    names = [f"etcd-{i}" for i in range(1, members + 1)]
+    steps: list[tuple[str, ...]] = []
+    for _ in range(length):
+        kind = rand.choice(["crash", "crash", "crash", "restart", "partition", "heal"])
+        if kind in ("crash", "restart"):
+            steps.append((kind, rand.choice(names)))
+        elif kind == "partition":
+            steps.append(("partition", *sorted(rand.sample(names, rand.randint(1, members - 1)))))
+        else:
+            steps.append(("heal",))
+        steps.append(("write", str(rand.randint(1, 4))))
+        steps.append(("wait", rand.choice(["0.3", "1.5", "3"])))
+    return steps
+
+
+def _describe(steps: list[tuple[str, ...]]) -> str:
+    words = {"crash": "crash {0}", "restart": "restart {0}", "heal": "heal the network",
+             "write": "write {0} ConfigMap(s)", "wait": "wait {0} s"}
+    out = [("partition " + "+".join(s[1:])) if s[0] == "partition" else words[s[0]].format(*s[1:])
+           for s in steps]
+    return ", ".join(out) + ", then heal, restart every member and wait 10 s"
+
+
+def _play(ctx: CheckContext, rules: Any, members: int, steps: list[tuple[str, ...]],
+          done: list[tuple[str, ...]]) -> str | None:
+    """Run one schedule with the learner's rules in every member; what broke, or None. done
+    gets the steps that did something (a crash of a member already down does nothing)."""
+    c = ctx.cluster(nodes=0, components=[], etcd_members=members)
+    etcd: Any = c.etcd
+    etcd.set_rules(rules)
+    acked, serial = [], 0
+    for step in steps:
+        kind = step[0]
+        if kind in ("crash", "restart") and etcd.members[step[1]].up == (kind == "restart"):
+            continue
+        done.append(step)
+        if kind == "crash":
+            c.faults.crash_etcd_member(step[1])
+        elif kind == "restart":
+            c.faults.restart_etcd_member(step[1])
+        elif kind == "partition":
+            c.faults.partition_etcd(*step[1:])
+        elif kind == "heal":
+            c.faults.heal_etcd()
+        elif kind == "write":
+            for _ in range(int(step[1])):
+                serial += 1
+                try:
+                    c.client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                     "metadata": {"name": f"w-{serial}"}})
+                except ApiError:
+                    continue  # no quorum: "etcdserver: request timed out" (may still commit later)
+                acked.append(f"w-{serial}")
+        elif kind == "wait":
+            c.run(float(step[1]))
+        if etcd.violations():
+            return str(etcd.violations()[0])
+    c.faults.heal_etcd()
+    for name, member in etcd.members.items():
+        if not member.up:
+            c.faults.restart_etcd_member(name)
+    c.run(10)
+    if etcd.violations():
+        return str(etcd.violations()[0])
+    if etcd.leader is None:
+        return "no leader 10 s after every member was back and the network healed"
+    try:
+        names = {cm["metadata"]["name"] for cm in c.get("configmaps")}
+    except ApiError as err:
+        return f"the API server could not list ConfigMaps after healing: {err.message}"
+    lost = [n for n in acked if n not in names]
+    if lost:
+        return f"acknowledged write(s) lost: configmaps {', '.join(lost[:5])}"
+    return None
+
+
+@check("7.2", points=4, seeds=(1, 2), hint="The failing schedule is the shortest found: replay it "
+       "in the notebook with Cluster(etcd_members=...), c.etcd.set_rules(RaftRules()) and the faults "
+       "it names, and watch c.etcd.timeline.")
+def keeps_raft_safe_under_faults(ctx: CheckContext) -> None:
+    rules = ctx.learner()
+    for length in range(1, 7):  # the shortest schedules first: the first failure is a shortest
+        for attempt in range(6):
+            members = 5 if attempt % 2 else 3
+            rand = random.Random(f"{ctx.seed}-{length}-{attempt}")
+            steps = _schedule(rand, members, length)
+            done: list[tuple[str, ...]] = []
+            broken = _play(ctx, rules, members, steps, done)
+            if broken is not None:
+                ctx.fail(f"with {members} members: {_describe(done)}",
+                         expected="Raft's invariants hold and every acknowledged write survives",
+                         got=broken)
+            ctx.clusters.clear()  # only a failing schedule's cluster goes into the report

@@ -1,0 +1,125 @@
+"""Cluster(etcd_members=3): the API server over a simulated Raft etcd, with and without a quorum."""
+
+from __future__ import annotations
+
+import pytest
+
+import kubelab
+from kubelab.api.errors import ApiError
+
+CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"k": "v"}}
+DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                   "template": {"metadata": {"labels": {"app": "web"}},
+                                "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]}}}}
+
+
+def running_pods(c: kubelab.Cluster) -> int:
+    return len([p for p in c.get("pods") if p.get("status", {}).get("phase") == "Running"])
+
+
+def running_containers(c: kubelab.Cluster) -> int:
+    return sum(len(rt.running()) for rt in c.runtimes.values())
+
+
+def test_the_api_server_writes_through_a_quorum_and_every_member_applies() -> None:
+    c = kubelab.Cluster(etcd_members=3, components=[])
+    assert c.etcd is not None and c.etcd.leader is not None
+    c.client.create(CM)
+    c.run(1)
+    revisions = {s.revision for s in c.etcd.status()}
+    assert revisions == {c.store.revision}
+    assert c.apiserver.audit[-1].latency > 0   # the replication round trip
+
+
+def test_one_member_of_three_down_writes_go_on() -> None:
+    c = kubelab.Cluster(etcd_members=3, components=[])
+    assert c.etcd is not None
+    leader = c.faults.crash_etcd_leader()
+    with pytest.raises(ApiError):
+        c.client.create(CM)  # the followers still follow the dead leader: the proposal is lost
+    c.run(3)                 # a new leader within the election timeout (1-2 s)
+    assert c.etcd.leader not in (None, leader)
+    c.client.create({**CM, "metadata": {"name": "y"}})
+    newest = max(c.etcd.checker.leaders)
+    assert newest >= 2 and f"{c.etcd.leader} became leader at term {newest}" in [
+        text for _, text in c.etcd.timeline]
+
+
+def test_without_a_quorum_writes_and_reads_fail_as_kube_apiserver_reports_it() -> None:
+    c = kubelab.Cluster(etcd_members=3, components=[])
+    assert c.etcd is not None
+    crashed = c.faults.lose_etcd_quorum()
+    assert len(crashed) == 2
+    rev = c.store.revision
+    with pytest.raises(ApiError) as err:
+        c.client.create(CM)
+    # responsewriters/status.go ErrorToAPIStatus: not a Status -> 500, reason Unknown, the text
+    assert (err.value.code, err.value.reason, err.value.message) == (
+        500, "", "etcdserver: request timed out")
+    assert c.apiserver.audit[-1].code == 500 and c.apiserver.audit[-1].latency == 7.0
+    out = c.kubectl("get configmaps")
+    assert out == "Error from server: etcdserver: request timed out" and out.exit_code == 1
+    assert c.store.revision == rev
+    for name in crashed:
+        c.faults.restart_etcd_member(name)
+    c.run(5)
+    c.client.create({**CM, "metadata": {"name": "after"}})
+    assert c.exists("configmaps", "after")
+
+
+def test_watches_stop_advancing_without_quorum_and_pods_keep_running() -> None:
+    c = kubelab.Cluster(etcd_members=3, nodes=2)
+    c.apply(DEPLOY)
+    c.run(30)
+    assert running_pods(c) == 2
+    events: list[object] = []
+    closed: list[bool] = []
+    c.client.watch("configmaps", events.append, "default", on_close=lambda: closed.append(True))
+    c.faults.partition_etcd("etcd-2", "etcd-3")  # the API server's side keeps one of three
+    c.run(60)
+    with pytest.raises(ApiError, match="request timed out"):
+        c.client.create(CM)
+    # the kubelets keep running what they run; the data plane does not need etcd
+    assert running_containers(c) == 2 and events == [] and closed == []
+    c.faults.heal_etcd()
+    c.run(30)
+    c.client.patch("deployments", "web", {"spec": {"replicas": 3}}, namespace="default")
+    c.run(30)
+    assert running_pods(c) == 3
+    assert c.etcd is not None and c.etcd.violations() == []
+
+
+def test_a_single_store_cluster_has_no_etcd_and_etcd_faults_say_so() -> None:
+    c = kubelab.Cluster(components=[])
+    assert c.etcd is None
+    with pytest.raises(ValueError, match="etcd_members=3"):
+        c.faults.crash_etcd_member("etcd-1")
+    assert "crash_etcd_member" in c.faults.names()
+
+
+def test_unknown_member_and_double_crash_are_refused() -> None:
+    c = kubelab.Cluster(etcd_members=3, components=[])
+    with pytest.raises(ValueError, match="no etcd member 'etcd-9'"):
+        c.faults.crash_etcd_member("etcd-9")
+    c.faults.crash_etcd_member("etcd-3")
+    with pytest.raises(ValueError, match="already down"):
+        c.faults.crash_etcd_member("etcd-3")
+
+
+def story(seed: int) -> str:
+    c = kubelab.Cluster(etcd_members=5, nodes=1, seed=seed)
+    c.apply(DEPLOY)
+    c.faults.at(5, "crash_etcd_leader")
+    c.faults.at(12, "partition_etcd", "etcd-4", "etcd-5")
+    c.faults.at(20, "heal_etcd")
+    c.run(40)
+    return c.trace.text()
+
+
+def test_the_same_seed_gives_the_same_trace_with_elections_in_it() -> None:
+    first = story(3)
+    assert first == story(3)
+    lines = first.splitlines()
+    assert sum(line.split()[1:3] == ["etcd", "became-leader"] for line in lines) >= 2
+    assert any(line.split()[1:3] == ["faults", "crash_etcd_member"] for line in lines)
