@@ -6,12 +6,27 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from kubelab.viz.death_matrix import BASELINE, SINGLE_ROWS, DeathMatrix, experiment, single_cluster
+from kubelab.viz.death_matrix import (
+    BASELINE,
+    HA_ROWS,
+    SINGLE_ROWS,
+    DeathMatrix,
+    experiment,
+    single_cluster,
+)
 
 
 @pytest.fixture(scope="module")
-def matrix() -> DeathMatrix:
-    return DeathMatrix.run(seed=0)
+def single() -> DeathMatrix:
+    """Every part a single point of failure (fast: no replicas, one store)."""
+    return DeathMatrix.run(SINGLE_ROWS, single_cluster, seed=0)
+
+
+@pytest.fixture(scope="module")
+def ha() -> DeathMatrix:
+    """The rows where high availability changes the answer."""
+    parts = ("etcd member (the leader)", "etcd quorum", "one API server", "scheduler leader")
+    return DeathMatrix.run([r for r in HA_ROWS if r.part in parts], seed=0)
 
 
 def cells(matrix: DeathMatrix, part: str) -> dict[str, str]:
@@ -19,47 +34,58 @@ def cells(matrix: DeathMatrix, part: str) -> dict[str, str]:
     return dict(zip(matrix.headings(), row, strict=True))
 
 
-def test_the_baseline_does_everything_at_once(matrix: DeathMatrix) -> None:
-    assert matrix.baseline is not None
-    assert all(at is not None and at <= 5 for at in matrix.baseline.worked_at.values())
+def outcome(matrix: DeathMatrix, part: str):  # type: ignore[no-untyped-def]
+    return next(o for o in matrix.outcomes if o.part == part)
 
 
-def test_without_the_api_server_nothing_changes_but_pods_keep_running(matrix: DeathMatrix) -> None:
-    row = cells(matrix, "apiserver")
+def test_the_baseline_does_everything_at_once(single: DeathMatrix) -> None:
+    assert single.baseline is not None
+    assert all(at is not None and at <= 5 for at in single.baseline.worked_at.values())
+
+
+def test_without_the_api_server_nothing_changes_but_pods_keep_running(single: DeathMatrix) -> None:
+    row = cells(single, "apiserver")
     assert row["running pods keep running"] == "yes"
     assert row["new pods start"] == row["scaling and self-healing"] == row["kubectl works"] == "no"
-    outcome = next(o for o in matrix.outcomes if o.part == "apiserver")
-    assert "was refused" in outcome.errors["kubectl"]
-    assert outcome.recovery is not None and outcome.recovery > 1  # informers back off, then relist
+    assert "was refused" in outcome(single, "apiserver").errors["kubectl"]
+    assert outcome(single, "apiserver").recovery is not None
 
 
-def test_each_control_plane_part_stops_only_its_own_work(matrix: DeathMatrix) -> None:
-    scheduler = cells(matrix, "scheduler")
+def test_each_control_plane_part_stops_only_its_own_work(single: DeathMatrix) -> None:
+    scheduler = cells(single, "scheduler")
     assert scheduler["new pods start"] == "no" and scheduler["kubectl works"] == "yes"
-    manager = cells(matrix, "controller-manager")
+    manager = cells(single, "controller-manager")
     assert manager["new pods start"] == "yes" and manager["scaling and self-healing"] == "no"
 
 
-def test_a_dead_node_takes_its_pods_and_they_come_back_after_eviction(matrix: DeathMatrix) -> None:
-    node = cells(matrix, "a whole node")
-    assert node["running pods keep running"] == "no (1 of 3 died)"
-    outcome = next(o for o in matrix.outcomes if o.part == "a whole node")
-    healed = outcome.worked_at["scaling"]
+def test_a_dead_node_takes_its_pods_and_they_come_back_after_eviction(single: DeathMatrix) -> None:
+    assert cells(single, "a whole node")["running pods keep running"] == "no (1 of 3 died)"
+    healed = outcome(single, "a whole node").worked_at["scaling"]
     # 50 s to NotReady, 300 s of tolerated NoExecute taint, then a replacement starts
     assert healed is not None and 350 <= healed <= 400
-    kubelet = cells(matrix, "a kubelet")
-    assert kubelet["running pods keep running"] == "yes"  # nobody stops its containers
+    assert cells(single, "a kubelet")["running pods keep running"] == "yes"  # nobody stops them
 
 
-def test_same_seed_same_matrix(matrix: DeathMatrix) -> None:
-    again = experiment(SINGLE_ROWS[0], single_cluster, seed=0)
-    assert again == matrix.outcomes[0]
-    assert experiment(BASELINE, single_cluster, seed=0) == matrix.baseline
+def test_high_availability_turns_a_no_into_a_wait(ha: DeathMatrix) -> None:
+    assert cells(ha, "one API server")["kubectl works"] == "yes"
+    takeover = outcome(ha, "scheduler leader").worked_at["new_pods"]
+    # the follower takes the Lease once it expires: LeaseDuration 15 s plus up to RetryPeriod 2 s
+    assert takeover is not None and 15 <= takeover <= 25
+    assert cells(ha, "etcd member (the leader)")["kubectl works"].startswith("after")
+    quorum = outcome(ha, "etcd quorum")
+    assert quorum.worked_at["kubectl"] is None and quorum.still_running == quorum.before
+    assert "etcdserver: request timed out" in quorum.errors["kubectl"]
+    assert quorum.recovery is not None  # the members come back, catch up, and writes go on
 
 
-def test_the_timeline_is_an_svg_with_one_lane_per_row(matrix: DeathMatrix) -> None:
-    root = ET.fromstring(matrix.timeline())
+def test_same_seed_same_outcome(single: DeathMatrix) -> None:
+    assert experiment(SINGLE_ROWS[0], single_cluster, seed=0) == single.outcomes[0]
+    assert experiment(BASELINE, single_cluster, seed=0) == single.baseline
+
+
+def test_the_timeline_is_an_svg_with_one_lane_per_row(single: DeathMatrix) -> None:
+    root = ET.fromstring(single.timeline())
     labels = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
-    for outcome in matrix.outcomes:
-        assert outcome.part in labels
-    assert "<table>" in matrix._repr_html_()
+    for o in single.outcomes:
+        assert o.part in labels
+    assert "<table>" in single._repr_html_()

@@ -34,8 +34,8 @@ from kubelab.api.errors import ApiError
 from kubelab.viz import svg
 from kubelab.viz.observe import quiet
 
-__all__ = ["BASELINE", "COLUMNS", "SINGLE_ROWS", "DeathMatrix", "Outcome", "Row", "experiment",
-           "single_cluster"]
+__all__ = ["BASELINE", "COLUMNS", "HA_ROWS", "SINGLE_ROWS", "DeathMatrix", "Outcome", "Row",
+           "experiment", "ha_cluster", "single_cluster"]
 
 WEB = """
 apiVersion: apps/v1
@@ -52,9 +52,9 @@ spec:
 PROBE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
          "spec": {"containers": [{"name": "probe", "image": "nginx:1.27"}]}}
 
-# Long enough for a dead node's pods to be evicted and replaced: 50 s until the node is
-# NotReady, then 300 s of tolerated NoExecute taint (notebook 06, section 9), then a start.
-WINDOW = 420.0
+# A node's rows are watched long enough for its pods to be evicted and replaced: 50 s until
+# the node is NotReady, then 300 s of tolerated NoExecute taint (notebook 06, section 9).
+NODE_WINDOW = 420.0
 
 # The columns, in the order the table prints them: key -> heading.
 COLUMNS = {"running": "running pods keep running", "new_pods": "new pods start",
@@ -69,6 +69,7 @@ class Row:
     part: str
     breaks: Callable[[Any], str]
     repairs: Callable[[Any, str], None]
+    window: float = 60.0  # virtual seconds to watch the broken cluster before the repair
 
 
 @dataclass
@@ -134,7 +135,7 @@ class _Probe:
             self.error = self.error or str(err).splitlines()[0]
 
 
-def _probes(c: Any, replicas: int) -> dict[str, _Probe]:
+def _probes(c: Any, replicas: int, pod: str) -> dict[str, _Probe]:
     def kubectl_works() -> bool:
         for command in ("get pods", "annotate deployment web kubelab.dev/probe=now --overwrite"):
             out = c.kubectl(command)
@@ -142,10 +143,11 @@ def _probes(c: Any, replicas: int) -> dict[str, _Probe]:
                 raise _Failed(str(out).strip())
         return True
 
+    probe = {**PROBE, "metadata": {"name": pod},
+             "spec": {"containers": [{"name": pod, "image": "nginx:1.27"}]}}
     return {
         "running": _Probe(None, lambda: True),
-        "new_pods": _Probe(lambda: c.client.create(PROBE),
-                           lambda: bool(_web_running(c, "probe"))),
+        "new_pods": _Probe(lambda: c.client.create(probe), lambda: bool(_web_running(c, pod))),
         "scaling": _Probe(lambda: c.client.patch("deployments", "web",
                                                  {"spec": {"replicas": replicas + 1}}),
                           lambda: len(_web_running(c)) >= replicas + 1),
@@ -153,39 +155,42 @@ def _probes(c: Any, replicas: int) -> dict[str, _Probe]:
     }
 
 
-def experiment(row: Row, build: Callable[[int], Any], *, seed: int = 0, window: float = WINDOW,
+def _watch(c: Any, probes: dict[str, _Probe], seconds: float, *, whole: bool = True) -> None:
+    """Let the cluster run, polling every probe once a virtual second, until all have worked;
+    then on to the end of `seconds` if `whole`."""
+    start = c.clock.now
+    with quiet(c):
+        while c.clock.now - start < seconds and any(p.at is None for p in probes.values()):
+            c.run(1.0)
+            for probe in probes.values():
+                probe.poll(c.clock.now - start)
+        if whole:
+            c.run(max(0.0, seconds - (c.clock.now - start)))
+
+
+def experiment(row: Row, build: Callable[[int], Any], *, seed: int = 0,
                recovery_limit: float = 600.0) -> Outcome:
-    """Run one row on a fresh cluster: settle, break, observe for `window` virtual seconds,
-    repair, and time the recovery (None if not within `recovery_limit`)."""
+    """Run one row on a fresh cluster: settle, break, watch for the row's window, repair, then
+    time how long until a fresh pod starts, the scale holds and kubectl works (None: not within
+    `recovery_limit`)."""
     c = build(seed)
     replicas = 3
     c.apply(WEB)
     c.run_until(lambda: len(_web_running(c)) >= replicas, timeout=300)
     c.run(20)  # leases renewed, every informer synced: a settled cluster
     before = set(_web_running(c))
-    start = c.clock.now
     killed = row.breaks(c)
-    probes = _probes(c, replicas)
-    with quiet(c):
-        while c.clock.now - start < window:
-            c.run(1.0)
-            for probe in probes.values():
-                probe.poll(c.clock.now - start)
-    outcome = Outcome(row.part, killed, window, before=len(before),
-                      still_running=len(before & set(_web_running(c))))
-    outcome.worked_at = {name: probe.at for name, probe in probes.items()}
-    outcome.errors = {name: probe.error for name, probe in probes.items() if probe.error}
+    probes = _probes(c, replicas, "probe")
+    _watch(c, probes, row.window)
+    outcome = Outcome(row.part, killed, row.window, before=len(before),
+                      still_running=len(before & set(_web_running(c))),
+                      worked_at={name: probe.at for name, probe in probes.items()},
+                      errors={name: probe.error for name, probe in probes.items() if probe.error})
     row.repairs(c, killed)
-    repaired = c.clock.now
-    with quiet(c):
-        while c.clock.now - repaired < recovery_limit:
-            c.run(1.0)
-            for probe in probes.values():
-                probe.at = None
-                probe.poll(0)
-            if all(probe.at is not None for probe in probes.values()):
-                outcome.recovery = c.clock.now - repaired
-                break
+    after = _probes(c, replicas, "probe-after")
+    _watch(c, after, recovery_limit, whole=False)
+    if all(probe.at is not None for probe in after.values()):
+        outcome.recovery = max(probe.at or 0.0 for probe in after.values())
     return outcome
 
 
@@ -196,11 +201,11 @@ def _web_node(c: Any) -> str:
     return str(pods[0]["spec"]["nodeName"])
 
 
-def _crash(name: str) -> Row:
+def _crash(name: str, part: str = "") -> Row:
     def breaks(c: Any) -> str:
         c.faults.crash(name)
         return name
-    return Row(name, breaks, lambda c, killed: c.faults.restart(killed))
+    return Row(part or name, breaks, lambda c, killed: c.faults.restart(killed))
 
 
 def _kubelet() -> Row:
@@ -208,7 +213,7 @@ def _kubelet() -> Row:
         name = f"kubelet/{_web_node(c)}"
         c.faults.crash(name)
         return name
-    return Row("a kubelet", breaks, lambda c, killed: c.faults.restart(killed))
+    return Row("a kubelet", breaks, lambda c, killed: c.faults.restart(killed), NODE_WINDOW)
 
 
 def _node() -> Row:
@@ -216,7 +221,51 @@ def _node() -> Row:
         node = _web_node(c)
         c.faults.kill_node(node)
         return node
-    return Row("a whole node", breaks, lambda c, killed: c.faults.revive_node(killed))
+    return Row("a whole node", breaks, lambda c, killed: c.faults.revive_node(killed), NODE_WINDOW)
+
+
+def _etcd_leader() -> Row:
+    def breaks(c: Any) -> str:
+        return str(c.faults.crash_etcd_leader())
+    return Row("etcd member (the leader)", breaks,
+               lambda c, killed: c.faults.restart_etcd_member(killed))
+
+
+def _etcd_quorum() -> Row:
+    def breaks(c: Any) -> str:
+        return ",".join(c.faults.lose_etcd_quorum())
+
+    def repairs(c: Any, killed: str) -> None:
+        for member in killed.split(","):
+            c.faults.restart_etcd_member(member)
+    return Row("etcd quorum", breaks, repairs)
+
+
+def _all_apiservers() -> Row:
+    def breaks(c: Any) -> str:
+        names = [server.name for server in c.apiservers]
+        for name in names:
+            c.faults.crash(name)
+        return ",".join(names)
+
+    def repairs(c: Any, killed: str) -> None:
+        for name in killed.split(","):
+            c.faults.restart(name)
+    return Row("all API servers", breaks, repairs)
+
+
+def _leader(component: str, part: str) -> Row:
+    def breaks(c: Any) -> str:
+        return str(c.faults.crash_leader(component))
+    return Row(part, breaks, lambda c, killed: c.faults.restart(killed))
+
+
+def ha_cluster(seed: int) -> Any:
+    """The seeds' high-availability layout: three API servers behind a load balancer, two
+    schedulers and two controller managers electing leaders, a three-member etcd."""
+    from kubelab.cluster import Cluster
+    return Cluster(nodes=3, seed=seed, etcd_members=3,
+                   replicas={"apiserver": 3, "scheduler": 2, "controller-manager": 2})
 
 
 def single_cluster(seed: int) -> Any:
@@ -233,34 +282,50 @@ SINGLE_ROWS: tuple[Row, ...] = (_crash("apiserver"), _crash("scheduler"),
                                 _crash("controller-manager"), _kubelet(), _node())
 
 
+# The issue's rows, on ha_cluster.
+HA_ROWS: tuple[Row, ...] = (
+    _etcd_leader(), _etcd_quorum(), _crash("apiserver-1", "one API server"),
+    _all_apiservers(), _leader("scheduler", "scheduler leader"),
+    _leader("controller-manager", "controller-manager leader"), _kubelet(), _node())
+
+
 class DeathMatrix:
     """The outcomes of one experiment per row; shows itself as a table in Jupyter."""
 
     def __init__(self, outcomes: Iterable[Outcome], baseline: Outcome | None = None,
-                 title: str = "") -> None:
+                 title: str = "", build: Callable[[int], Any] = ha_cluster, seed: int = 0) -> None:
         self.outcomes = list(outcomes)
         self.baseline, self.title = baseline, title
+        self.build, self.seed = build, seed
 
     @classmethod
     def run(cls, rows: Iterable[Row] | None = None, build: Callable[[int], Any] | None = None, *,
-            seed: int = 0, window: float = WINDOW, title: str = "") -> DeathMatrix:
+            seed: int = 0, title: str = "") -> DeathMatrix:
         """Run the baseline, then each row, each on a fresh cluster from `build(seed)`."""
-        rows = SINGLE_ROWS if rows is None else rows
-        build = build or single_cluster
-        baseline = experiment(BASELINE, build, seed=seed, window=window)
-        return cls([experiment(row, build, seed=seed, window=window) for row in rows], baseline,
-                   title)
+        rows = HA_ROWS if rows is None else rows
+        build = build or ha_cluster
+        baseline = experiment(BASELINE, build, seed=seed)
+        matrix = cls([], baseline, title, build, seed)
+        return matrix.extend(rows)
+
+    def extend(self, rows: Iterable[Row]) -> DeathMatrix:
+        """Run more rows on the same kind of cluster and seed (a notebook runs a long matrix in
+        several cells); returns the matrix, grown."""
+        self.outcomes += [experiment(row, self.build, seed=self.seed) for row in rows]
+        return self
 
     def rows(self) -> list[list[str]]:
-        """The table as text cells: part, killed, one cell per column, recovery."""
+        """The table as text cells: part, killed, how long it was watched broken, one cell per
+        column, and how long the recovery took once the part was back."""
         out = []
         for o in self.outcomes:
             recovery = "not within the limit" if o.recovery is None else f"{o.recovery:.0f} s"
-            out.append([o.part, o.killed, *(o.cell(col, self.baseline) for col in COLUMNS), recovery])
+            out.append([o.part, o.killed, f"{o.window:.0f} s",
+                        *(o.cell(col, self.baseline) for col in COLUMNS), recovery])
         return out
 
     def headings(self) -> list[str]:
-        return ["part", "killed", *COLUMNS.values(), "recovery after restart"]
+        return ["part", "killed", "watched for", *COLUMNS.values(), "recovery after repair"]
 
     def __str__(self) -> str:
         table = [self.headings(), *self.rows()]
