@@ -11,7 +11,7 @@ import copy
 import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
@@ -27,6 +27,9 @@ from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import ContainerRuntime
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
+
+if TYPE_CHECKING:
+    from kubelab.etcd import EtcdBackend, EtcdCluster
 
 __all__ = ["Cluster"]
 
@@ -64,6 +67,11 @@ class Cluster:
     components: which control-plane components to run; None means all that exist.
     replace: your own implementation of a component, e.g. {"scheduler": MyScheduler}: a class
         (or function) taking a ComponentContext, with start() and stop().
+    store: "embedded" (kubelab's etcd stand-in), "etcd" (kubelab starts `etcd_members` real
+        etcd processes, stopped by c.close()) or "etcd://host:port[,host:port]" (a running
+        etcd). A real etcd forces the real-time clock at speed 1: virtual time follows the wall
+        clock, runs are not reproducible, and run_until waits its timeout in real seconds
+        (kubelab/etcd/, notebook 07b).
     """
 
     def __init__(
@@ -76,12 +84,24 @@ class Cluster:
         speed: float = 1.0,
         max_request_bytes: int = 1572864,
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
+        store: str = "embedded",
+        etcd_members: int = 1,
     ) -> None:
         self.seed = seed
-        self.clock: Clock = RealTimeClock(speed=speed) if realtime else Clock()
+        self.etcd: EtcdCluster | None = None  # the etcd processes kubelab started, if any
+        if store != "embedded" and speed != 1.0:
+            raise ValueError("a real etcd runs at the wall clock's pace: speed must be 1.0")
+        self.clock: Clock = RealTimeClock(speed=speed) if realtime or store != "embedded" \
+            else Clock()
         self.rand = new_rand(seed)
         self.trace = Trace(lambda: self.clock.now)
-        self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
+        self.store: Store | EtcdBackend
+        if store == "embedded":
+            self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
+        else:
+            from kubelab.etcd import open_store  # the edge: sockets, threads, processes
+
+            self.store, self.etcd = open_store(store, self.clock, members=etcd_members)
         self.apiserver = APIServer(self.store, self.clock, self.rand, trace=self.trace)
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
         self.client = Client(self.apiserver, ADMIN_TOKEN, user_agent="kubectl")
@@ -256,11 +276,39 @@ class Cluster:
 
     def run(self, seconds: float) -> None:
         """Advance virtual time by `seconds`, running everything that falls due."""
+        self._resync()
         self.clock.run(until=self.clock.now + seconds)
+
+    def _resync(self) -> None:
+        """On a real etcd, time spent between cells is not caught up in a burst: a run starts
+        from the wall clock's now (RealTimeClock.resync)."""
+        if self.store_is_real and isinstance(self.clock, RealTimeClock):
+            self.clock.resync()
+
+    @property
+    def store_is_real(self) -> bool:
+        """Is a real etcd behind this cluster's API server (store="etcd" or an etcd:// URL)?"""
+        return not isinstance(self.store, Store)
+
+    def close(self) -> None:
+        """Release what lives outside the process: close the etcd connection and its watches,
+        and stop the etcd processes kubelab started (by their PIDs), removing their data."""
+        if not isinstance(self.store, Store):
+            self.store.close()
+        if self.etcd is not None:
+            self.etcd.close()
+            self.etcd = None
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def run_until(self, predicate: Callable[[], bool], timeout: float = 300.0,
                   max_steps: int = 1_000_000) -> float:
         """Step the clock until predicate() holds; returns the virtual time it took."""
+        self._resync()
         start, deadline = self.clock.now, self.clock.now + timeout
         for _ in range(max_steps):
             if predicate():
