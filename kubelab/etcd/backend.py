@@ -34,7 +34,6 @@ from kubelab.store.rpc import (
     DeleteResponse,
     Op,
     PutResponse,
-    RangeRequest,
     RangeResponse,
     TxnResponse,
     check_value,
@@ -169,7 +168,8 @@ class EtcdBackend:
         watch = EtcdWatch(self._gateway, self._inbox, create, callback, start, start - 1)
         if not watch.wait_created(self._gateway.timeout):
             watch.cancel()
-            raise unreachable(self.endpoints, "the watch was not created in time")
+            raise unreachable([e.removeprefix("http://") for e in self.endpoints],
+                              "the watch was not created in time")
         self._watches = [w for w in self._watches if not w.canceled]
         self._watches.append(watch)
         return watch

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -70,24 +69,24 @@ class GatewayClient:
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         payload = json.dumps(body).encode()
         reasons = []
-        for _ in range(len(self.endpoints)):
+        # Each endpoint once, and once more on a fresh connection when a kept-alive one turns
+        # out dropped (the member died or restarted since our last request).
+        for _ in range(2 * len(self.endpoints)):
             endpoint = self.endpoints[self.current]
+            fresh = self._conn is None
             try:
                 return self._call_once(endpoint, path, payload)
-            except (ConnectionRefusedError, *_DROPPED) as err:
-                # Refused, or a kept-alive connection the member closed (it died or
-                # restarted): the request was not served; try the next member.
-                self.close()
-                reasons.append(_reason(err))
-                self.current = (self.current + 1) % len(self.endpoints)
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 self.close()
                 raise EtcdUnavailableError("context deadline exceeded", endpoint) from None
-            except OSError as err:
+            except (ConnectionRefusedError, *_DROPPED, OSError) as err:
+                # Refused, or dropped: the request was not served; try again elsewhere.
                 self.close()
                 reasons.append(_reason(err))
-                self.current = (self.current + 1) % len(self.endpoints)
-        raise unreachable(self.endpoints, reasons[-1] if reasons else "no endpoint")
+                if fresh:
+                    self.current = (self.current + 1) % len(self.endpoints)
+        hosts = [e.removeprefix("http://") for e in self.endpoints]
+        raise unreachable(hosts, reasons[-1] if reasons else "no endpoint")
 
     def _call_once(self, endpoint: str, path: str, payload: bytes) -> dict[str, Any]:
         if self._conn is None:
@@ -100,7 +99,7 @@ class GatewayClient:
         except ValueError:
             raise EtcdUnavailableError(f"etcd at {endpoint} answered {reply.status}: "
                                        f"{raw[:200]!r}", endpoint) from None
-        if reply.status != 200 or "error" in answer and "header" not in answer:
+        if reply.status != 200 or ("error" in answer and "header" not in answer):
             raise self.error(answer, endpoint)
         return answer
 

@@ -29,6 +29,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["INSTALL_HINT", "EtcdCluster", "EtcdMember", "etcd_binary"]
 
@@ -189,7 +190,7 @@ class EtcdCluster:
             raise ValueError(f"etcd member {name} is already running")
         self._spawn(m)
 
-    def status(self) -> list[dict[str, object]]:
+    def status(self) -> list[dict[str, Any]]:
         """Each running member's Maintenance.Status: its id, the leader's id, term and index."""
         out = []
         for m in self.members:
@@ -198,7 +199,7 @@ class EtcdCluster:
             answer = _post(m.endpoint, "/v3/maintenance/status", {}, timeout=2.0)
             if answer is None:
                 continue
-            header = answer.get("header") or {}
+            header: dict[str, Any] = answer.get("header") or {}
             out.append({"name": m.name, "endpoint": m.endpoint,
                         "member_id": header.get("member_id"), "leader": answer.get("leader"),
                         "raft_term": int(answer.get("raftTerm", header.get("raft_term", 0))),
@@ -247,8 +248,8 @@ class EtcdCluster:
         return f"<EtcdCluster {' '.join(alive)} token={self.token}>"
 
 
-def _post(endpoint: str, path: str, body: dict[str, object], timeout: float
-          ) -> dict[str, object] | None:
+def _post(endpoint: str, path: str, body: dict[str, Any], timeout: float
+          ) -> dict[str, Any] | None:
     host, port = endpoint.removeprefix("http://").split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
     try:

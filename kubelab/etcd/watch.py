@@ -16,6 +16,7 @@ cancels the watch with compact_revision set, and the callback hears it as from t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import threading
@@ -66,10 +67,8 @@ class EtcdWatch:
         with self._lock:
             conn, self._conn = self._conn, None
         if conn is not None and conn.sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 conn.sock.shutdown(2)  # unblocks the reader's readline()
-            except OSError:
-                pass
 
     def caught_up(self) -> bool:
         """Has the callback been handed everything up to the newest revision this client has
@@ -121,7 +120,7 @@ class EtcdWatch:
 
     def _on_result(self, result: dict[str, Any]) -> bool:
         """Queue one WatchResponse; True when the watch is over (canceled by etcd)."""
-        revision = wire.header_revision(result)
+        revision = wire.header_revision(result) or self._gateway.revision
         if result.get("created"):
             self._created.set()
         compact = int(result.get("compact_revision", 0))
