@@ -158,3 +158,9 @@ def test_three_members_survive_one_loss_refuse_writes_without_quorum_and_catch_u
     finally:
         c.close()
     assert all(not m.running for m in etcd.members)
+
+
+def test_a_slow_disk_cannot_be_faked_on_a_real_etcd_and_says_so(cluster: kubelab.Cluster) -> None:
+    with pytest.raises(ValueError, match="a real etcd's disk cannot be slowed from kubelab"):
+        cluster.faults.slow_store(0.5)
+    assert cluster.store.latency == 0.0

@@ -213,3 +213,21 @@ def test_compaction_refuses_old_reads_and_cancels_a_watch_from_below_it(
     (cancel,) = got
     assert cancel.canceled and cancel.compact_revision == point and cancel.events == ()
     assert "required revision has been compacted" in cancel.cancel_reason
+
+
+def test_a_watch_is_caught_up_once_it_has_been_sent_every_change_to_its_keys(
+        backend: Harness, prefix: str) -> None:
+    """What the API server's watch cache asks before it serves a list from its index
+    (kubelab/apiserver/watch_cache.py fresh()): has the store watch been sent everything?"""
+    store = backend.store
+    got: list[WatchResponse] = []
+    watch = store.watch(prefix, prefix=True, callback=got.append)
+    assert backend.settle(watch.caught_up)
+    store.put(prefix + "a", b"1")
+    assert not watch.caught_up()  # written, not yet delivered: never inside the writer's call
+    assert backend.settle(watch.caught_up)
+    assert [e.kv.value for r in got for e in r.events] == [b"1"]
+    store.put("/contract/elsewhere", b"x")  # a key it does not watch
+    assert backend.settle(watch.caught_up)  # etcd: after the next progress notification
+    watch.cancel()
+    assert not watch.caught_up()
