@@ -15,6 +15,8 @@ from etcd_helpers import require_etcd
 
 import kubelab
 from kubelab.api.errors import ApiError
+from kubelab.etcd import EtcdUnavailableError
+from kubelab.sim import RealTimeClock
 
 DEPLOYMENT = """
 apiVersion: apps/v1
@@ -47,7 +49,7 @@ def cluster() -> Iterator[kubelab.Cluster]:
 def test_a_deployment_runs_and_its_objects_live_in_etcd_under_registry(
         cluster: kubelab.Cluster) -> None:
     c = cluster
-    assert c.store_is_real and isinstance(c.clock, kubelab.sim.RealTimeClock)
+    assert c.store_is_real and isinstance(c.clock, RealTimeClock)
     assert c.apply(DEPLOYMENT) == ["deployment.apps/web created"]
     c.run_until(lambda: running(c) == 2, timeout=30)
     assert c.etcd is not None
@@ -100,7 +102,7 @@ def test_an_etcd_that_cannot_be_reached_fails_at_once_naming_the_endpoint() -> N
 
     (port,) = _free_ports(1)
     started = time.monotonic()
-    with pytest.raises(kubelab.etcd.EtcdUnavailableError) as err:
+    with pytest.raises(EtcdUnavailableError) as err:
         kubelab.Cluster(store=f"etcd://127.0.0.1:{port}")
     assert time.monotonic() - started < 5
     assert f"127.0.0.1:{port}" in str(err.value) and "connection refused" in str(err.value)
