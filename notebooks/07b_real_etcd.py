@@ -331,6 +331,9 @@ print(h.etcd.etcdctl("endpoint status --cluster -w table"))
 #    ConfigMap's JSON. Does `kubectl get configmaps` show it? What is its resourceVersion?
 # 3. Start `Cluster(store="etcd", etcd_members=5)` and find how many members you can kill before
 #    writes stop.
+# 4. A stalled disk: `h.etcd.pause(name)` stops a member with SIGSTOP (it keeps its sockets and
+#    answers nothing); `h.etcd.resume(name)` lets it go on. Pause the leader and run
+#    `h.kubectl("scale deployment web --replicas=2")` twice. What do you get, and when?
 #
 # <details><summary>Hints</summary>
 #
@@ -339,6 +342,11 @@ print(h.etcd.etcdctl("endpoint status --cluster -w table"))
 #    and its resourceVersion is that put's revision. This is why nobody should write to etcd
 #    behind the API server's back: no validation, no admission, no audit.
 # 3. Two. The third loss leaves 2 of 5, below the majority of 3.
+# 4. If kubelab's client was talking to the paused member, the first command waits for the
+#    client's deadline (9 s) and prints `Error from server (Timeout): Timeout: request did not
+#    complete within requested timeout - context deadline exceeded`; the second goes to the next
+#    member, where the others have elected a new leader meanwhile, and succeeds. If it was
+#    talking to another member, both succeed after at most the election (1-2 s).
 #
 # </details>
 

@@ -166,3 +166,32 @@ def test_a_slow_disk_cannot_be_faked_on_a_real_etcd_and_says_so(cluster: kubelab
     with pytest.raises(ValueError, match="a real etcd's disk cannot be slowed from kubelab"):
         cluster.faults.slow_store(0.5)
     assert cluster.store.latency == 0.0
+
+
+def test_a_stalled_etcd_times_out_as_504_and_the_next_request_works_once_it_resumes() -> None:
+    """A member that takes requests and answers nothing (SIGSTOP: a disk that stopped). The
+    client's deadline ends the request with kube-apiserver's 504 Timeout, nothing is re-sent."""
+    require_etcd()
+    from kubelab.etcd import EtcdBackend, EtcdCluster, EtcdTimeoutError
+    from kubelab.store import StoreError
+
+    with EtcdCluster(1) as etcd:
+        clock = RealTimeClock()
+        store = EtcdBackend(etcd.endpoints, clock, timeout=1.0)
+        try:
+            before = store.put("/stall/a", b"1").revision
+            etcd.pause("etcd-1")
+            with pytest.raises(EtcdTimeoutError) as err:
+                store.put("/stall/a", b"2")
+            assert isinstance(err.value, StoreError)
+            assert (err.value.code, err.value.reason) == (504, "Timeout")
+            assert err.value.kubectl_message() == (
+                "Error from server (Timeout): Timeout: request did not complete within requested "
+                "timeout - context deadline exceeded")
+            etcd.resume("etcd-1")
+            after = store.put("/stall/a", b"3")
+            # The stalled put was not re-sent by the client (etcd may still apply it on resume).
+            assert after.revision in (before + 1, before + 2)
+            assert store.range("/stall/a").kvs[0].value == b"3"
+        finally:
+            store.close()

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from kubelab.etcd.backend import POLL_SECONDS, EtcdBackend
 from kubelab.etcd.client import parse_endpoints
-from kubelab.etcd.errors import EtcdUnavailableError
+from kubelab.etcd.errors import EtcdTimeoutError, EtcdUnavailableError
 from kubelab.etcd.process import INSTALL_HINT, EtcdCluster, EtcdMember
 from kubelab.sim import Clock
 
 __all__ = ["INSTALL_HINT", "POLL_SECONDS", "EtcdBackend", "EtcdCluster", "EtcdMember",
-           "EtcdUnavailableError", "open_store"]
+           "EtcdTimeoutError", "EtcdUnavailableError", "open_store"]
 
 
 def open_store(store: str, clock: Clock, *, members: int = 1

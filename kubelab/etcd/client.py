@@ -9,9 +9,10 @@ requests (etcd3gw).
 
 Like clientv3 (client/v3/client.go), it is given several endpoints and uses one at a time; a
 member that refuses or drops the connection makes it move to the next. A request the member
-received but did not answer in time is not re-sent (a write might then apply twice); the
-caller gets etcd's error. This module runs on the caller's thread: the simulation's thread for
-requests, a watch's own reader thread for its stream (kubelab/etcd/watch.py).
+received but did not answer within `timeout` is not re-sent (a write might then apply twice):
+the caller gets a 504 Timeout, as from kube-apiserver's request deadline. This module runs on
+the caller's thread: the simulation's thread for requests, a watch's own reader thread for its
+stream (kubelab/etcd/watch.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from kubelab.etcd.errors import EtcdUnavailableError, from_gateway, unreachable
+from kubelab.etcd.errors import EtcdTimeoutError, EtcdUnavailableError, from_gateway, unreachable
 from kubelab.store.errors import StoreError
 
 __all__ = ["DEFAULT_TIMEOUT", "GatewayClient", "parse_endpoints"]
@@ -77,8 +78,10 @@ class GatewayClient:
             try:
                 return self._call_once(endpoint, path, payload)
             except TimeoutError:
+                # Not re-sent (it may have been applied); the next request tries the next member.
                 self.close()
-                raise EtcdUnavailableError("context deadline exceeded", endpoint) from None
+                self.current = (self.current + 1) % len(self.endpoints)
+                raise EtcdTimeoutError(endpoint) from None
             except (ConnectionRefusedError, *_DROPPED, OSError) as err:
                 # Refused, or dropped: the request was not served; try again elsewhere.
                 self.close()

@@ -6,7 +6,9 @@ revision has been compacted" (code 11, OutOfRange). kubelab keeps etcd's text an
 store error the API server already understands (kubelab/store/errors.py), so a compacted read
 through a real etcd becomes the same 410 Gone as through the embedded store.
 
-An etcd that cannot answer at all (every member dead, a lost quorum: "etcdserver: request timed
+An etcd that takes a request and never answers (a stalled process or disk) is
+`EtcdTimeoutError`, the 504 Timeout kube-apiserver's request deadline gives. An etcd that
+cannot answer at all (every member dead, a lost quorum: "etcdserver: request timed
 out") is `EtcdUnavailableError`: both a StoreError and an ApiError with code 500 and an empty
 reason, which is what kube-apiserver answers for an error that is not an APIStatus
 (k8s.io/apiserver pkg/endpoints/handlers/responsewriters/status.go ErrorToAPIStatus). kubectl
@@ -26,7 +28,7 @@ from kubelab.store.errors import (
     StoreError,
 )
 
-__all__ = ["EtcdUnavailableError", "from_gateway", "unreachable"]
+__all__ = ["EtcdTimeoutError", "EtcdUnavailableError", "from_gateway", "unreachable"]
 
 # gRPC status codes the gateway reports (google.golang.org/grpc/codes).
 INVALID_ARGUMENT, DEADLINE_EXCEEDED, OUT_OF_RANGE, UNAVAILABLE = 3, 4, 11, 14
@@ -40,6 +42,18 @@ class EtcdUnavailableError(ApiError, StoreError):
 
     def __init__(self, message: str, endpoint: str = "") -> None:
         ApiError.__init__(self, 500, "", message)
+        self.endpoint = endpoint
+
+
+class EtcdTimeoutError(ApiError, StoreError):
+    """etcd took the request and never answered (a stalled member or disk). kube-apiserver's
+    request deadline then ends the request with 504 Timeout (k8s.io/apiserver
+    pkg/server/filters/timeout.go: NewTimeoutError("request did not complete within requested
+    timeout - " + ctx.Err())); kubelab's deadline is the etcd client's timeout."""
+
+    def __init__(self, endpoint: str = "") -> None:
+        ApiError.__init__(self, 504, "Timeout", "Timeout: request did not complete within "
+                          "requested timeout - context deadline exceeded", {"retryAfterSeconds": 0})
         self.endpoint = endpoint
 
 

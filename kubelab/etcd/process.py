@@ -186,6 +186,25 @@ class EtcdCluster:
         m.process.wait()
         return pid
 
+    def pause(self, name: str) -> int:
+        """SIGSTOP one member: it keeps its connections and answers nothing, as an etcd whose
+        disk has stalled; returns its PID. resume() lets it go on."""
+        return self._signal(name, signal.SIGSTOP)
+
+    def resume(self, name: str) -> int:
+        return self._signal(name, signal.SIGCONT)
+
+    def _signal(self, name: str, sig: signal.Signals) -> int:
+        m = self.member(name)
+        if m.process is None or not m.running:
+            raise ValueError(f"etcd member {name} is not running")
+        m.process.send_signal(sig)
+        stopped = sig == signal.SIGSTOP
+        deadline = time.monotonic() + 2.0
+        while _stopped(m.process.pid) != stopped and time.monotonic() < deadline:
+            time.sleep(0.01)  # a signal is delivered asynchronously
+        return m.process.pid
+
     def restart(self, name: str) -> None:
         """Start a killed member again on its own data: it rejoins and catches up."""
         m = self.member(name)
@@ -234,7 +253,7 @@ class EtcdCluster:
         """Stop every member (SIGKILL by its PID) and remove the data directory."""
         for m in self.members:
             if m.process is not None and m.process.poll() is None:
-                m.process.kill()
+                m.process.kill()  # SIGKILL ends a paused (SIGSTOPped) member too
                 m.process.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
         atexit.unregister(self.close)
@@ -264,6 +283,15 @@ def _post(endpoint: str, path: str, body: dict[str, Any], timeout: float
         return None
     finally:
         conn.close()
+
+
+def _stopped(pid: int) -> bool:
+    """Is the process stopped (state T in /proc/<pid>/stat)?"""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "T"
+    except (OSError, IndexError):
+        return False
 
 
 def _healthy(endpoint: str) -> bool:
