@@ -322,7 +322,9 @@ class Cluster:
                 self.clock.run(until=deadline)
                 if predicate():
                     return self.clock.now - start
-                raise TimeoutError(f"condition not met within {timeout} virtual seconds")
+                unit = "seconds (a real etcd: wall time)" if self.store_is_real else \
+                    "virtual seconds"
+                raise TimeoutError(f"condition not met within {timeout} {unit}")
             self.clock.step()
         raise LivelockError(f"run_until: condition not met after {max_steps} steps")
 

@@ -195,3 +195,9 @@ def test_a_stalled_etcd_times_out_as_504_and_the_next_request_works_once_it_resu
             assert store.range("/stall/a").kvs[0].value == b"3"
         finally:
             store.close()
+
+
+def test_run_until_on_a_real_etcd_gives_up_after_its_timeout_in_wall_time(
+        cluster: kubelab.Cluster) -> None:
+    with pytest.raises(TimeoutError, match=r"within 0.3 seconds \(a real etcd: wall time\)"):
+        cluster.run_until(lambda: False, timeout=0.3)

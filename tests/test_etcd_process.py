@@ -87,3 +87,30 @@ def test_make_installs_the_debian_packages_and_doctor_reports_them(
     doctor(lines.append)
     (etcd_line,) = [line for line in lines if line.startswith("etcd ")]
     assert "absent" in etcd_line and "apt-get install etcd-server" in etcd_line
+
+
+def test_a_port_taken_before_etcd_binds_it_means_new_ports_not_a_failure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    require_etcd()
+    import socket
+
+    from kubelab.etcd import EtcdCluster, process
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    real = process._free_ports
+    calls: list[list[int]] = []
+
+    def unlucky(count: int) -> list[int]:
+        ports = real(count) if calls else [taken.getsockname()[1]] * count
+        calls.append(ports)
+        return ports
+
+    monkeypatch.setattr(process, "_free_ports", unlucky)
+    try:
+        with EtcdCluster(1) as etcd:
+            assert len(calls) == 2 and etcd.members[0].client_port == calls[1][0]
+            assert etcd.leader() == "etcd-1"
+    finally:
+        taken.close()

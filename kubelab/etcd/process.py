@@ -38,6 +38,7 @@ INSTALL_HINT = ("etcd is not installed: run `make` as root (it installs Debian's
 _PR_SET_PDEATHSIG = 1
 # Loaded here, not in the child: after fork only async-signal-safe work is sound.
 _LIBC = ctypes.CDLL(None, use_errno=True)
+_START_ATTEMPTS = 3
 PROGRESS_NOTIFY = "500ms"  # a quiet watch hears etcd's revision this often (see watch.py)
 
 
@@ -105,6 +106,31 @@ class EtcdCluster:
         # base_dir="/dev/shm" puts the data on tmpfs, where fsync costs nothing: etcd 3.4 has
         # no --unsafe-no-fsync (3.5 added it), so this is how to see what the disk costs.
         self.dir = tempfile.mkdtemp(prefix="kubelab-etcd-", dir=base_dir)
+        self.members: list[EtcdMember] = []
+        atexit.register(self.close)
+        try:
+            # A port that was free when chosen may be taken before etcd binds it (another
+            # program's luck): then start again on new ports, in a clean directory.
+            for attempt in range(_START_ATTEMPTS):
+                self._plan(binary, members, extra_args)
+                for m in self.members:
+                    self._spawn(m)
+                try:
+                    self.wait_healthy(start_timeout)
+                    return
+                except RuntimeError as err:
+                    if "address already in use" not in str(err) or \
+                            attempt == _START_ATTEMPTS - 1:
+                        raise
+                    self._stop_all()
+                    for m in self.members:
+                        shutil.rmtree(m.data_dir, ignore_errors=True)
+        except BaseException:
+            self.close()
+            raise
+
+    def _plan(self, binary: str, members: int, extra_args: tuple[str, ...]) -> None:
+        """Name the members, choose their ports and write their command lines."""
         ports = _free_ports(2 * members)
         self.members = [EtcdMember(f"etcd-{i + 1}", ports[2 * i], ports[2 * i + 1],
                                    os.path.join(self.dir, f"etcd-{i + 1}"),
@@ -116,18 +142,10 @@ class EtcdCluster:
                       "--listen-client-urls", m.endpoint, "--advertise-client-urls", m.endpoint,
                       "--listen-peer-urls", f"http://127.0.0.1:{m.peer_port}",
                       "--initial-advertise-peer-urls", f"http://127.0.0.1:{m.peer_port}",
-                      "--initial-cluster", initial, "--initial-cluster-token", token,
+                      "--initial-cluster", initial, "--initial-cluster-token", self.token,
                       "--initial-cluster-state", "new",
                       "--experimental-watch-progress-notify-interval", PROGRESS_NOTIFY,
                       "--logger", "zap", *extra_args]
-        atexit.register(self.close)
-        try:
-            for m in self.members:
-                self._spawn(m)
-            self.wait_healthy(start_timeout)
-        except BaseException:
-            self.close()
-            raise
 
     @property
     def endpoints(self) -> list[str]:
@@ -251,12 +269,15 @@ class EtcdCluster:
 
     def close(self) -> None:
         """Stop every member (SIGKILL by its PID) and remove the data directory."""
+        self._stop_all()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        atexit.unregister(self.close)
+
+    def _stop_all(self) -> None:
         for m in self.members:
             if m.process is not None and m.process.poll() is None:
                 m.process.kill()  # SIGKILL ends a paused (SIGSTOPped) member too
                 m.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
-        atexit.unregister(self.close)
 
     def __enter__(self) -> EtcdCluster:
         return self
