@@ -52,6 +52,25 @@ def _dot_version() -> str | None:
     return text.split("version", 1)[-1].strip() or text
 
 
+def _etcd_version(cmd: str) -> str | None:
+    """`etcd --version` / `etcdctl version`: the first line says e.g. "etcd Version: 3.4.23"."""
+    path = shutil.which(cmd)
+    if path is None:
+        return None
+    try:
+        out = subprocess.run([path, "--version" if cmd == "etcd" else "version"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    first = (out.stdout or out.stderr).strip().splitlines()[:1]
+    return first[0].split(":", 1)[-1].strip() if first else "unknown version"
+
+
+# Optional: a real etcd behind the API server (kubelab/etcd/, notebook 07b). Without them only
+# that notebook's cells and the real-etcd tests skip, so they do not fail the doctor.
+ETCD_TOOLS = [("etcd", "etcd-server"), ("etcdctl", "etcd-client")]
+
+
 SETUP_LOG = "kubelab-setup.log"  # the Makefile and scripts/ append what they install or set
 
 
@@ -95,6 +114,10 @@ def doctor(out: Callable[[str], None] = print) -> int:
         missing.append("Graphviz's `dot` (draws every picture): run "
                        "`sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` "
                        "(macOS) or `conda install -c conda-forge graphviz`")
+    for cmd, package in ETCD_TOOLS:
+        found = _etcd_version(cmd)
+        absent = f"absent (optional, notebook 07b: `sudo apt-get install {package}`, or `make` as root)"
+        out(f"{cmd:<12} {found or absent}")
     filters = _git_filter()
     if filters is not None:
         out(f"{'git filter':<12} {filters}")

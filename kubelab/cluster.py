@@ -11,7 +11,7 @@ import copy
 import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
@@ -31,9 +31,14 @@ from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
 from kubelab.store.raft import EtcdClient, EtcdCluster
 
+if TYPE_CHECKING:
+    from kubelab.etcd import EtcdBackend
+    from kubelab.etcd import EtcdCluster as RealEtcd
+
 __all__ = ["Cluster"]
 
 ADMIN_TOKEN = "admin-token"
+RESYNC_AFTER = 0.5  # real seconds behind the wall clock after which a run on real etcd resyncs
 
 # The control-plane components a Cluster can run: name -> ("module:Class", identity).
 # Each class takes a ComponentContext and has start() and stop(). Later notebooks add theirs.
@@ -71,8 +76,13 @@ class Cluster(ReplicaWiring):
         each), e.g. {"apiserver": 3, "scheduler": 2}; see kubelab/replicas.py.
     leader_elect: whether the scheduler and the controller manager elect a leader (their
         --leader-elect); None: when they have more than one replica.
-    etcd_members: run etcd as a simulated Raft cluster of that many members (c.etcd; see
-        kubelab/store/raft/); None keeps the single embedded store.
+    store: "embedded" (kubelab's etcd stand-in), "etcd" (kubelab starts `etcd_members` real
+        etcd processes, default 1, stopped by c.close()) or "etcd://host:port[,host:port]" (a
+        running etcd). A real etcd forces the real-time clock at speed 1: virtual time follows
+        the wall clock, runs are not reproducible, and run_until waits its timeout in real
+        seconds (kubelab/etcd/, notebook 07b).
+    etcd_members: with the embedded store, run etcd as a simulated Raft cluster of that many
+        members (c.etcd; kubelab/store/raft/, notebook 07); None keeps the single store.
     """
 
     def __init__(
@@ -87,20 +97,31 @@ class Cluster(ReplicaWiring):
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
         replicas: dict[str, int] | None = None,
         leader_elect: bool | None = None,
+        store: str = "embedded",
         etcd_members: int | None = None,
     ) -> None:
         self.seed = seed
-        self.clock: Clock = RealTimeClock(speed=speed) if realtime else Clock()
+        # The etcd cluster: simulated Raft members (etcd_members), or the real etcd processes
+        # kubelab started (store="etcd"); None for the single embedded store or an etcd:// URL.
+        self.etcd: EtcdCluster | RealEtcd | None = None
+        if store != "embedded" and speed != 1.0:
+            raise ValueError("a real etcd runs at the wall clock's pace: speed must be 1.0")
+        self.clock: Clock = RealTimeClock(speed=speed) if realtime or store != "embedded" \
+            else Clock()
         self.rand = new_rand(seed)
         self.trace = Trace(lambda: self.clock.now)
-        self.etcd: EtcdCluster | None = None
-        self.store: Store | EtcdClient
-        if etcd_members is None:
+        self.store: Store | EtcdClient | EtcdBackend
+        self._real_store = store != "embedded"
+        if self._real_store:
+            from kubelab.etcd import open_store  # the edge: sockets, threads, processes
+
+            self.store, self.etcd = open_store(store, self.clock, members=etcd_members or 1)
+        elif etcd_members is None:
             self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
         else:
-            self.etcd = EtcdCluster(self.clock, self.rand, self.trace, etcd_members,
-                                    max_request_bytes=max_request_bytes)
-            self.store = self.etcd.client
+            raft = EtcdCluster(self.clock, self.rand, self.trace, etcd_members,
+                               max_request_bytes=max_request_bytes)
+            self.store, self.etcd = raft.client, raft
         self.replicas = check_replicas(replicas)
         self._leader_elect = leader_elect
         self._build_apiservers()
@@ -295,11 +316,44 @@ class Cluster(ReplicaWiring):
 
     def run(self, seconds: float) -> None:
         """Advance virtual time by `seconds`, running everything that falls due."""
+        self._resync()
         self.clock.run(until=self.clock.now + seconds)
+
+    def _resync(self) -> None:
+        """On a real etcd, time spent between cells is not caught up in a burst: a run after a
+        pause starts from the wall clock's now (RealTimeClock.resync), so c.run(5) waits five
+        real seconds for etcd's answers. A caller that runs the cluster continuously (the
+        pacer of c.serve()) is never that far behind, and keeps its pace."""
+        if self.store_is_real and isinstance(self.clock, RealTimeClock) and \
+                self.clock.behind() > RESYNC_AFTER:
+            self.clock.resync()
+
+    @property
+    def store_is_real(self) -> bool:
+        """Is a real etcd behind this cluster's API server (store="etcd" or an etcd:// URL)?"""
+        return self._real_store
+
+    def close(self) -> None:
+        """Release what lives outside the process: close the etcd connection and its watches,
+        and stop the etcd processes kubelab started (by their PIDs), removing their data.
+        Nothing to do for a simulated store."""
+        if not self._real_store:
+            return
+        self.store.close()  # type: ignore[union-attr]
+        if self.etcd is not None:
+            self.etcd.close()  # type: ignore[union-attr]
+            self.etcd = None
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def run_until(self, predicate: Callable[[], bool], timeout: float = 300.0,
                   max_steps: int = 1_000_000) -> float:
         """Step the clock until predicate() holds; returns the virtual time it took."""
+        self._resync()
         start, deadline = self.clock.now, self.clock.now + timeout
         for _ in range(max_steps):
             if predicate():
@@ -309,7 +363,9 @@ class Cluster(ReplicaWiring):
                 self.clock.run(until=deadline)
                 if predicate():
                     return self.clock.now - start
-                raise TimeoutError(f"condition not met within {timeout} virtual seconds")
+                unit = "seconds (a real etcd: wall time)" if self.store_is_real else \
+                    "virtual seconds"
+                raise TimeoutError(f"condition not met within {timeout} {unit}")
             self.clock.step()
         raise LivelockError(f"run_until: condition not met after {max_steps} steps")
 

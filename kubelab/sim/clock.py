@@ -231,3 +231,11 @@ class RealTimeClock(Clock):
     def resync(self) -> None:
         """Forget the anchor (after a pause), so the next step does not try to catch up."""
         self._anchor = None
+
+    def behind(self) -> float:
+        """Real seconds the virtual time lags the wall clock's pace (0 before the first wait).
+        A caller that paused (a notebook between two cells) resyncs when this is large."""
+        if self._anchor is None:
+            return 0.0
+        real0, virt0 = self._anchor
+        return max(0.0, (self._monotonic() - real0) - (self._now - virt0) / self.speed)
