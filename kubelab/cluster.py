@@ -15,16 +15,18 @@ from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
+from kubelab.api.meta import new_uid
 from kubelab.api.request import API
 from kubelab.api.yamlio import load_objects
-from kubelab.apiserver import APIServer
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.client.component import ComponentContext
+from kubelab.client.leaderelection.config import LeaderElectionConfiguration
 from kubelab.faults import Faults
 from kubelab.kubectl import Output, kubectl
 from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import ContainerRuntime
+from kubelab.replicas import LEASES, ReplicaWiring, check_replicas, replica_names
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
 from kubelab.store.raft import EtcdClient, EtcdCluster
@@ -58,13 +60,17 @@ def _node_manifest(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "
     }
 
 
-class Cluster:
+class Cluster(ReplicaWiring):
     """A simulated Kubernetes control plane. See README.md for the tour.
 
     nodes: how many nodes (named node-1, node-2, ...) or a list of Node manifests.
     components: which control-plane components to run; None means all that exist.
     replace: your own implementation of a component, e.g. {"scheduler": MyScheduler}: a class
         (or function) taking a ComponentContext, with start() and stop().
+    replicas: how many of the apiserver, scheduler and controller-manager to run (default 1
+        each), e.g. {"apiserver": 3, "scheduler": 2}; see kubelab/replicas.py.
+    leader_elect: whether the scheduler and the controller manager elect a leader (their
+        --leader-elect); None: when they have more than one replica.
     etcd_members: run etcd as a simulated Raft cluster of that many members (c.etcd; see
         kubelab/store/raft/); None keeps the single embedded store.
     """
@@ -79,6 +85,8 @@ class Cluster:
         speed: float = 1.0,
         max_request_bytes: int = 1572864,
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
+        replicas: dict[str, int] | None = None,
+        leader_elect: bool | None = None,
         etcd_members: int | None = None,
     ) -> None:
         self.seed = seed
@@ -93,9 +101,11 @@ class Cluster:
             self.etcd = EtcdCluster(self.clock, self.rand, self.trace, etcd_members,
                                     max_request_bytes=max_request_bytes)
             self.store = self.etcd.client
-        self.apiserver = APIServer(self.store, self.clock, self.rand, trace=self.trace)
+        self.replicas = check_replicas(replicas)
+        self._leader_elect = leader_elect
+        self._build_apiservers()
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
-        self.client = Client(self.apiserver, ADMIN_TOKEN, user_agent="kubectl")
+        self.client = Client(self.endpoint("kubectl"), ADMIN_TOKEN, user_agent="kubectl")
         self.components: dict[str, Any] = {}
         self.server: Any = None  # the HTTPS front end, once c.serve() started it
         self._replace = dict(replace or {})
@@ -113,14 +123,16 @@ class Cluster:
         self.runtimes = {name: ContainerRuntime.for_node(name, i, self.registry, self.clock, self.rand,
                                                          self.trace)
                          for i, name in enumerate(self.node_names)}
-        self.apiserver.kubelet_connection = self._kubelet_connection
+        for server in self.apiservers:
+            server.kubelet_connection = self._kubelet_connection
         self._start_components(components)
 
     # ------------------------------------------------------------------ wiring
 
     @property
     def api(self) -> API:
-        return self.apiserver
+        """What a client connects to: the API server, or the load balancer before several."""
+        return self.loadbalancer if self.loadbalancer is not None else self.apiserver
 
     def _kubelet_connection(self, node: str) -> ContainerRuntime | None:
         """What the API server reaches at <node>:10250 for pods/log: the node's kubelet, which
@@ -134,7 +146,7 @@ class Cluster:
         """A client acting as `user` (the token is made up here, as a kubeconfig would carry it)."""
         token = f"token-{user}"
         self.apiserver.add_token(token, user, list(groups))
-        return Client(self.apiserver, token, user_agent=user)
+        return Client(self.endpoint(user), token, user_agent=user)
 
     def _register_nodes(self, nodes: int | Iterable[Object], components: Iterable[str] | None
                         ) -> None:
@@ -171,19 +183,30 @@ class Cluster:
                     factories[f"kubelet/{node}"] = self._factory(
                         f"kubelet/{node}", cls, user.format(node=node), manifest)
             else:
-                factories[name] = self._factory(name, cls, user)
+                count = self.replicas.get(name, 1)
+                elect = count > 1 if self._leader_elect is None else self._leader_elect
+                for replica in replica_names(name, count):
+                    self._replica_of[replica] = name
+                    factories[replica] = self._factory(replica, cls, user,
+                                                       elect=elect and name in LEASES)
         return factories
 
     def _factory(self, name: str, cls: Callable[[ComponentContext], Any], user: str,
-                 node: Object | None = None) -> Callable[[], Any]:
+                 node: Object | None = None, *, elect: bool = False) -> Callable[[], Any]:
         def start() -> Any:
             node_name = str(node["metadata"]["name"]) if node else ""
             # A kubelet reaches the API server over its node's network link (faults.partition).
-            api = self.faults.node_link(node_name) if node else self.apiserver
+            api = self.faults.node_link(node_name) if node else self.endpoint(name)
             client = Client(api, self.apiserver.token_for(user), user_agent=name)
+            election = None
+            if elect:  # makeLeaderElectionConfig: hostname + "_" + a new uuid per process
+                election = LeaderElectionConfiguration(f"{name}_{new_uid(self.rand)}")
+                self.identities[name] = election.identity
+                self._owners[election.identity] = name
             context = ComponentContext(name, client, self.clock, self.rand, self.trace,
                                        copy.deepcopy(node) if node else None,
-                                       self.runtimes.get(node_name) if node else None)
+                                       self.runtimes.get(node_name) if node else None,
+                                       leader_election=election)
             component = cls(context)
             component.start()
             return component
@@ -197,7 +220,8 @@ class Cluster:
                 raise ValueError(f"unknown component {name!r}; known: "
                                  f"{', '.join(sorted(COMPONENTS)) or 'none yet'}")
         for name, start in self._factories.items():
-            if wanted is None or name in wanted or name.split("/")[0] in wanted:
+            if wanted is None or name in wanted or name.split("/")[0] in wanted or \
+                    self._replica_of.get(name) in wanted:
                 self.components[name] = start()
 
     def add_component(self, name: str, cls: Callable[[ComponentContext], Any],
@@ -211,7 +235,7 @@ class Cluster:
         self.apiserver.add_token(token, user, list(groups))
 
         def start() -> Any:
-            client = Client(self.apiserver, token, user_agent=name)
+            client = Client(self.endpoint(name), token, user_agent=name)
             component = cls(ComponentContext(name, client, self.clock, self.rand, self.trace))
             component.start()
             return component
@@ -221,19 +245,23 @@ class Cluster:
         return self.components[name]
 
     def crash_component(self, name: str) -> None:
-        if name == "apiserver":
-            self.apiserver.stop()
+        server = self._apiserver_named(name)
+        if server is not None:
+            server.stop()
             return
         component = self.components.pop(name, None)
         if component is None:
             raise ValueError(f"component {name!r} is not running; running: "
-                             f"{', '.join(['apiserver', *sorted(self.components)])}")
+                             f"{', '.join([*(s.name for s in self.apiservers), *sorted(self.components)])}")
         component.stop()
 
     def restart_component(self, name: str) -> None:
-        if name == "apiserver":
-            self.apiserver.start()
+        server = self._apiserver_named(name)
+        if server is not None:
+            server.start()
             return
+        if getattr(self.components.get(name), "exited", False):
+            del self.components[name]  # it stopped itself (lost its Lease): start it again
         if name in self.components:
             raise ValueError(f"component {name!r} is already running")
         if name not in self._factories:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kubelab.api.errors import ApiError, resource_expired
 from kubelab.api.request import API, Request, WatchEvent, WatchHandle
 from kubelab.apiserver.watch_cache import WatchInfo
+from kubelab.faults_ha import ReplicaFaults
 from kubelab.faults_raft import EtcdFaults
 from kubelab.sim.clock import Clock
 
@@ -178,7 +179,7 @@ class WatchFaults:
         return False
 
 
-class Faults(EtcdFaults):
+class Faults(ReplicaFaults, EtcdFaults):
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self.history: list[tuple[float, str, dict[str, Any]]] = []
@@ -197,7 +198,7 @@ class Faults(EtcdFaults):
 
     @classmethod
     def names(cls) -> list[str]:
-        return sorted({n for klass in cls.__mro__[:-1] for n in vars(klass)
+        return sorted({n for k in cls.__mro__[:-1] for n in vars(k)
                        if not n.startswith("_") and n not in ("at", "names", "node_link")})
 
     # ------------------------------------------------------------------ the store
@@ -301,7 +302,7 @@ class Faults(EtcdFaults):
     def node_link(self, node: str) -> NodeLink:
         """The network link of a node's kubelet (the Cluster builds kubelet clients on it)."""
         if node not in self._links:
-            self._links[node] = NodeLink(self._cluster.apiserver, node)
+            self._links[node] = NodeLink(self._cluster.endpoint(f"kubelet/{node}"), node)
         return self._links[node]
 
     def _node(self, node: str) -> str:

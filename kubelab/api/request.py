@@ -55,6 +55,8 @@ class Request:
     options: dict[str, Any] = field(default_factory=dict)
     # Authorization: Bearer <token>. Empty means anonymous.
     token: str = ""
+    # The User-Agent header: which program (which replica) sent it; the audit log keeps it.
+    user_agent: str = ""
 
     @property
     def path(self) -> str:

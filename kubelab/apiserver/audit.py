@@ -41,6 +41,7 @@ class AuditRecord:
     message: str = ""    # the error's message, if any
     latency: float = 0.0  # virtual seconds the store made this request wait
     stages: list[str] = field(default_factory=list)  # stages passed, in order
+    user_agent: str = ""  # the client's User-Agent (audit.k8s.io Event userAgent)
 
     @property
     def object(self) -> str:

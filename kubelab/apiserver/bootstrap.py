@@ -97,7 +97,10 @@ CLUSTER_ROLES = [
         "/readyz", "/version", "/version/"]}]),
     cluster_role("system:kube-scheduler", [
         rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
-        rule([*READ, "create", "update"], ["coordination.k8s.io"], ["leases"]),
+        # Its leader election Lease (policy.go: create any, get and update its own).
+        rule(["create"], ["coordination.k8s.io"], ["leases"]),
+        {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]),
+         "resourceNames": ["kube-scheduler"]},
         rule([*READ, "delete"], [""], ["pods"]),
         rule(["create"], [""], ["pods/binding", "bindings"]),
         rule(["patch", "update"], [""], ["pods/status"]),
@@ -110,6 +113,8 @@ CLUSTER_ROLES = [
         rule(["create"], ["", "events.k8s.io"], WORKLOADS),
         rule(["create"], ["apps"], ["replicasets", "deployments"]),
         rule(["create"], ["coordination.k8s.io"], ["leases"]),
+        {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]),
+         "resourceNames": ["kube-controller-manager"]},
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),

@@ -104,6 +104,8 @@ class APIServer:
         # (delay, event) pairs it returns are delivered that many virtual seconds later.
         self.watch_interceptor: WatchInterceptor | None = None
         self.running = True
+        self.name = "apiserver"  # in the trace; replicas are apiserver-1, apiserver-2, ...
+        self.response_delay = 0.0  # seconds every answer is late (an overloaded server)
         # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
         self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
         self._watch_ids = 0
@@ -172,11 +174,19 @@ class APIServer:
         self.served.start_cachers()
         self._record("start", "")
 
+    @property
+    def response_latency(self) -> float:
+        """How long the last request took to answer: what it waited for the store (its audit
+        record's latency) plus response_delay (c.faults.slow_apiserver). Requests are served at
+        once; a client with a timeout compares this with it (kubelab.client.leaderelection)."""
+        return (self.audit[-1].latency if self.audit else 0.0) + self.response_delay
+
     # ------------------------------------------------------------------ requests
 
     def handle(self, request: Request) -> Object:
         record = AuditRecord(self.clock.now, "", request.verb, request.resource,
-                             request.namespace, request.name, request.subresource)
+                             request.namespace, request.name, request.subresource,
+                             user_agent=request.user_agent)
         with self._audited(record):
             result = self._dispatch(self._admit_request(request, record))
             record.code = 201 if request.verb == "create" else 200
@@ -322,11 +332,11 @@ class APIServer:
             detail: dict[str, Any] = {"user": record.user, "code": record.code}
             if record.stage:
                 detail["stage"] = record.stage
-            self.trace.record("apiserver", record.verb, record.object, **detail)
+            self.trace.record(self.name, record.verb, record.object, **detail)
 
     def _record(self, verb: str, obj: str, **detail: Any) -> None:
         if self.trace is not None:
-            self.trace.record("apiserver", verb, obj, **detail)
+            self.trace.record(self.name, verb, obj, **detail)
 
     # ------------------------------------------------------------------ watch
 
@@ -335,7 +345,7 @@ class APIServer:
         """Open a watch (see kubelab.api.request.API.watch)."""
         request = dataclasses.replace(request, verb="watch")
         record = AuditRecord(self.clock.now, "", "watch", request.resource, request.namespace,
-                             request.name, request.subresource)
+                             request.name, request.subresource, user_agent=request.user_agent)
         with self._audited(record):
             ctx = self._admit_request(request, record)
             r, served = ctx.request, ctx.served

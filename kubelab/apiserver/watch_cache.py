@@ -193,7 +193,7 @@ class CacheWatcher:
             meta = obj.get("metadata") or {}
             where = "/".join(p for p in (self.info.resource, meta.get("namespace", ""),
                                          meta.get("name", "")) if p)
-            server.trace.record("apiserver", "watch-event", where, type=event.get("type"),
+            server.trace.record(server.name, "watch-event", where, type=event.get("type"),
                                 to=self.info.user, rv=meta.get("resourceVersion", ""))
         try:
             self.on_event(event)

@@ -123,7 +123,7 @@ class Client:
     # ------------------------------------------------------------------ verbs
 
     def _send(self, request: Request) -> Object:
-        request.token = self.token
+        request.token, request.user_agent = self.token, self.user_agent
         self.requests += 1
         if not _listening(self.api):
             raise ConnectionRefused(request, self.server)
@@ -223,7 +223,7 @@ class Client:
                                 resource_version=resource_version, label_selector=label_selector,
                                 field_selector=field_selector,
                                 allow_watch_bookmarks=allow_watch_bookmarks)
-        request.token = self.token
+        request.token, request.user_agent = self.token, self.user_agent
         self.requests += 1
         if not _listening(self.api):
             raise ConnectionRefused(request, self.server)

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from kubelab.client.client import Client
 from kubelab.client.events import EventRecorder
+from kubelab.client.leaderelection.config import LeaderElectionConfiguration
 from kubelab.sim.clock import Clock
 from kubelab.sim.trace import Trace
 
@@ -32,6 +33,9 @@ class ComponentContext:
     # For a kubelet: its node's container runtime (kubelab.kubelet.ContainerRuntime). It belongs
     # to the node, not to the kubelet, so it outlives a kubelet crash as containerd does.
     runtime: Any = None
+    # For a replicated scheduler or controller manager: run only while holding the Lease
+    # (kubelab.client.leaderelection); None runs at once, as --leader-elect=false does.
+    leader_election: LeaderElectionConfiguration | None = None
 
     def recorder(self, component: str | None = None, host: str = "") -> EventRecorder:
         """An EventRecorder whose events name this component as their source."""

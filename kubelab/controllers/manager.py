@@ -8,6 +8,10 @@ one LIST and one WATCH. Nothing runs until every informer has synced (WaitForCac
 controller acting on a half-filled cache would, say, create pods that already exist.
 
 A crash (stop) loses the caches, queues and expectations; the restarted manager relists.
+
+With leader election (ctx.leader_election: replicas, or --leader-elect) the manager first wins
+the Lease kube-system/kube-controller-manager; its informers and controllers start in
+OnStartedLeading, so a follower holds no caches. Losing the Lease stops it (upstream exits).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubelab.client.component import ComponentContext
+from kubelab.client.leaderelection.component import start_leader_election
+from kubelab.client.leaderelection.leaderelection import LeaderElector
 from kubelab.client.shared_informer import SharedInformerFactory
 from kubelab.sim.clock import Timer
 
@@ -58,14 +64,34 @@ class ControllerManager:
                                             for name in names}
         self.running = False
         self._poll: Timer | None = None
+        self.elector: LeaderElector | None = None
+        self.exited = False  # it lost its Lease and stopped (upstream: the process exits)
 
     def __getitem__(self, name: str) -> Any:
         """A running controller by name, e.g. cm["replicaset-controller"]."""
         return self.controllers[name]
 
     def start(self) -> None:
+        settings = self.ctx.leader_election
+        if settings is None:
+            self._run()
+            return
+        # controllermanager.go Run: with --leader-elect the controllers (and their informers)
+        # start in OnStartedLeading; the Lease is not released (no ReleaseOnCancel).
+        self.elector = start_leader_election(
+            self.ctx, settings, "kube-controller-manager", "kube-controller-manager",
+            on_started_leading=self._run, on_stopped_leading=self._stopped_leading,
+            release_on_cancel=False)
+
+    def _run(self) -> None:
         self.informers.start()
         self._wait_for_cache_sync()
+
+    def _stopped_leading(self) -> None:
+        """"leaderelection lost": upstream exits the process; kubelab stops its loops."""
+        self.ctx.trace.record(self.name, "leaderelection-lost", "")
+        self.exited = True
+        self.stop()
 
     def _wait_for_cache_sync(self) -> None:
         self._poll = None
@@ -80,6 +106,8 @@ class ControllerManager:
 
     def stop(self) -> None:
         """A crash: informers, queues and every controller's memory are gone."""
+        if self.elector is not None:
+            self.elector.stop()
         if self._poll is not None:
             self._poll.cancel()
         for controller in self.controllers.values():

@@ -13,6 +13,11 @@ The pieces, each in its own module as upstream splits them:
 Unlike a controller, the scheduler does not use a workqueue of keys: like upstream, its event
 handlers feed a priority queue of pods, and one loop pops and schedules them one at a time.
 
+With leader election (ctx.leader_election: replicas, or --leader-elect), server.go's order is
+kept: informers start and sync first, then the replica campaigns for the Lease
+kube-system/kube-scheduler, and only the leader runs the queue and the loop. A replica that
+loses the Lease stops (upstream's process exits) and releases it (ReleaseOnCancel).
+
 To run it with another configuration, hand the Cluster a factory:
 
     Cluster(replace={"scheduler": lambda ctx: Scheduler(ctx, config=load_config(yaml_text))})
@@ -25,6 +30,9 @@ from typing import Any
 
 from kubelab.client.component import ComponentContext
 from kubelab.client.events import EventRecorder
+from kubelab.client.leaderelection.component import start_leader_election
+from kubelab.client.leaderelection.config import LeaderElectionConfiguration
+from kubelab.client.leaderelection.leaderelection import LeaderElector
 from kubelab.client.shared_informer import SharedInformerFactory
 from kubelab.scheduler import eventhandlers, schedule_one
 from kubelab.scheduler.cache import Cache
@@ -96,6 +104,10 @@ class Scheduler:
         self.scheduled = 0  # pods bound
         self.running = False
         self.synced = False
+        # Without leader election a scheduler leads from the start (--leader-elect=false).
+        self.leading = ctx.leader_election is None
+        self.elector: LeaderElector | None = None
+        self.exited = False  # it lost its Lease and stopped (upstream: the process exits)
         self._busy = False  # a cycle is under way (its cost has not elapsed yet)
         self._timers: list[Timer] = []
 
@@ -105,14 +117,17 @@ class Scheduler:
         self.running = True
         eventhandlers.add_all_event_handlers(self)
         self.informers.start()
-        self.queue.run()
+        if self.leading:
+            self.queue.run()
         if self.cache.ttl > 0:
             self._every(CLEAN_ASSUMED_PERIOD, lambda: self.cache.cleanup_assumed_pods(self.ctx.clock.now))
         self._wait_for_sync()
 
     def stop(self) -> None:
         """A crash: queue, cache and assumptions are gone; a binding already sent still lands."""
-        self.running = False
+        self.running = self.leading = False
+        if self.elector is not None:
+            self.elector.stop()
         self.informers.stop()
         self.queue.close()
         for timer in self._timers:
@@ -134,15 +149,39 @@ class Scheduler:
             self.synced = True
             self.ctx.trace.record(self.ctx.name, "synced", "", nodes=len(self.cache.snapshot),
                                   pending=len(self.queue))
+            if self.ctx.leader_election is not None:
+                self._run_leader_election(self.ctx.leader_election)
             self._wake()
         else:
             delay = 0.0 if checks == 0 else SYNCED_POLL_PERIOD
             self._timers.append(self.ctx.clock.call_later(delay, self._wait_for_sync, checks + 1))
 
+    # --- leader election (cmd/kube-scheduler/app/server.go Run) ------------------------------
+
+    def _run_leader_election(self, settings: LeaderElectionConfiguration) -> None:
+        """Informers run and caches are synced; only the leader runs the queue and the loop.
+        The Lease is released on a graceful stop (ReleaseOnCancel, as kube-scheduler sets it)."""
+        self.elector = start_leader_election(
+            self.ctx, settings, "kube-scheduler", self.config.profiles[0].scheduler_name,
+            on_started_leading=self._started_leading, on_stopped_leading=self._stopped_leading,
+            release_on_cancel=True)
+
+    def _started_leading(self) -> None:
+        self.leading = True
+        self.queue.run()
+        self._wake()
+
+    def _stopped_leading(self) -> None:
+        """"Leaderelection lost": upstream exits the process; kubelab stops its loops."""
+        self.ctx.trace.record(self.ctx.name, "leaderelection-lost", "")
+        self.exited = True
+        self.stop()
+
     # --- the scheduling loop -----------------------------------------------------------------
 
     def _wake(self) -> None:
-        if self.running and self.synced and not self._busy and len(self.queue.active_q):
+        if self.running and self.leading and self.synced and not self._busy and \
+                len(self.queue.active_q):
             self._busy = True
             self.ctx.clock.call_later(0.0, self._cycle)
 

@@ -244,9 +244,9 @@ def _chaos(ctx: CheckContext, c: Any, timeline: Timeline, rand: random.Random) -
             start()
         elif roll < 0.7:
             touch()
-        else:
-            c.store.latency = rand.choice([0.0, 0.0, 3.0, 7.0])
-    c.store.latency = 0.0
+        else:  # the API server answers late (7 s: past the candidates' 5 s timeout)
+            c.faults.slow_apiserver(rand.choice([0.0, 0.0, 3.0, 7.0]))
+    c.faults.slow_apiserver(0)
     while len(live) < 3:  # heal: three candidates again
         start()
     return live

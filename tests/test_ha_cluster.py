@@ -1,0 +1,217 @@
+"""Cluster(replicas=...): API servers behind a load balancer, scheduler and controller-manager
+replicas behind leader election, and the faults that address one replica."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubelab import Cluster
+from kubelab.api.errors import ApiError, ConnectionFailed
+from kubelab.client.leaderelection import JITTER_FACTOR
+from kubelab.loadbalancer import Connection, LoadBalancer
+from kubelab.serve.tables import table_for
+
+HA = {"apiserver": 3, "scheduler": 2, "controller-manager": 2}
+LATEST = 15 + 2 * 2 * (1 + JITTER_FACTOR)  # LeaseDuration + 2 x RetryPeriod x (1 + JitterFactor)
+
+
+def deployment(name: str, replicas: int) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}}
+
+
+def running(c: Cluster, app: str) -> int:
+    pods = c.get("pods", label_selector=f"app={app}")
+    return sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running")
+
+
+def audit(c: Cluster) -> list[Any]:
+    return sorted((r for s in c.apiservers for r in s.audit), key=lambda r: r.time)
+
+
+def test_replicas_are_named_and_hold_their_leases() -> None:
+    c = Cluster(replicas=HA, seed=4)
+    c.run(3)
+    assert [s.name for s in c.apiservers] == ["apiserver-1", "apiserver-2", "apiserver-3"]
+    assert c.apiserver is c.apiservers[0] and isinstance(c.api, LoadBalancer)
+    assert sorted(n for n in c.components if not n.startswith("kubelet/")) == [
+        "controller-manager-1", "controller-manager-2", "scheduler-1", "scheduler-2"]
+    out = c.kubectl("get leases -n kube-system").splitlines()
+    assert out[0].split() == ["NAME", "HOLDER", "AGE"]
+    holders = {line.split()[0]: line.split()[1] for line in out[1:]}
+    assert set(holders) == {"kube-controller-manager", "kube-scheduler"}
+    for component, lease in (("scheduler", "kube-scheduler"),
+                             ("controller-manager", "kube-controller-manager")):
+        leader = c.leader(component)
+        assert leader is not None and holders[lease] == c.identities[leader]
+        assert holders[lease].startswith(f"{leader}_") and len(holders[lease]) == len(leader) + 37
+    table = table_for("leases", c.get("leases", namespace="kube-system"), c.clock.now)
+    assert [col["name"] for col in table["columnDefinitions"]] == ["Name", "Holder", "Age"]
+    assert {row["cells"][1] for row in table["rows"]} == set(holders.values())
+    events = c.kubectl("get events -n kube-system")
+    assert f"{c.identities[c.leader('scheduler') or '']} became leader" in events
+
+
+def test_one_replica_keeps_todays_cluster_and_trace() -> None:
+    traces = []
+    for replicas in (None, {"apiserver": 1, "scheduler": 1, "controller-manager": 1}):
+        c = Cluster(seed=7, replicas=replicas)
+        c.apply(deployment("web", 3))
+        c.run(30)
+        assert running(c, "web") == 3 and c.loadbalancer is None and c.api is c.apiserver
+        assert "scheduler" in c.components and "controller-manager" in c.components
+        assert c.get("leases", namespace="kube-system") == []
+        assert c.leader("scheduler") is None
+        traces.append(c.trace.text())
+    assert traces[0] == traces[1]
+    assert "started-leading" not in traces[0]
+
+
+def test_leader_elect_with_one_replica_takes_the_lease_under_todays_name() -> None:
+    c = Cluster(seed=2, leader_elect=True)
+    c.apply(deployment("web", 2))
+    c.run(20)
+    assert running(c, "web") == 2
+    assert c.leader("scheduler") == "scheduler" and c.leader("controller-manager") == "controller-manager"
+    assert c.get("leases", "kube-scheduler", namespace="kube-system")["spec"]["holderIdentity"] \
+        .startswith("scheduler_")
+
+
+@pytest.mark.parametrize(("replicas", "message"), [
+    ({"kubelet": 2}, "cannot run replicas of 'kubelet'; replicable: apiserver, scheduler, "
+                     "controller-manager"),
+    ({"scheduler": 0}, "replicas of 'scheduler' must be an integer >= 1, got 0"),
+    ({"apiserver": "3"}, "replicas of 'apiserver' must be an integer >= 1, got '3'"),
+    ({"apiserver": True}, "replicas of 'apiserver' must be an integer >= 1, got True"),
+])
+def test_replicas_that_cannot_run_are_refused(replicas: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as err:
+        Cluster(nodes=0, replicas=replicas)
+    assert str(err.value) == message
+
+
+def test_clients_move_to_a_live_api_server_and_watches_resume_without_a_relist() -> None:
+    c = Cluster(replicas={"apiserver": 3, "scheduler": 2}, seed=5)
+    c.apply(deployment("web", 2))
+    c.run(20)
+    leader = c.leader("scheduler")
+    assert leader is not None
+    connection = c.components[leader].ctx.client.api
+    assert isinstance(connection, Connection) and connection.backend is not None
+    lists = sum(1 for r in audit(c) if r.user_agent == leader and r.verb == "list")
+    watches = sum(1 for r in audit(c) if r.user_agent == leader and r.verb == "watch")
+    dead = connection.backend.name
+    c.faults.crash(dead)
+    c.client.scale("deployments", "web", 5)
+    c.run(20)
+    assert running(c, "web") == 5
+    assert connection.backend.name != dead and connection.reconnects == 1
+    after = [r for r in audit(c) if r.user_agent == leader and r.time > 20]
+    assert not [r for r in after if r.verb == "list"], "the reflectors relisted"
+    assert sum(1 for r in after if r.verb == "watch") == watches  # every watch resumed once
+    assert sum(1 for r in audit(c) if r.user_agent == leader and r.verb == "list") == lists
+    assert f"loadbalancer           reconnect      {leader}" in c.trace.text()
+
+
+def test_with_every_api_server_down_connections_are_refused_until_one_returns() -> None:
+    c = Cluster(nodes=1, replicas={"apiserver": 2}, seed=1)
+    c.run(2)
+    with pytest.raises(ValueError, match="the apiserver runs 2 replicas: apiserver-1, apiserver-2; name one"):
+        c.faults.crash("apiserver")
+    c.faults.crash("apiserver-1")
+    assert c.get("nodes") and c.apiservers[0].running is False
+    c.faults.crash("apiserver-2")
+    with pytest.raises(ConnectionFailed) as err:
+        c.get("nodes")
+    assert "connection refused" in str(err.value)
+    c.faults.restart("apiserver-1")
+    assert [n["metadata"]["name"] for n in c.get("nodes")] == ["node-1"]
+
+
+def test_crash_leader_hands_over_within_the_lease_and_the_cluster_keeps_working() -> None:
+    c = Cluster(replicas=HA, seed=3)
+    c.apply(deployment("web", 2))
+    c.run(20)
+    old = {comp: c.leader(comp) for comp in ("scheduler", "controller-manager")}
+    assert c.faults.crash_leader("scheduler") == old["scheduler"]
+    assert c.faults.crash_leader("controller-manager") == old["controller-manager"]
+    with pytest.raises(ValueError, match=r"names scheduler-[12], which is not running"):
+        c.faults.crash_leader("scheduler")  # its lease has not expired yet
+    took = c.run_until(lambda: c.leader("scheduler") in c.components
+                       and c.leader("controller-manager") in c.components, timeout=60)
+    assert 15 - 2 <= took <= LATEST
+    c.client.scale("deployments", "web", 4)
+    c.run(20)
+    assert running(c, "web") == 4
+    assert c.get("leases", "kube-scheduler", namespace="kube-system")["spec"]["leaseTransitions"] == 1
+    for comp in ("scheduler", "controller-manager"):  # the old leader returns as a follower
+        replica = old[comp] or ""
+        identity = c.identities[replica]
+        c.faults.restart(replica)
+        assert c.identities[replica] != identity and c.leader(comp) != replica
+    assert "crash_leader" in c.trace.text()
+
+
+def test_followers_wait_as_upstreams_do() -> None:
+    """kube-scheduler followers keep their informers synced (server.go starts them before
+    electing); kube-controller-manager followers start nothing until they lead."""
+    c = Cluster(replicas={"scheduler": 2, "controller-manager": 2}, seed=8)
+    c.apply(deployment("web", 2))
+    c.run(20)
+    followers = {comp: next(r for r in (f"{comp}-1", f"{comp}-2") if r != c.leader(comp))
+                 for comp in ("scheduler", "controller-manager")}
+    verbs = {comp: {r.verb for r in audit(c) if r.user_agent == f} for comp, f in followers.items()}
+    assert {"list", "watch"} <= verbs["scheduler"] and "create" not in verbs["scheduler"]
+    assert "list" not in verbs["controller-manager"]
+    bindings = [r for r in audit(c) if r.subresource == "binding"]
+    assert bindings and {r.user_agent for r in bindings} == {c.leader("scheduler")}
+
+
+def test_a_replica_that_lost_its_lease_stops_and_can_be_restarted() -> None:
+    c = Cluster(replicas={"scheduler": 2}, seed=6)
+    c.run(5)
+    leader = c.leader("scheduler") or ""
+    c.faults.slow_apiserver(6.0)  # answers later than the lock's 5 s timeout
+    c.run(15)
+    assert c.components[leader].exited and not c.components[leader].running
+    assert "leaderelection-lost" in c.trace.text()
+    c.faults.slow_apiserver(0)
+    c.run(LATEST)
+    assert c.leader("scheduler") not in ("", None, leader)
+    c.faults.restart(leader)
+    assert not c.components[leader].exited
+    with pytest.raises(ValueError, match="no API server \"apiserver-9\""):
+        c.faults.slow_apiserver(1, "apiserver-9")
+
+
+def test_rbac_lets_each_component_update_only_its_own_lease() -> None:
+    c = Cluster(replicas={"scheduler": 2, "controller-manager": 2}, seed=1)
+    c.run(3)
+    scheduler = c.components["scheduler-1"].ctx.client
+    lease = scheduler.get("leases", "kube-scheduler", "kube-system")
+    scheduler.update(lease)
+    other = c.client.get("leases", "kube-controller-manager", "kube-system")
+    with pytest.raises(ApiError) as err:
+        scheduler.update(other)
+    assert err.value.code == 403
+    assert err.value.message == ('leases.coordination.k8s.io "kube-controller-manager" is '
+                                 'forbidden: User "system:kube-scheduler" cannot update resource '
+                                 '"leases" in API group "coordination.k8s.io" in the namespace '
+                                 '"kube-system"')
+
+
+def test_the_failure_panel_toggles_one_replica_at_a_time() -> None:
+    from kubelab.widgets.failure_panel import FailurePanel
+
+    c = Cluster(nodes=1, replicas={"apiserver": 2, "scheduler": 2}, seed=1)
+    panel = FailurePanel(c)
+    names = panel.component_names()
+    assert names[:2] == ["apiserver-1", "apiserver-2"]
+    assert names[2:5] == ["controller-manager", "scheduler-1", "scheduler-2"]
+    assert panel.toggle("apiserver-2") == "crashed apiserver-2" and not panel.running("apiserver-2")
+    assert panel.running("apiserver-1") and panel.toggle("scheduler-1") == "crashed scheduler-1"
+    assert panel.toggle("apiserver-2").startswith("restarted apiserver-2")
