@@ -21,9 +21,10 @@ __all__ = ["EtcdFaults"]
 
 
 class EtcdFaults:
-    _cluster: Cluster
+    if TYPE_CHECKING:
+        _cluster: Cluster
 
-    def _record(self, name: str, obj: str = "", **detail: Any) -> None: ...  # Faults records
+        def _record(self, name: str, obj: str = "", **detail: Any) -> None: ...  # Faults records
 
     def _etcd(self) -> EtcdCluster:
         etcd = self._cluster.etcd

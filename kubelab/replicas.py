@@ -23,7 +23,7 @@ from kubelab.loadbalancer import LoadBalancer
 if TYPE_CHECKING:
     from kubelab.client.client import Client
     from kubelab.sim import Clock, Rand, Trace
-    from kubelab.store import Store
+    from kubelab.store import Backend
 
 __all__ = ["LEASES", "LEASE_NAMESPACE", "REPLICABLE", "ReplicaWiring", "check_replicas",
            "replica_names"]
@@ -56,7 +56,7 @@ class ReplicaWiring:
     leader election identity, and who leads."""
 
     if TYPE_CHECKING:
-        store: Store
+        store: Backend
         clock: Clock
         rand: Rand
         trace: Trace

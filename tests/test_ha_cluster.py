@@ -11,6 +11,7 @@ from kubelab import Cluster
 from kubelab.api.errors import ApiError, ConnectionFailed
 from kubelab.client.leaderelection import JITTER_FACTOR
 from kubelab.loadbalancer import Connection, LoadBalancer
+from kubelab.serve.tables import table_for
 
 HA = {"apiserver": 3, "scheduler": 2, "controller-manager": 2}
 LATEST = 15 + 2 * 2 * (1 + JITTER_FACTOR)  # LeaseDuration + 2 x RetryPeriod x (1 + JitterFactor)
@@ -48,6 +49,9 @@ def test_replicas_are_named_and_hold_their_leases() -> None:
         leader = c.leader(component)
         assert leader is not None and holders[lease] == c.identities[leader]
         assert holders[lease].startswith(f"{leader}_") and len(holders[lease]) == len(leader) + 37
+    table = table_for("leases", c.get("leases", namespace="kube-system"), c.clock.now)
+    assert [col["name"] for col in table["columnDefinitions"]] == ["Name", "Holder", "Age"]
+    assert {row["cells"][1] for row in table["rows"]} == set(holders.values())
     events = c.kubectl("get events -n kube-system")
     assert f"{c.identities[c.leader('scheduler') or '']} became leader" in events
 
@@ -198,3 +202,16 @@ def test_rbac_lets_each_component_update_only_its_own_lease() -> None:
                                  'forbidden: User "system:kube-scheduler" cannot update resource '
                                  '"leases" in API group "coordination.k8s.io" in the namespace '
                                  '"kube-system"')
+
+
+def test_the_failure_panel_toggles_one_replica_at_a_time() -> None:
+    from kubelab.widgets.failure_panel import FailurePanel
+
+    c = Cluster(nodes=1, replicas={"apiserver": 2, "scheduler": 2}, seed=1)
+    panel = FailurePanel(c)
+    names = panel.component_names()
+    assert names[:2] == ["apiserver-1", "apiserver-2"]
+    assert names[2:5] == ["controller-manager", "scheduler-1", "scheduler-2"]
+    assert panel.toggle("apiserver-2") == "crashed apiserver-2" and not panel.running("apiserver-2")
+    assert panel.running("apiserver-1") and panel.toggle("scheduler-1") == "crashed scheduler-1"
+    assert panel.toggle("apiserver-2").startswith("restarted apiserver-2")

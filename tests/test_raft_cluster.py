@@ -123,3 +123,43 @@ def test_the_same_seed_gives_the_same_trace_with_elections_in_it() -> None:
     lines = first.splitlines()
     assert sum(line.split()[1:3] == ["etcd", "became-leader"] for line in lines) >= 2
     assert any(line.split()[1:3] == ["faults", "crash_etcd_member"] for line in lines)
+
+
+def test_a_deployment_converges_and_no_acknowledged_write_is_lost_after_seeded_etcd_faults() -> None:
+    import random
+
+    for seed in range(10):
+        rng = random.Random(seed)
+        c = kubelab.Cluster(etcd_members=5 if seed % 2 else 3, nodes=2, seed=seed)
+        assert c.etcd is not None
+        names = list(c.etcd.members)
+        c.apply(DEPLOY)
+        acked = []
+        for step in range(8):
+            roll = rng.random()
+            up = [n for n in names if c.etcd.members[n].up]
+            if roll < 0.3 and up:
+                c.faults.crash_etcd_member(rng.choice(up))
+            elif roll < 0.5 and len(up) < len(names):
+                c.faults.restart_etcd_member(rng.choice([n for n in names if n not in up]))
+            elif roll < 0.7:
+                c.faults.partition_etcd(*rng.sample(names, rng.randint(1, len(names) - 1)))
+            else:
+                c.faults.heal_etcd()
+            try:
+                c.client.create({**CM, "metadata": {"name": f"cm-{step}"}})
+                acked.append(f"cm-{step}")
+                c.client.patch("deployments", "web", {"spec": {"replicas": rng.randint(1, 4)}})
+            except ApiError as err:
+                assert err.code == 500 and err.message == "etcdserver: request timed out"
+            c.run(rng.choice([1.0, 5.0, 20.0]))
+        c.faults.heal_etcd()
+        for n in names:
+            if not c.etcd.members[n].up:
+                c.faults.restart_etcd_member(n)
+        c.run(90)
+        assert c.etcd.violations() == [], seed
+        assert [n for n in acked if not c.exists("configmaps", n)] == [], seed
+        want = c.get("deployments", "web")["spec"]["replicas"]
+        assert running_pods(c) == want, seed
+        assert running_containers(c) == want, seed

@@ -3,7 +3,8 @@ controller loop. Never imports the API server or the store: it is handed an obje
 the API (kubelab.api.request.API).
 
 Read in this order: client.py, reflector.py, delta_fifo.py, indexer.py and listers.py,
-shared_informer.py, workqueue/, controller_loop.py, retry.py, events.py, component.py.
+shared_informer.py, workqueue/, controller_loop.py, retry.py, events.py, component.py, and
+leaderelection/ (one active replica, chosen through a Lease).
 """
 
 from kubelab.client.apply import apply_objects

@@ -8,6 +8,10 @@ one LIST and one WATCH. Nothing runs until every informer has synced (WaitForCac
 controller acting on a half-filled cache would, say, create pods that already exist.
 
 A crash (stop) loses the caches, queues and expectations; the restarted manager relists.
+
+With leader election (ctx.leader_election: replicas, or --leader-elect) the manager first wins
+the Lease kube-system/kube-controller-manager; its informers and controllers start in
+OnStartedLeading, so a follower holds no caches. Losing the Lease stops it (upstream exits).
 """
 
 from __future__ import annotations

@@ -13,6 +13,11 @@ The pieces, each in its own module as upstream splits them:
 Unlike a controller, the scheduler does not use a workqueue of keys: like upstream, its event
 handlers feed a priority queue of pods, and one loop pops and schedules them one at a time.
 
+With leader election (ctx.leader_election: replicas, or --leader-elect), server.go's order is
+kept: informers start and sync first, then the replica campaigns for the Lease
+kube-system/kube-scheduler, and only the leader runs the queue and the loop. A replica that
+loses the Lease stops (upstream's process exits) and releases it (ReleaseOnCancel).
+
 To run it with another configuration, hand the Cluster a factory:
 
     Cluster(replace={"scheduler": lambda ctx: Scheduler(ctx, config=load_config(yaml_text))})

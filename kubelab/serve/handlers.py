@@ -173,7 +173,7 @@ class ResourceHandler(_Base):
     def _serve(self) -> None:
         try:
             request, query = self._request()
-            result = self.server.cluster.apiserver.handle(request)
+            result = self.server.cluster.api.handle(request)  # several: the load balancer
         except ApiError as err:
             self.send_error_status(err)
             return
@@ -220,7 +220,7 @@ class ResourceHandler(_Base):
     async def _follow(self, request: Request) -> None:
         """`kubectl logs -f`: the lines so far, then each new one, until the container stops
         running or the client goes away (the kubelet follows the CRI log file the same way)."""
-        api, sent = self.server.cluster.apiserver, 0
+        api, sent = self.server.cluster.api, 0
         self._gone = False
         self.set_header("Content-Type", "text/plain")
         while not self._gone:
@@ -267,7 +267,7 @@ class ResourceHandler(_Base):
 
         self._closed = on_close
         try:
-            handle: WatchHandle = self.server.cluster.apiserver.watch(request, on_event, on_close)
+            handle: WatchHandle = self.server.cluster.api.watch(request, on_event, on_close)
         except ApiError as err:
             self.send_error_status(err)
             return

@@ -115,12 +115,16 @@ class FailurePanel:
         for r in self.cluster.trace.filter(component="faults"):
             known |= {r.object, f"kubelet/{r.object}"} & factories
         order = {"controller-manager": 0, "scheduler": 1}
-        return ["apiserver", *sorted(known, key=lambda n: (order.get(n, 2), n))]
+        servers = [str(s.name) for s in getattr(self.cluster, "apiservers", [self.cluster.apiserver])]
+        return [*servers, *sorted(known, key=lambda n: (order.get(n.rsplit("-", 1)[0] if
+                                                                   n[-1:].isdigit() else n, 2), n))]
 
     def running(self, name: str) -> bool:
-        if name == "apiserver":
-            return bool(self.cluster.apiserver.running)
-        return name in self.cluster.components
+        for server in getattr(self.cluster, "apiservers", [self.cluster.apiserver]):
+            if server.name == name:  # apiserver, or a replica: apiserver-2
+                return bool(server.running)
+        component = self.cluster.components.get(name)
+        return component is not None and not getattr(component, "exited", False)
 
     def toggle(self, name: str) -> str:
         """Crash the component if it runs, restart it if it does not."""

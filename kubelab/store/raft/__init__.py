@@ -1,7 +1,8 @@
 """etcd as a Raft cluster, simulated on the cluster's clock: `Cluster(etcd_members=3)`.
 
 Read in this order: messages.py (raftpb), log.py (log.go), rules.py (the vote and commit rules,
-exercise 7.2), raft.py (raft.go: roles, terms, replication, ReadIndex), member.py (etcd's
+exercise 7.2), tracker.py (progress.go), read_only.py (read_only.go), raft.py (raft.go: roles,
+terms, replication, ReadIndex), member.py (etcd's
 raftNode and apply loop, over a kubelab Store), etcd.py (the members, their network, ticks and
 faults), client.py (the API server's etcd client: the Backend), invariants.py (Raft's safety
 properties, checked on the members' state).

@@ -188,7 +188,10 @@ class EtcdClient:
                         break
             return bool(index) and member.raft.log.applied >= index[0]
 
-        if self.etcd.run_inline(start, done) is None:
+        took = self.etcd.run_inline(start, done)
+        # answers to reads that gave up earlier may have come in since: nobody waits for them
+        member.raft.read_states = [(c, i) for c, i in member.raft.read_states if c > ctx]
+        if took is None:
             raise UnavailableError(latency=self.etcd.request_timeout)
         return member
 

@@ -10,17 +10,16 @@ etcd's raftNode) delivers them and applies what got committed. Followed closely:
   ticks (resetRandomizedElectionTimeout);
 - CheckQuorum, on in etcd: a leader that has not heard from a quorum for an election timeout
   steps down;
-- the progress of each follower (tracker/progress.go): match and next, probing back on reject;
-- ReadIndex (read_only.go, ReadOnlySafe): a read is served at the commit index once a quorum has
-  answered a heartbeat carrying the request's context, and only after the leader has committed
-  an entry of its own term (earlier requests wait, as pendingReadIndexMessages do).
+- the progress of each follower (tracker.py, tracker/progress.go): match and next, probing back
+  on reject;
+- ReadIndex (read_only.py, read_only.go ReadOnlySafe), only after the leader has committed an
+  entry of its own term (earlier requests wait, as pendingReadIndexMessages do).
 Left out: pre-vote, learners, joint consensus, leadership transfer, flow control (inflights).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 
 from kubelab.store.raft.log import RaftLog
 from kubelab.store.raft.messages import (
@@ -40,27 +39,13 @@ from kubelab.store.raft.messages import (
     VoteRequest,
     VoterState,
 )
+from kubelab.store.raft.read_only import ReadOnly, ReadRequest
 from kubelab.store.raft.rules import DEFAULT_RULES, Rules
+from kubelab.store.raft.tracker import Progress
 
-__all__ = ["CANDIDATE", "FOLLOWER", "LEADER", "Progress", "Raft"]
+__all__ = ["CANDIDATE", "FOLLOWER", "LEADER", "Raft"]
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
-
-
-@dataclass
-class Progress:
-    """What the leader knows of one follower's log (tracker/progress.go)."""
-
-    match: int = 0             # highest index known to be in the follower's log
-    next: int = 1              # the next index to send it
-    recent_active: bool = False
-
-
-@dataclass
-class _ReadRequest:
-    index: int                 # the commit index when the request came in
-    frm: str                   # who asked (the leader itself for a local read)
-    acks: set[str] = field(default_factory=set)
 
 
 class Raft:
@@ -96,7 +81,7 @@ class Raft:
                                                                2 * self.election_timeout)
         self.votes: dict[str, bool] = {}
         self.progress = {p: Progress(next=self.log.last_index() + 1) for p in self.peers}
-        self.pending_reads: dict[int, _ReadRequest] = {}
+        self.read_only = ReadOnly()
         self.waiting_reads: list[Message] = []           # before the leader's first commit
 
     def become_follower(self, term: int, lead: str | None) -> None:
@@ -243,13 +228,9 @@ class Raft:
         if m.type == MSG_APP_RESP:
             pr.recent_active = True
             if m.reject:
-                # progress.go maybeDecrTo: a rejection at or below match is stale; otherwise go
-                # back to what the follower has, at most, and try again from there.
-                if m.index > pr.match:
-                    pr.next = max(pr.match + 1, min(m.index, m.reject_hint + 1))
+                if pr.maybe_decr_to(m.index, m.reject_hint):
                     self.send_append(m.frm)
-            elif m.index > pr.match:
-                pr.match, pr.next = m.index, max(pr.next, m.index + 1)
+            elif pr.maybe_update(m.index):
                 if self.maybe_commit():
                     self.bcast_append()
                 elif pr.match < self.log.last_index():
@@ -258,8 +239,9 @@ class Raft:
             pr.recent_active = True
             if pr.match < self.log.last_index():
                 self.send_append(m.frm)
-            if m.context and m.context in self.pending_reads:
-                self._ack_read(m.context, m.frm)
+            if m.context and self.read_only.recv_ack(m.frm, m.context) >= self.quorum():
+                for context, request in self.read_only.advance(m.context):
+                    self._answer_read(context, request)
 
     def _step_candidate(self, m: Message) -> None:
         if m.type in (MSG_APP, MSG_HEARTBEAT, MSG_SNAP):
@@ -364,26 +346,13 @@ class Raft:
         if self.log.term(self.log.committed) != self.term:
             self.waiting_reads.append(m)  # no entry of our term committed yet
             return
-        request = _ReadRequest(self.log.committed, m.frm, {self.id})
         if len(self.peers) == 1:
-            self._answer_read(m.context, request)
+            self._answer_read(m.context, ReadRequest(self.log.committed, m.frm))
             return
-        self.pending_reads[m.context] = request
+        self.read_only.add_request(self.log.committed, m.context, m.frm, self.id)
         self.bcast_heartbeat(m.context)
 
-    def _ack_read(self, context: int, frm: str) -> None:
-        request = self.pending_reads[context]
-        request.acks.add(frm)
-        if len(request.acks) < self.quorum():
-            return
-        # A quorum confirmed us as leader after this request arrived, so also after every
-        # earlier one: answer them all, in order (read_only.go advance).
-        for ctx in list(self.pending_reads):
-            self._answer_read(ctx, self.pending_reads.pop(ctx))
-            if ctx == context:
-                break
-
-    def _answer_read(self, context: int, request: _ReadRequest) -> None:
+    def _answer_read(self, context: int, request: ReadRequest) -> None:
         if request.frm == self.id:
             self.read_states.append((context, request.index))
         else:

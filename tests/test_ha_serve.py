@@ -1,0 +1,50 @@
+"""The HTTPS edge of a cluster with several API servers talks to their load balancer: a real
+client keeps working while one API server is down, and gets 503 when all are."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import http.client
+import json
+import ssl
+from pathlib import Path
+
+import yaml
+
+from kubelab import Cluster
+
+
+def _get(url: str, ca: str, token: str, path: str) -> tuple[int, dict[str, object]]:
+    host, port = url.removeprefix("https://").rsplit(":", 1)
+    conn = http.client.HTTPSConnection(host, int(port), context=ssl.create_default_context(cadata=ca),
+                                       timeout=10)
+    conn.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+    response = conn.getresponse()
+    body = json.loads(response.read())
+    conn.close()
+    return response.status, body
+
+
+def test_a_real_client_survives_one_api_server_down(tmp_path: Path) -> None:
+    c = Cluster(nodes=1, seed=0, replicas={"apiserver": 2})
+    c.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}, "data": {}})
+    path = "/api/v1/namespaces/default/configmaps/kept"
+
+    async def main() -> None:
+        url = c.serve(port=0, speed=10)
+        config = yaml.safe_load(Path(c.kubeconfig(str(tmp_path / "kc.yaml"))).read_text())
+        ca = base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+        token = config["users"][0]["user"]["token"]
+        loop = asyncio.get_running_loop()
+        assert (await loop.run_in_executor(None, _get, url, ca, token, path))[0] == 200
+        c.faults.crash("apiserver-1")
+        code, cm = await loop.run_in_executor(None, _get, url, ca, token, path)
+        assert code == 200 and cm["metadata"]["name"] == "kept"  # type: ignore[index]
+        assert any(r.name == "kept" and r.user == "kubernetes-admin" for r in c.apiservers[1].audit)
+        c.faults.crash("apiserver-2")
+        code, status = await loop.run_in_executor(None, _get, url, ca, token, path)
+        assert code == 503 and status["reason"] == "ServiceUnavailable"
+        await c.server.stop()
+
+    asyncio.run(main())
