@@ -1,0 +1,446 @@
+# %% [markdown]
+# # 07 · Failures and high availability
+#
+# A production control plane runs several copies of everything. The question is not *whether* a
+# part dies but *what stops* when it does. The answer differs by part, and for a reason.
+#
+# - **API servers are active-active.** They keep no state of their own (it is all in etcd), so
+#   three of them behind a load balancer all serve at once. Losing one is felt by nobody.
+# - **The scheduler and the controller manager are active-standby.** They make decisions, and
+#   two schedulers deciding at once would each bind the same pod. So the replicas hold an
+#   election on a **Lease** object, and only the holder works. When it dies, another takes over,
+#   but only once the Lease has expired.
+# - **etcd is a Raft quorum.** Every write goes through its leader and counts only once a
+#   majority of members has it. Three members survive one loss, five survive two. Four survive
+#   only one, like three, while every write must now reach three members.
+# - **The data plane is not the control plane.** Kubelets and container runtimes run on the
+#   nodes. When the whole control plane is down, running pods keep running and keep serving. One
+#   of the stories this course grew from is an outage in which the control plane answered 503
+#   while the Ingress kept answering on ports 80 and 443.
+#
+# In this notebook you build that control plane (three API servers, two schedulers, two
+# controller managers, three etcd members), break one part at a time, and measure what stops.
+#
+# **Learning goals.** By the end you can
+# - read a Lease and say who leads, since when, and how often it changed hands;
+# - explain leader election's timing (LeaseDuration 15 s, RenewDeadline 10 s, RetryPeriod 2 s),
+#   and predict how long a takeover takes;
+# - say why a too-short RenewDeadline turns a slow API server into no leader at all;
+# - follow a client from a dead API server to a live one, its watches resuming where they were;
+# - explain Raft's quorum: why one of three etcd members may die, why two may not, and what a
+#   client sees (`etcdserver: request timed out`);
+# - fill in, and defend, the death matrix: which part's death stops which work.
+#
+# **Prerequisites.** Notebook 01 (etcd's revisions and watch), 03 (informers and their relists),
+# 04 (the scheduler), 05 (controllers) and 06 (the kubelet and node failure).
+#
+# **Time.** About 50 minutes.
+
+# %%
+from collections import Counter
+
+from IPython.display import SVG, display
+
+from kubelab.client.leaderelection import (
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaseLock,
+    new_leader_elector,
+)
+from kubelab.cluster import Cluster
+from kubelab.viz.death_matrix import HA_ROWS, DeathMatrix
+from kubelab.widgets.raft_panel import RaftPanel
+
+WEB = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}]
+"""
+
+
+def running_containers(c):
+    """What the nodes run, read from their container runtimes, not through the API."""
+    return sum(len(runtime.running()) for runtime in c.runtimes.values() if runtime.powered)
+
+
+def members(c):
+    """c.etcd.status() as a table, like `etcdctl endpoint status -w table` (and a bit more)."""
+    rows = [("MEMBER", "ROLE", "TERM", "LEADER", "COMMIT", "APPLIED", "REVISION", "PARTITIONED")]
+    rows += [(m.name, m.role, m.term, m.leader, m.commit, m.applied, m.revision, m.partitioned)
+             for m in c.etcd.status()]
+    return "\n".join("  ".join(f"{v!s:<11}" for v in row).rstrip() for row in rows)
+
+
+# %% [markdown]
+# ## 1. Two schedulers, one leader
+#
+# `replicas=` runs several copies of a component, named `scheduler-1`, `scheduler-2` and so on.
+# Each copy starts a leader elector (client-go's `tools/leaderelection`) on the Lease named after
+# its component in `kube-system`. Whoever writes its identity into `holderIdentity` first leads.
+# The holder renews the Lease every RetryPeriod (2 s); the others re-read it just as often.
+
+# %%
+c = Cluster(nodes=3, seed=1, replicas={"scheduler": 2, "controller-manager": 2})
+c.apply(WEB)
+c.run(10)
+print(c.kubectl("get leases -n kube-system"))
+print()
+print("leaders:", c.leader("scheduler"), "and", c.leader("controller-manager"))
+print("the scheduler Lease's spec:", c.get("leases", "kube-scheduler", namespace="kube-system")["spec"])
+
+# %% [markdown]
+# The identity is `<hostname>_<a fresh UUID>`, as kube-scheduler builds it. A new process gets
+# a new UUID, so a restarted replica is a *new* candidate. The follower does nothing at all:
+# upstream's kube-scheduler starts its informers while it waits, but schedules nothing.
+#
+# **Predict, then run.** We kill the leading scheduler right after it renewed the Lease. How
+# long until the other one leads? Is it 15 s (the LeaseDuration), less, or more?
+#
+# <details><summary>Answer</summary>
+#
+# A little more than 15 s, here about 19 s. A candidate never trusts the times written in the
+# Lease, because another machine's clock wrote them. It notes its *own* time whenever it sees
+# the record change (the **observed time**). It takes over only when LeaseDuration has passed
+# since then with no change. It looks every RetryPeriod, jittered by up to 20 %. So the
+# takeover comes between 15 s and about 15 + 2 × 2.4 s after the last renewal. Meanwhile no
+# pod is scheduled. The running ones do not notice.
+#
+# </details>
+
+# %%
+killed = c.faults.crash_leader("scheduler")
+took = c.run_until(lambda: c.leader("scheduler") not in (None, killed), timeout=60)
+print(f"{killed} crashed; {c.leader('scheduler')} leads {took:.1f} s later")
+print(c.kubectl("get leases -n kube-system"))
+lease = c.get("leases", "kube-scheduler", namespace="kube-system")["spec"]
+print("leaseTransitions:", lease["leaseTransitions"], " acquireTime:", lease["acquireTime"])
+for event in c.events("kube-system"):
+    if event["reason"] == "LeaderElection":
+        print(f"  event LeaderElection: {event['message']}")
+
+# %% [markdown]
+# `leaseTransitions` counts changes of holder. The `LeaderElection` events are what
+# `kubectl get events -n kube-system` shows on a real cluster after a failover.
+#
+# ## 2. RenewDeadline, and a slow API server
+#
+# The leader must renew within **RenewDeadline** (10 s). If it cannot, it stops leading, even
+# if nobody else has taken over yet. RenewDeadline is shorter than LeaseDuration on purpose: the
+# old leader gives up *before* anyone else may decide that its Lease has expired. Nothing else
+# fences it off (no token, no lock in etcd). Safety rests on those two durations alone.
+#
+# Each renewal is one request with a timeout of RenewDeadline / 2. When the API server answers
+# slowly, the requests time out. Below, two candidates run with the defaults, then with a
+# RenewDeadline of 4 s (so a 2 s timeout), while the API server takes 2.5 s to answer for a
+# minute. This is the seeds' chain: load slows the API server, a healthy leader loses its
+# Lease, and a slowdown becomes an outage.
+
+# %%
+def election(renew_deadline, slow=2.5):
+    """Two candidates on a Lease `demo`; the API server slow from t=20 s to t=80 s."""
+    d = Cluster(nodes=1, seed=2, components=[])
+    log = []
+    for name in ("a", "b"):
+        client = d.client_for(f"candidate-{name}", ["system:masters"])
+        lock = LeaseLock(client, "default", "demo", f"candidate-{name}", timeout=renew_deadline / 2)
+        callbacks = LeaderCallbacks(lambda n=name: log.append(f"t={d.clock.now:5.1f}s  {n} starts leading"),
+                                    lambda n=name: log.append(f"t={d.clock.now:5.1f}s  {n} stops leading"))
+        new_leader_elector(LeaderElectionConfig(lock, callbacks, 15, renew_deadline, 2),
+                           d.clock, d.rand, trace=d.trace).run()
+    d.run(20)
+    d.faults.slow_apiserver(slow)
+    d.run(60)
+    d.faults.slow_apiserver(0)
+    d.run(40)
+    return log
+
+
+print("RenewDeadline 10 s:", *election(10), sep="\n  ")
+print("RenewDeadline 4 s:", *election(4), sep="\n  ")
+
+# %% [markdown]
+# With the defaults, a 2.5 s answer is still within the 5 s timeout, so nothing happens. With
+# a 4 s deadline, `a` gives up 6 s into the slowdown. And `b` cannot take over: its own
+# requests time out too. For a minute nobody leads. Keep the defaults unless you can show why.
+# If you change them, keep LeaseDuration > RenewDeadline > RetryPeriod × 1.2. The config
+# refuses anything else, with upstream's messages:
+
+# %%
+lock = LeaseLock(c.client, "default", "demo", "me")
+for durations in ((10, 10, 2), (15, 2, 2)):
+    try:
+        new_leader_elector(LeaderElectionConfig(lock, LeaderCallbacks(), *durations), c.clock, c.rand)
+    except ValueError as err:
+        print(f"LeaseDuration, RenewDeadline, RetryPeriod = {durations}: {err}")
+
+# %% [markdown]
+# ## 3. Three API servers behind a load balancer
+#
+# kubeadm's `controlPlaneEndpoint` is an address in front of every API server: HAProxy, a
+# cloud load balancer. Each client holds one connection (HTTP/2 keeps it open) to the server
+# it got when it connected. When that server dies, the client's watches break, and its next
+# request connects to another one. Its reflectors watch again **from the resourceVersion
+# they had**, so nothing is listed again unless the new server's watch cache cannot replay it
+# (then 410 and a relist, notebook 03).
+
+# %%
+h = Cluster(nodes=3, seed=4, replicas={"apiserver": 3})
+h.apply(WEB)
+h.run(20)
+
+
+def server_of(component):
+    """The API server a component's connection reaches (through its node's link, for a kubelet)."""
+    api = component.ctx.client.api
+    while not hasattr(api, "backend"):
+        api = api.api
+    return api.backend.name if api.backend else "-"
+
+
+print(Counter(server_of(comp) for comp in h.components.values()))
+crashed_at = h.clock.now
+h.faults.crash("apiserver-1")
+h.run(5)
+for record in h.trace:
+    if record.time >= crashed_at and (record.component in ("faults", "loadbalancer")
+                                      or record.component == "scheduler/reflector"):
+        print(record.text())
+print(Counter(server_of(comp) for comp in h.components.values()))
+print(h.kubectl("scale deployment web --replicas=5"))
+h.run(10)
+print(h.kubectl("get deployment web"))
+
+# %% [markdown]
+# The scheduler's two watches closed, each at its resourceVersion, and it watched again from
+# exactly there, on `apiserver-2`: no relist. kubectl did not notice anything. The real kubectl through
+# `c.serve()` does not either: the HTTPS edge sends every request through the same load
+# balancer.
+#
+# ## 4. etcd: a Raft quorum
+#
+# `etcd_members=3` runs three simulated etcd members (`kubelab/store/raft/`, after etcd-io/raft).
+# Each member has its own log and its own MVCC store. A member that hears no heartbeat for an
+# election timeout becomes a candidate: 1 s, randomized up to 2 s, with a heartbeat every
+# 100 ms, etcd's defaults. A candidate with votes from a majority leads for its **term**. An
+# entry is committed once a majority has it in its log, and only then applied to the stores.
+# A read is answered by the leader, after one heartbeat round confirms that it still leads
+# (ReadIndex).
+#
+# **Predict, then run.** We crash the leader, then (after a scale) a second member. Which
+# `kubectl scale` works? And what happens to the running pods?
+#
+# <details><summary>Answer</summary>
+#
+# The first one works: two of three members are a majority. They elect a new leader within
+# about a second, at term 2, and then commit. After the second crash, one member is left. It
+# cannot commit anything, so each request waits until etcd's request timeout, and kubectl
+# prints `Error from server: etcdserver: request timed out`. The pods keep running: the
+# kubelets need etcd only to hear about changes.
+#
+# </details>
+
+# %%
+e = Cluster(nodes=3, seed=6, etcd_members=3)
+e.apply(WEB)
+e.run(20)
+print(members(e))
+leader = e.faults.crash_etcd_leader()
+e.run(3)
+print(f"\ncrashed {leader}; three seconds later:\n{members(e)}")
+print(e.kubectl("scale deployment web --replicas=4"))
+e.run(10)
+follower = next(m.name for m in e.etcd.status() if m.role == "follower")
+e.faults.crash_etcd_member(follower)
+e.run(3)
+print(f"\ncrashed {follower} too")
+print(e.kubectl("scale deployment web --replicas=5"))
+print(e.kubectl("get pods"))
+print("containers running on the nodes:", running_containers(e))
+
+# %% [markdown]
+# `kubectl get` fails too: kube-apiserver reads with quorum (a linearizable read through the
+# leader), unless a client asks for `resourceVersion=0`. Now bring the first member back. It
+# rejoins as a follower and catches up from the leader's log. The lone survivor's **term** has
+# grown meanwhile: it kept calling elections it could not win. etcd 3.5's pre-vote (off here)
+# keeps a cut-off member from doing that.
+
+# %%
+e.run(60)
+e.faults.restart_etcd_member(leader)
+e.run(5)
+print(members(e))
+print(e.kubectl("scale deployment web --replicas=5"))
+e.run(10)
+print(e.kubectl("get deployment web"))
+print(*(f"t={t:5.1f}s  {what}" for t, what in e.etcd.timeline[-4:]), sep="\n")
+
+# %% [markdown]
+# The panel shows the members live. Crash and partition members, write through the API server,
+# and watch the roles, terms and commit indexes move.
+
+# %%
+RaftPanel(Cluster(nodes=3, seed=7, etcd_members=3))
+
+# %% [markdown]
+# ## 5. The death matrix
+#
+# Now all of it at once: three API servers, two schedulers, two controller managers, three etcd
+# members. For each row, a fresh cluster runs `web` (three replicas), one part is killed, and
+# then, once a virtual second, we try what users need:
+# - are the containers that ran before still running (asked of the nodes, not the API)?
+# - does a new pod start?
+# - can `web` scale to four, with a pod lost with a node replaced?
+# - does kubectl work (a read and a write)?
+#
+# Each cell says `yes` (as fast as on a healthy cluster), `no` (not within the time watched), or
+# how long it took. Then the part is repaired, and the last column is how long it took until a
+# new pod, the scale and kubectl all worked again. The table is measured, not typed. The two
+# cells below take about 25 seconds together.
+#
+# **Predict, then run.** Fill in the matrix yourself before you run it. Which rows stop new
+# pods, and for how long?
+#
+# <details><summary>Answer</summary>
+#
+# For good (until the repair): the etcd quorum and all the API servers. For a while: the etcd
+# leader (an election, seconds) and the scheduler leader (the Lease, about 19 s). Not at all:
+# one API server and the controller-manager leader, which stops only scaling, for about as long
+# as the scheduler's takeover. A kubelet or a node can take a new pod with it, if the pod is
+# bound there before the node is marked `NotReady`.
+#
+# </details>
+
+# %%
+matrix = DeathMatrix.run(HA_ROWS[:4], title="the death matrix, measured")
+
+# %%
+matrix.extend(HA_ROWS[4:])
+display(matrix)
+SVG(matrix.timeline())
+
+# %% [markdown]
+# Row by row:
+#
+# - **etcd member.** Losing the leader costs an election, a few seconds in which writes time
+#   out. Then everything works again.
+# - **etcd quorum.** No writes, and no quorum reads, so kubectl fails and nothing can change.
+#   But every container keeps running. When a member comes back, the quorum is back within
+#   seconds.
+# - **One API server.** Nobody notices: the clients move to the other two.
+# - **All API servers.** The control plane is gone: no kubectl, no new pods, no scaling. The
+#   data plane runs on. After the restart, recovery takes a while: every informer backs off
+#   (up to 30 s) before it lists again.
+# - **Scheduler leader.** New pods wait about 19 s for the standby scheduler to take the Lease;
+#   kubectl works throughout.
+# - **Controller-manager leader.** A bare pod starts at once (the scheduler and kubelets need
+#   no controller), but scaling waits for the standby controller manager.
+# - **A kubelet.** Its containers keep running; nothing on that node changes. The node stays
+#   `Ready` for 50 s, so the probe pod may be bound to it and never start. After 300 s more,
+#   its pods are evicted: a Deployment's pod comes back elsewhere, a bare pod does not.
+# - **A whole node.** Its pod dies with it, and the Deployment gets it back only after
+#   eviction, about 6 minutes later. That is `node-monitor-grace-period` (50 s) plus
+#   `tolerationSeconds` (300 s), notebook 06.
+#
+# ## Pitfalls
+#
+# - **An even number of etcd members buys nothing.** Four members need three for a quorum and
+#   survive one loss, like three, but every write must reach three of them. Use 3 or 5.
+# - **A slow etcd disk is an outage waiting to happen.** Every write waits for fsync on a
+#   majority. A slow disk delays the leader's heartbeats, members call elections, and a healthy
+#   leader is replaced while writes stop. Look at etcd's disk latency first when a cluster is slow.
+# - **Leader election is not a lock.** Nothing stops an old leader that is only paused (a long
+#   GC pause, a frozen VM) from acting once it wakes up. Only RenewDeadline < LeaseDuration
+#   keeps it safe. Do not shorten the durations to speed up failover without measuring your API
+#   server's latency under load.
+# - **Stacked control planes lose two things at once.** With etcd on the control-plane nodes
+#   (kubeadm's default), losing a node takes an API server *and* an etcd member. An external
+#   etcd costs more machines and limits the blast radius.
+# - **"The API server is down" is not "the cluster is down".** Check whether the workloads still
+#   answer before you restart anything. Usually they do.
+#
+# ## On a real cluster
+#
+# ```bash
+# kubectl get leases -n kube-system                 # kube-scheduler, kube-controller-manager, holders
+# kubectl get lease kube-scheduler -n kube-system -o yaml   # holderIdentity, leaseTransitions, ...
+# kubectl get events -n kube-system --field-selector reason=LeaderElection
+# kubectl get --raw='/readyz?verbose'                 # one API server's view of itself, etcd included
+# ETCDCTL_API=3 etcdctl --endpoints=https://10.0.0.11:2379,https://10.0.0.12:2379,https://10.0.0.13:2379 \
+#   --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt \
+#   --key=/etc/kubernetes/pki/etcd/server.key endpoint status -w table   # leader, term, raft index
+# ```
+#
+# In a kind cluster with `--config` asking for three control-plane nodes, `docker stop` one of
+# them and watch the Leases move. Notebook [07b](07b_real_etcd.ipynb) runs three real etcd
+# processes behind kubelab's API server and kills them one by one.
+#
+# Where kubelab simplifies: etcd's Raft is simulated. Its messages take 1 ms, and a request that
+# cannot reach a quorum fails at once, carrying etcd's 7 s timeout as its latency, instead of
+# blocking a goroutine. Pre-vote is off. API servers share one token file and have no separate
+# identities. The load balancer is round-robin, with no health checks: it knows at once which
+# server is down. A scheduler that loses its Lease stops its loops instead of exiting and being
+# restarted by the kubelet.
+#
+# ## Challenge
+#
+# Work in new cells below this one.
+#
+# 1. Run the death matrix on a cluster without replicas:
+#    `DeathMatrix.run(SINGLE_ROWS, single_cluster)` (both from `kubelab.viz.death_matrix`).
+#    Which cells change, and which do not?
+# 2. In a `Cluster(etcd_members=5)`, partition two members with `c.faults.partition_etcd(...)`.
+#    Do writes work? Then partition three. Which side of the partition keeps the leader?
+# 3. Give the scheduler replicas a slow API server:
+#    `Cluster(replicas={"apiserver": 2, "scheduler": 2})`, then
+#    `c.faults.slow_apiserver(6, "apiserver-1")`. Does leadership move? To which server is the
+#    new leader connected?
+#
+# <details><summary>Hints</summary>
+#
+# 1. Every control-plane row turns into `no`: each part is a single point of failure. The
+#    kubelet and node rows stay as they were, because HA is about the control plane.
+# 2. Three of five is a quorum, so with two cut off, writes go on. With three cut off, the two
+#    left are a minority: writes time out on both sides, and the majority side elects the leader.
+# 3. A leader connected to the slow server cannot renew within 5 s, so it gives up. The other
+#    replica can take over if its own connection goes to the healthy server.
+#
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - API servers are stateless and active-active: three behind a load balancer, and a dead one
+#   is a reconnect, with watches resuming from their resourceVersion.
+# - The scheduler and the controller manager are active-standby through a Lease: LeaseDuration
+#   15 s, RenewDeadline 10 s, RetryPeriod 2 s. A takeover takes a little over 15 s, judged by
+#   each candidate's own observed time. Nothing but time fences an old leader.
+# - etcd commits an entry once a majority has it. Three members tolerate one loss, five tolerate
+#   two. Without a quorum, writes and quorum reads fail with `etcdserver: request timed out`.
+# - When any control-plane part dies, running pods keep running. New pods, scaling and
+#   self-healing stop, each depending on which part died.
+#
+# **Exercises.** Open [exercises/ex07_ha.py](../exercises/ex07_ha.py): 7.1 `try_acquire_or_renew`
+# on a Lease, 7.2 Raft's vote and commit rules.
+#
+# ## Check your work
+#
+# The cell below grades exercises 7.1 and 7.2 in
+# [exercises/ex07_ha.py](../exercises/ex07_ha.py), as `kubelab grade 7` does in a terminal. It
+# takes a few seconds. Save the file, then run the cell again after each change: the grader
+# reads the file from disk, so there is nothing to re-import.
+#
+# Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
+# implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
+# the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
+
+# %%
+from kubelab.grading import grade
+
+grade("7")
