@@ -215,3 +215,16 @@ def test_the_failure_panel_toggles_one_replica_at_a_time() -> None:
     assert panel.toggle("apiserver-2") == "crashed apiserver-2" and not panel.running("apiserver-2")
     assert panel.running("apiserver-1") and panel.toggle("scheduler-1") == "crashed scheduler-1"
     assert panel.toggle("apiserver-2").startswith("restarted apiserver-2")
+
+
+def test_the_same_seed_gives_the_same_trace_with_replicas() -> None:
+    traces = []
+    for _ in range(2):
+        c = Cluster(replicas=HA, seed=11)
+        c.apply(deployment("web", 2))
+        c.faults.at(12, "crash_leader", "scheduler")
+        c.faults.at(14, "crash", "apiserver-2")
+        c.faults.at(20, "slow_apiserver", 6, "apiserver-1")
+        c.run(60)
+        traces.append(c.trace.text())
+    assert traces[0] == traces[1] and "crash_leader" in traces[0]
