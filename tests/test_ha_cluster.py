@@ -105,11 +105,15 @@ def test_clients_move_to_a_live_api_server_and_watches_resume_without_a_relist()
     lists = sum(1 for r in audit(c) if r.user_agent == leader and r.verb == "list")
     watches = sum(1 for r in audit(c) if r.user_agent == leader and r.verb == "watch")
     dead = connection.backend.name
+    assert c.loadbalancer is not None and leader in c.loadbalancer.clients_of(dead)
+    # kubectl, two schedulers, the controller manager and three kubelets, round-robin
+    assert sorted(len(c.loadbalancer.clients_of(s.name)) for s in c.apiservers) == [2, 2, 3]
     c.faults.crash(dead)
     c.client.scale("deployments", "web", 5)
     c.run(20)
     assert running(c, "web") == 5
     assert connection.backend.name != dead and connection.reconnects == 1
+    assert c.loadbalancer.clients_of(dead) == []
     after = [r for r in audit(c) if r.user_agent == leader and r.time > 20]
     assert not [r for r in after if r.verb == "list"], "the reflectors relisted"
     assert sum(1 for r in after if r.verb == "watch") == watches  # every watch resumed once
