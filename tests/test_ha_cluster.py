@@ -232,3 +232,15 @@ def test_the_same_seed_gives_the_same_trace_with_replicas() -> None:
         c.run(60)
         traces.append(c.trace.text())
     assert traces[0] == traces[1] and "crash_leader" in traces[0]
+
+
+def test_without_leader_election_two_schedulers_race_for_every_pod() -> None:
+    c = Cluster(replicas={"scheduler": 2}, leader_elect=False, seed=1)
+    c.apply(deployment("web", 6))
+    c.run(20)
+    assert running(c, "web") == 6 and c.get("leases", namespace="kube-system") == []
+    bindings = [r for r in audit(c) if r.subresource == "binding"]
+    won = sorted(r.user_agent for r in bindings if r.code == 201)
+    lost = [r for r in bindings if r.code == 409]
+    assert len(won) == 6 and len(lost) == 6  # each pod bound once; the other scheduler's 409
+    assert all("is already assigned to node" in r.message for r in lost)
