@@ -244,3 +244,19 @@ def test_without_leader_election_two_schedulers_race_for_every_pod() -> None:
     lost = [r for r in bindings if r.code == 409]
     assert len(won) == 6 and len(lost) == 6  # each pod bound once; the other scheduler's 409
     assert all("is already assigned to node" in r.message for r in lost)
+
+
+def test_a_too_short_renew_deadline_under_a_slow_api_server_costs_the_leader_its_lease() -> None:
+    lost = {}
+    for setting in (True, {"renew_deadline": 4, "retry_period": 1}):
+        c = Cluster(replicas={"scheduler": 2}, leader_elect=setting, seed=2)
+        c.run(5)
+        leader = c.leader("scheduler") or ""
+        c.faults.slow_apiserver(3.0)  # within the default 5 s timeout, past a 2 s one
+        c.run(20)
+        lost[str(setting)] = c.components[leader].exited
+    assert lost == {"True": False, "{'renew_deadline': 4, 'retry_period': 1}": True}
+    with pytest.raises(ValueError, match=r"^renewDeadline must be greater than retryPeriod"):
+        Cluster(nodes=0, replicas={"scheduler": 2}, leader_elect={"retry_period": 9})
+    with pytest.raises(ValueError, match=r"^unknown leader election setting 'lease'; known: "):
+        Cluster(nodes=0, leader_elect={"lease": 9})
