@@ -26,7 +26,7 @@ from kubelab.faults import Faults
 from kubelab.kubectl import Output, kubectl
 from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import ContainerRuntime
-from kubelab.replicas import LEASES, ReplicaWiring, check_replicas, replica_names
+from kubelab.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
 from kubelab.store.raft import EtcdClient, EtcdCluster
@@ -75,7 +75,9 @@ class Cluster(ReplicaWiring):
     replicas: how many of the apiserver, scheduler and controller-manager to run (default 1
         each), e.g. {"apiserver": 3, "scheduler": 2}; see kubelab/replicas.py.
     leader_elect: whether the scheduler and the controller manager elect a leader (their
-        --leader-elect); None: when they have more than one replica.
+        --leader-elect); None: when they have more than one replica. A dict turns it on with
+        other durations in seconds, e.g. {"renew_deadline": 4, "retry_period": 1} (defaults:
+        lease_duration 15, renew_deadline 10, retry_period 2).
     store: "embedded" (kubelab's etcd stand-in), "etcd" (kubelab starts `etcd_members` real
         etcd processes, default 1, stopped by c.close()) or "etcd://host:port[,host:port]" (a
         running etcd). A real etcd forces the real-time clock at speed 1: virtual time follows
@@ -96,7 +98,7 @@ class Cluster(ReplicaWiring):
         max_request_bytes: int = 1572864,
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
         replicas: dict[str, int] | None = None,
-        leader_elect: bool | None = None,
+        leader_elect: bool | dict[str, float] | None = None,
         store: str = "embedded",
         etcd_members: int | None = None,
     ) -> None:
@@ -123,7 +125,7 @@ class Cluster(ReplicaWiring):
                                max_request_bytes=max_request_bytes)
             self.store, self.etcd = raft.client, raft
         self.replicas = check_replicas(replicas)
-        self._leader_elect = leader_elect
+        self._leader_elect, self._election = check_leader_elect(leader_elect)
         self._build_apiservers()
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
         self.client = Client(self.endpoint("kubectl"), ADMIN_TOKEN, user_agent="kubectl")
@@ -221,7 +223,8 @@ class Cluster(ReplicaWiring):
             client = Client(api, self.apiserver.token_for(user), user_agent=name)
             election = None
             if elect:  # makeLeaderElectionConfig: hostname + "_" + a new uuid per process
-                election = LeaderElectionConfiguration(f"{name}_{new_uid(self.rand)}")
+                election = LeaderElectionConfiguration(f"{name}_{new_uid(self.rand)}",
+                                                       **self._election)
                 self.identities[name] = election.identity
                 self._owners[election.identity] = name
             context = ComponentContext(name, client, self.clock, self.rand, self.trace,

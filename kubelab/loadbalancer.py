@@ -31,7 +31,8 @@ class LoadBalancer:
             raise ValueError("a load balancer needs at least one API server")
         self.backends, self.trace = backends, trace
         self._next = 0  # round-robin position
-        self._default = Connection(self, "loadbalancer")
+        self.connections: list[Connection] = []  # every client connection, in opening order
+        self._default = self.connection("loadbalancer")
 
     @property
     def running(self) -> bool:
@@ -49,7 +50,13 @@ class LoadBalancer:
 
     def connection(self, client: str) -> Connection:
         """A new client connection (one per Client), pinned to a server once it connects."""
-        return Connection(self, client)
+        conn = Connection(self, client)
+        self.connections.append(conn)
+        return conn
+
+    def clients_of(self, server: str) -> list[str]:
+        """The clients whose connection is now to the API server named `server`."""
+        return [c.client for c in self.connections if c.backend is not None and c.backend.name == server]
 
     # The API protocol on a connection of the balancer's own (c.api, the HTTPS edge).
     def handle(self, request: Request) -> dict[str, Any]:

@@ -13,7 +13,7 @@ they were (upstream's default is on, and a single replica takes its Lease within
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubelab.api.errors import ApiError
 from kubelab.api.request import API
@@ -25,13 +25,14 @@ if TYPE_CHECKING:
     from kubelab.sim import Clock, Rand, Trace
     from kubelab.store import Backend
 
-__all__ = ["LEASES", "LEASE_NAMESPACE", "REPLICABLE", "ReplicaWiring", "check_replicas",
-           "replica_names"]
+__all__ = ["LEASES", "LEASE_NAMESPACE", "REPLICABLE", "ReplicaWiring", "check_leader_elect",
+           "check_replicas", "replica_names"]
 
 REPLICABLE = ("apiserver", "scheduler", "controller-manager")
 LEASE_NAMESPACE = "kube-system"
 # --leader-elect-resource-name of each component that elects a leader.
 LEASES = {"scheduler": "kube-scheduler", "controller-manager": "kube-controller-manager"}
+DURATIONS = ("lease_duration", "renew_deadline", "retry_period")  # --leader-elect-lease-duration ...
 
 
 def check_replicas(replicas: Mapping[str, int] | None) -> dict[str, int]:
@@ -44,6 +45,22 @@ def check_replicas(replicas: Mapping[str, int] | None) -> dict[str, int]:
             raise ValueError(f"replicas of {name!r} must be an integer >= 1, got {count!r}")
         out[name] = count
     return out
+
+
+def check_leader_elect(value: bool | Mapping[str, float] | None
+                       ) -> tuple[bool | None, dict[str, Any]]:
+    """(on, off or None for "when replicated"; the durations asked for). The durations are
+    checked as NewLeaderElector checks them when the components start."""
+    if value is None or isinstance(value, bool):
+        return value, {}
+    durations: dict[str, Any] = {}
+    for key, seconds in value.items():
+        if key not in DURATIONS:
+            raise ValueError(f"unknown leader election setting {key!r}; known: {', '.join(DURATIONS)}")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise ValueError(f"{key} must be a number of seconds, got {seconds!r}")
+        durations[key] = float(seconds)
+    return True, durations
 
 
 def replica_names(component: str, count: int) -> list[str]:

@@ -105,11 +105,15 @@ def test_clients_move_to_a_live_api_server_and_watches_resume_without_a_relist()
     lists = sum(1 for r in audit(c) if r.user_agent == leader and r.verb == "list")
     watches = sum(1 for r in audit(c) if r.user_agent == leader and r.verb == "watch")
     dead = connection.backend.name
+    assert c.loadbalancer is not None and leader in c.loadbalancer.clients_of(dead)
+    # kubectl, two schedulers, the controller manager and three kubelets, round-robin
+    assert sorted(len(c.loadbalancer.clients_of(s.name)) for s in c.apiservers) == [2, 2, 3]
     c.faults.crash(dead)
     c.client.scale("deployments", "web", 5)
     c.run(20)
     assert running(c, "web") == 5
     assert connection.backend.name != dead and connection.reconnects == 1
+    assert c.loadbalancer.clients_of(dead) == []
     after = [r for r in audit(c) if r.user_agent == leader and r.time > 20]
     assert not [r for r in after if r.verb == "list"], "the reflectors relisted"
     assert sum(1 for r in after if r.verb == "watch") == watches  # every watch resumed once
@@ -215,3 +219,44 @@ def test_the_failure_panel_toggles_one_replica_at_a_time() -> None:
     assert panel.toggle("apiserver-2") == "crashed apiserver-2" and not panel.running("apiserver-2")
     assert panel.running("apiserver-1") and panel.toggle("scheduler-1") == "crashed scheduler-1"
     assert panel.toggle("apiserver-2").startswith("restarted apiserver-2")
+
+
+def test_the_same_seed_gives_the_same_trace_with_replicas() -> None:
+    traces = []
+    for _ in range(2):
+        c = Cluster(replicas=HA, seed=11)
+        c.apply(deployment("web", 2))
+        c.faults.at(12, "crash_leader", "scheduler")
+        c.faults.at(14, "crash", "apiserver-2")
+        c.faults.at(20, "slow_apiserver", 6, "apiserver-1")
+        c.run(60)
+        traces.append(c.trace.text())
+    assert traces[0] == traces[1] and "crash_leader" in traces[0]
+
+
+def test_without_leader_election_two_schedulers_race_for_every_pod() -> None:
+    c = Cluster(replicas={"scheduler": 2}, leader_elect=False, seed=1)
+    c.apply(deployment("web", 6))
+    c.run(20)
+    assert running(c, "web") == 6 and c.get("leases", namespace="kube-system") == []
+    bindings = [r for r in audit(c) if r.subresource == "binding"]
+    won = sorted(r.user_agent for r in bindings if r.code == 201)
+    lost = [r for r in bindings if r.code == 409]
+    assert len(won) == 6 and len(lost) == 6  # each pod bound once; the other scheduler's 409
+    assert all("is already assigned to node" in r.message for r in lost)
+
+
+def test_a_too_short_renew_deadline_under_a_slow_api_server_costs_the_leader_its_lease() -> None:
+    lost = {}
+    for setting in (True, {"renew_deadline": 4, "retry_period": 1}):
+        c = Cluster(replicas={"scheduler": 2}, leader_elect=setting, seed=2)
+        c.run(5)
+        leader = c.leader("scheduler") or ""
+        c.faults.slow_apiserver(3.0)  # within the default 5 s timeout, past a 2 s one
+        c.run(20)
+        lost[str(setting)] = c.components[leader].exited
+    assert lost == {"True": False, "{'renew_deadline': 4, 'retry_period': 1}": True}
+    with pytest.raises(ValueError, match=r"^renewDeadline must be greater than retryPeriod"):
+        Cluster(nodes=0, replicas={"scheduler": 2}, leader_elect={"retry_period": 9})
+    with pytest.raises(ValueError, match=r"^unknown leader election setting 'lease'; known: "):
+        Cluster(nodes=0, leader_elect={"lease": 9})
