@@ -58,3 +58,29 @@ def test_serve_an_existing_cluster_from_a_running_loop(tmp_path: Path) -> None:
         await c.server.stop()
 
     asyncio.run(main())
+
+
+@pytest.mark.skipif(kubectl_binary() is None, reason="kubectl is not installed (make installs it)")
+def test_a_crashed_api_server_refuses_connections_until_it_restarts() -> None:
+    """A dead kube-apiserver has no listening socket: kubectl's connect is refused, not
+    answered with 503; the same address answers again once it is back."""
+    c = Cluster(nodes=1, seed=0, replicas={"apiserver": 2})
+
+    async def main() -> None:
+        url = c.serve(port=0)
+        assert "default" in await c.server.kubectl("get namespaces -o name")
+        c.faults.crash("apiserver-1")
+        await asyncio.sleep(0.1)
+        assert "default" in await c.server.kubectl("get namespaces -o name")  # the other one
+        c.faults.crash("apiserver-2")
+        await asyncio.sleep(0.1)
+        address = url.removeprefix("https://")
+        assert (f"The connection to the server {address} was refused - did you specify the right "
+                "host or port?") in await c.server.kubectl("get namespaces -o name")
+        c.faults.restart("apiserver-2")
+        await asyncio.sleep(0.1)
+        assert c.server.url == url
+        assert "default" in await c.server.kubectl("get namespaces -o name")
+        await c.server.stop()
+
+    asyncio.run(main())

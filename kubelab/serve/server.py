@@ -72,6 +72,7 @@ class Server:
         self.tokens: dict[str, str] = {}
         self.watches: set[Callable[[], None]] = set()  # each open watch's close callback
         self._http: tornado.httpserver.HTTPServer | None = None
+        self._listening = False  # False while every API server is down: a connect is refused
         self._pacer: asyncio.Task[None] | None = None
         self._kubeconfig_path: Path | None = None  # the one kubectl() uses
 
@@ -112,17 +113,36 @@ class Server:
 
     def start(self) -> str:
         """Listen (port 0: a free one) and start pacing the clock; returns the URL."""
-        if self._http is not None:
+        if self._pacer is not None:
             return self.url
         self._identities()
+        self._listen()
+        self._pacer = asyncio.get_event_loop().create_task(pace(self._advance, self.speed))
+        return self.url
+
+    def _listen(self) -> None:
         sockets = tornado.netutil.bind_sockets(self.port, self.host, family=socket.AF_UNSPEC)
         self.port = sockets[0].getsockname()[1]
         self._http = tornado.httpserver.HTTPServer(
             self._app(), ssl_options=self.certs.ssl_context(), max_body_size=_READ_LIMIT,
             idle_connection_timeout=300)
         self._http.add_sockets(sockets)
-        self._pacer = asyncio.get_event_loop().create_task(pace(self.cluster.run, self.speed))
-        return self.url
+        self._listening = True
+
+    def _advance(self, seconds: float) -> None:
+        """The pacer's step: run the cluster, then listen only while an API server runs. A
+        crashed kube-apiserver process has no socket, so a client's connect is refused (kubectl:
+        "The connection to the server ... was refused"); its open connections and watches end."""
+        self.cluster.run(seconds)
+        up = bool(getattr(self.cluster.api, "running", True))
+        if up and not self._listening:
+            self._listen()
+        elif not up and self._listening and self._http is not None:
+            http, self._http, self._listening = self._http, None, False
+            http.stop()
+            for close in list(self.watches):
+                close()
+            asyncio.get_event_loop().create_task(http.close_all_connections())
 
     def served_resources(self) -> list[ResourceInfo]:
         """What discovery and OpenAPI describe: what the API server serves now, so a CRD's
@@ -154,13 +174,15 @@ class Server:
 
     async def stop(self) -> None:
         """Stop listening, end every watch stream cleanly, close the connections."""
+        if self._pacer is not None:
+            self._pacer.cancel()
+            self._pacer = None
+        self._listening = False
         if self._http is None:
             return
         self._http.stop()
         for close in list(self.watches):
             close()
-        if self._pacer is not None:
-            self._pacer.cancel()
         await asyncio.sleep(0)
         await self._http.close_all_connections()
         self._http = None
