@@ -104,6 +104,7 @@ b = store.txn([Compare.mod_revision(key, "=", b_rev)], [PutRequest(key, str(b_va
 print("A succeeded:", a.succeeded, "| B succeeded:", b.succeeded)
 print("B's failure branch read the current value:", b.responses[0].kvs[0].value)
 
+
 # %% [markdown]
 # B lost, and was told so. The fix is a loop: read again, apply the change again, try again.
 # The API server turns a failed compare into `409 Conflict` ("the object has been modified;

@@ -167,6 +167,7 @@ try:
 except errors.ApiError as err:
     print(err.kubectl_message())
 
+
 # %% [markdown]
 # ## 4. Write an admission plugin
 #
@@ -226,6 +227,7 @@ try:
     admin.update(carol)                         # carol's copy is stale
 except errors.ApiError as err:
     print(err.code, err.reason, "-", err.message)
+
 
 # %% [markdown]
 # The fix is not a lock; it is a loop: read the latest, apply the change again, try again.

@@ -225,6 +225,7 @@ reflector = c.components["copier"].factory.informer_for("configmaps").reflector
 print("relists caused by the compaction:", reflector.lists - lists_before)
 print("copies match:", copies_match(c.get("configmaps")))
 
+
 # %% [markdown]
 # ## 7. The cost of watching: subscribers × changes
 #

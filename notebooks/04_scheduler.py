@@ -42,6 +42,7 @@ def show_nodes(c):
               f"memory {info.requested.memory // 2**20:5}Mi / {info.allocatable.memory // 2**20}Mi   "
               f"{len(info.pods)} pods")
 
+
 # %% [markdown]
 # ## 1. Without a scheduler, pods stay Pending
 #

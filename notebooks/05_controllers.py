@@ -263,6 +263,7 @@ print(c.kubectl("rollout status deployment/web"))
 print(c.kubectl("rollout history deployment/web"))
 print(c.kubectl("get replicasets"))
 
+
 # %% [markdown]
 # ## 6. Deleting with dependents: Background, Foreground, Orphan
 #

@@ -125,6 +125,7 @@ for event in c.events("kube-system"):
     if event["reason"] == "LeaderElection":
         print(f"  event LeaderElection: {event['message']}")
 
+
 # %% [markdown]
 # `leaseTransitions` counts changes of holder. The `LeaderElection` events are what
 # `kubectl get events -n kube-system` shows on a real cluster after a failover.

@@ -22,6 +22,21 @@ def test_notebooks_match_their_sources() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_each_source_is_what_jupytext_writes_from_its_notebook(path: Path) -> None:
+    """When an .ipynb is newer than its paired .py (after `make notebooks`), JupyterLab's
+    jupytext writes the .py from the notebook and refuses to open it ("File Load Error ... is
+    more recent than") unless that equals the .py on disk, blank lines included."""
+    import jupytext
+    from jupytext.config import load_jupytext_configuration_file
+
+    config = load_jupytext_configuration_file(str(ROOT / "pyproject.toml"))
+    written = jupytext.writes(jupytext.read(path), fmt="py:percent", config=config)
+    assert written == path.with_suffix(".py").read_text(encoding="utf-8"), (
+        f"{path.stem}.py is not in jupytext's own form: write it back from the notebook "
+        f"(jupytext --to py:percent) and run `make notebooks`")
+
+
 def test_notebooks_are_committed_without_outputs() -> None:
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
