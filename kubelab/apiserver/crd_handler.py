@@ -56,3 +56,43 @@ class CustomResourceSchema:
             return [*errs, field_invalid("<nil>", "null", UNCHECKED)]
         return errs + (validate_rules(self.schema, obj) if old is None else
                        validate_rules(self.schema, obj, old))
+
+    # ---------------------------------------------------------------- the scale subresource
+    # pkg/registry/customresource/etcd.go: scaleFromCustomResource and ScaleREST.Update read
+    # and write the replicas at the CRD's specReplicasPath, statusReplicasPath and
+    # labelSelectorPath (".spec.replicas" style paths).
+
+    def scale_of(self, obj: Object) -> Object:
+        scale = self.scale or {}
+        meta = obj["metadata"]
+        spec = _nested(obj, scale.get("specReplicasPath"))
+        status = _nested(obj, scale.get("statusReplicasPath"))
+        selector = _nested(obj, scale.get("labelSelectorPath"))
+        return {
+            "kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
+                                              "creationTimestamp") if k in meta},
+            "spec": {"replicas": spec if isinstance(spec, int) else 0},
+            "status": {"replicas": status if isinstance(status, int) else 0,
+                       **({"selector": selector} if isinstance(selector, str) else {})},
+        }
+
+    def set_replicas(self, obj: Object, replicas: int) -> None:
+        path = str((self.scale or {}).get("specReplicasPath") or ".spec.replicas")
+        parts = path.lstrip(".").split(".")
+        node = obj
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1]] = replicas
+
+
+def _nested(obj: Object, path: Any) -> Any:
+    node: Any = obj
+    for part in str(path or "").lstrip(".").split(".") if path else []:
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node if path else None
