@@ -5,7 +5,8 @@ does (staging/src/k8s.io/apiextensions-apiserver: pkg/apis/apiextensions/validat
 rules, pkg/registry/customresource for the objects). Custom objects are stored under
 /registry/<group>/<plural>/ and checked against the storage version's openAPIV3Schema
 (crd_schema/, crd_handler.py); the storage version may ask for the status and scale
-subresources and for additionalPrinterColumns.
+subresources and for additionalPrinterColumns. Only the storage version is served, and
+deleting the CRD deletes its objects at once (upstream: the customresourcecleanup finalizer).
 """
 
 from __future__ import annotations
