@@ -18,7 +18,8 @@ import json
 from typing import Any
 
 from kubelab.api import Object
-from kubelab.api.errors import FieldError, bad_request, field_invalid
+from kubelab.api.errors import FieldError, bad_request, field_invalid, method_not_supported
+from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.crd_schema import apply_defaults, prune, validate_rules, validate_value
 
 __all__ = ["CustomResourceSchema"]
@@ -30,16 +31,23 @@ UNCHECKED = ("some validation rules were not checked because the object was inva
 class CustomResourceSchema:
     def __init__(self, kind: str, version: str, schema: dict[str, Any] | None,
                  scale: dict[str, Any] | None = None,
-                 printer_columns: list[dict[str, Any]] | None = None) -> None:
+                 printer_columns: list[dict[str, Any]] | None = None,
+                 terminating: bool = False) -> None:
         self.kind, self.version = kind, version
+        self.terminating = terminating           # the CRD is being deleted: no new objects
         self.scale = scale                       # subresources.scale: the replicas paths
         self.printer_columns = printer_columns or []
         self.schema: dict[str, Any] = schema if isinstance(schema, dict) else \
             {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         self.has_rules = "x-kubernetes-validations" in json.dumps(self.schema)
 
-    def decode(self, obj: Object) -> None:
-        """Prune (refusing what would be pruned, as Strict does), then default, in place."""
+    def decode(self, obj: Object, info: ResourceInfo, creating: bool = False) -> None:
+        """Prune (refusing what would be pruned, as Strict does), then default, in place.
+        No object is created while the CRD terminates (customresource_handler.go)."""
+        if creating and self.terminating:
+            err = method_not_supported(info.resource, "create", info.group)
+            err.message = "create not allowed while custom resource definition is terminating"
+            raise err
         dropped = prune(obj, self.schema)
         if dropped:
             fields = ", ".join(f'unknown field "{p}"' for p in dropped)

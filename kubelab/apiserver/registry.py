@@ -195,7 +195,7 @@ class Registry:
         if meta.get("namespace", "") != namespace:
             _ensure_namespace(meta, namespace)
         if served.custom is not None:
-            served.custom.decode(obj)
+            served.custom.decode(obj, info, creating=True)
         attrs = ctx.attributes(CREATE, obj, None)
         ctx.enter("mutating-admission")
         server.admission.mutate(attrs)
@@ -256,7 +256,7 @@ class Registry:
         _ensure_namespace(meta, r.namespace if info.namespaced else "")
         rv = parse_resource_version(str(meta.get("resourceVersion") or ""))
         if served.custom is not None:
-            served.custom.decode(obj)
+            served.custom.decode(obj, info)
         attrs = ctx.attributes(UPDATE, obj, old)
         ctx.enter("mutating-admission")
         server.admission.mutate(attrs)

@@ -14,6 +14,7 @@ from kubelab.api.resources import ResourceInfo, ResourceTable
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.crd import crd_resource_info, crd_schema, validate_crd
+from kubelab.apiserver.crd_finalizer import CRDFinalizer
 from kubelab.apiserver.rbac import RBAC_RESOURCES
 from kubelab.apiserver.schema import SCHEMAS
 from kubelab.apiserver.strategy import strategy_for
@@ -33,6 +34,7 @@ class ServedResources:
         self._served: dict[GroupResource, Served] = {}
         self.cachers: dict[GroupResource, Cacher] = {}
         self._namespace_phases: dict[str, str | None] = {}
+        self.crd_finalizer = CRDFinalizer(server)
         for info in table:
             self._serve_builtin(info)
 
@@ -71,6 +73,7 @@ class ServedResources:
             self.table.register(info)
         if self.server.running and gr not in self.cachers:
             self.cachers[gr] = self._cacher(self._served[gr])
+        self.crd_finalizer.enqueue(crd)
 
     def unserve_crd(self, crd_name: str) -> None:
         """The CRD named <plural>.<group> is gone: so are its resource and its objects."""
@@ -117,6 +120,7 @@ class ServedResources:
         for gr, served in self._served.items():
             if "watch" in served.verbs(""):  # a review has nothing to watch
                 self.cachers[gr] = self._cacher(served)
+        self.crd_finalizer.resume()
 
     def stop_cachers(self) -> None:
         cachers, self.cachers = list(self.cachers.values()), {}
