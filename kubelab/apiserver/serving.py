@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo, ResourceTable
+from kubelab.apiserver.admission_policy_match import validate_binding, validate_policy
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.crd import crd_resource_info, crd_schema, validate_crd
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
 __all__ = ["ServedResources"]
 
 GroupResource = tuple[str, str]
+# The rules of built-in kinds validated next to their own code.
+EXTRA_VALIDATION = {"customresourcedefinitions": validate_crd,
+                    "validatingadmissionpolicies": validate_policy,
+                    "validatingadmissionpolicybindings": validate_binding}
 
 
 class ServedResources:
@@ -49,7 +54,7 @@ class ServedResources:
 
     def _serve_builtin(self, info: ResourceInfo) -> None:
         subs = set(info.subresources) | ({"finalize"} if info.resource == "namespaces" else set())
-        extra = validate_crd if info.resource == "customresourcedefinitions" else None
+        extra = EXTRA_VALIDATION.get(info.resource)
         affects = info.resource in RBAC_RESOURCES or info.resource in (
             "namespaces", "customresourcedefinitions")
         self._served[(info.group, info.resource)] = Served(
@@ -94,6 +99,18 @@ class ServedResources:
             return None
         kvs = self.server.store.range(served.key(namespace, name)).kvs
         return decode(kvs[0].value, kvs[0].mod_revision) if kvs else None
+
+    def list_objects(self, resource: str, group: str = "", namespace: str = "") -> list[Object]:
+        """Every live object of a resource (in namespace, if given), for admission plugins."""
+        served = self._served.get((group, resource))
+        if served is None:
+            return []
+        prefix = served.prefix + (f"{namespace}/" if served.info.namespaced and namespace else "")
+        return [decode(kv.value, kv.mod_revision)
+                for kv in self.server.store.range(prefix, prefix=True).kvs]
+
+    def resource_for(self, api_version: str, kind: str) -> ResourceInfo | None:
+        return self.table.for_kind(api_version, kind)
 
     def namespace_phase(self, name: str) -> str | None:
         """admission.Lister.namespace_phase, cached until a namespace changes."""
