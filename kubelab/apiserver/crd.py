@@ -115,9 +115,12 @@ def _version(version: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
-def crd_schema(crd: Object) -> CustomResourceSchema:
-    """The storage version's schema, scale paths and printer columns."""
-    version = storage_version(crd) or {}
+def crd_schema(crd: Object, name: str | None = None) -> CustomResourceSchema:
+    """A version's schema, scale paths and printer columns (name None: the storage version's)."""
+    storage = storage_version(crd) or {}
+    version = storage if name is None else next(
+        (v for v in _dict(crd.get("spec")).get("versions") or []
+         if isinstance(v, dict) and v.get("name") == name), {})
     kind = str(_dict(_dict(crd.get("spec")).get("names")).get("kind") or "")
     scale = _dict(version.get("subresources")).get("scale")
     return CustomResourceSchema(
@@ -126,7 +129,8 @@ def crd_schema(crd: Object) -> CustomResourceSchema:
         scale=dict(scale) if isinstance(scale, dict) else None,
         printer_columns=[dict(c) for c in version.get("additionalPrinterColumns") or []
                          if isinstance(c, dict)],
-        terminating=terminating(crd))
+        terminating=terminating(crd),
+        storage_api_version=f"{_dict(crd.get('spec')).get('group', '')}/{storage.get('name', '')}")
 
 
 def crd_status(crd: Object) -> Object:

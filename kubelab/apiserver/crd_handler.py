@@ -32,8 +32,9 @@ class CustomResourceSchema:
     def __init__(self, kind: str, version: str, schema: dict[str, Any] | None,
                  scale: dict[str, Any] | None = None,
                  printer_columns: list[dict[str, Any]] | None = None,
-                 terminating: bool = False) -> None:
+                 terminating: bool = False, storage_api_version: str = "") -> None:
         self.kind, self.version = kind, version
+        self.storage_api_version = storage_api_version  # what the store holds: group/version
         self.terminating = terminating           # the CRD is being deleted: no new objects
         self.scale = scale                       # subresources.scale: the replicas paths
         self.printer_columns = printer_columns or []
@@ -54,6 +55,12 @@ class CustomResourceSchema:
             raise bad_request(f'{self.kind} in version "{self.version}" cannot be handled as a '
                               f"{self.kind}: strict decoding error: {fields}")
         apply_defaults(obj, self.schema)
+
+    def storage_form(self, obj: Object) -> Object:
+        """obj as the store holds it: apiVersion is the storage version's (conversion None)."""
+        if not self.storage_api_version or obj.get("apiVersion") == self.storage_api_version:
+            return obj
+        return {**obj, "apiVersion": self.storage_api_version}
 
     def validate(self, obj: Object, old: Object | None) -> list[FieldError]:
         errs = validate_value(self.schema, obj)

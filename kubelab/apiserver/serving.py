@@ -16,6 +16,7 @@ from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.crd import crd_resource_info, crd_schema, validate_crd
 from kubelab.apiserver.crd_finalizer import CRDFinalizer
+from kubelab.apiserver.crd_versions import served_versions
 from kubelab.apiserver.rbac import RBAC_RESOURCES
 from kubelab.apiserver.schema import SCHEMAS
 from kubelab.apiserver.strategy import strategy_for
@@ -37,6 +38,8 @@ class ServedResources:
     def __init__(self, server: APIServer, table: ResourceTable) -> None:
         self.server, self.table = server, table
         self._served: dict[GroupResource, Served] = {}
+        # A custom resource's other served versions (crd_versions.py), by version.
+        self._versions: dict[GroupResource, dict[str, Served]] = {}
         self.cachers: dict[GroupResource, Cacher] = {}
         self._namespace_phases: dict[str, str | None] = {}
         self.crd_finalizer = CRDFinalizer(server)
@@ -46,8 +49,16 @@ class ServedResources:
     def lookup(self, group: str, resource: str) -> Served | None:
         return self._served.get((group, resource))
 
+    def lookup_version(self, group: str, resource: str, version: str) -> Served | None:
+        """The resource as served at version (a custom resource may serve several)."""
+        served = self._served.get((group, resource))
+        if served is None or served.info.version == version:
+            return served
+        return self._versions.get((group, resource), {}).get(version)
+
     def __iter__(self) -> Iterator[Served]:
-        return iter(list(self._served.values()))
+        return iter([*self._served.values(),
+                     *(s for versions in self._versions.values() for s in versions.values())])
 
     def __len__(self) -> int:
         return len(self._served)
@@ -74,6 +85,7 @@ class ServedResources:
             info, strategy_for(info.resource, custom=True, has_status=has_status),
             f"/registry/{info.group}/{info.resource}/", False, None, frozenset(info.subresources),
             custom=crd_schema(crd))
+        self._versions[gr] = served_versions(crd, self._served[gr])
         if self.table.get(info.group, info.resource) is None:
             self.table.register(info)
         if self.server.running and gr not in self.cachers:
@@ -85,6 +97,7 @@ class ServedResources:
         for gr, served in list(self._served.items()):
             if not served.builtin and f"{served.info.resource}.{served.info.group}" == crd_name:
                 del self._served[gr]
+                self._versions.pop(gr, None)
                 self.server.store.delete_range(served.prefix, prefix=True)
                 cacher = self.cachers.pop(gr, None)
                 if cacher is not None:
