@@ -231,3 +231,23 @@ def test_defaults_fill_absent_and_null_fields_on_create_and_update() -> None:
                                              (0.0001, "0.0001"), (0.00001, "1e-05"), (-3, "-3")])
 def test_numbers_print_as_go_prints_a_float64(value: float, text: str) -> None:
     assert go_float(value) == text
+
+
+def test_defaults_also_apply_on_read_to_objects_stored_before_them() -> None:
+    from kubelab.api.request import Request
+    env = serve(prop({"type": "integer"}))
+    env.create("widgets", widget({"x": 1}), group="example.com")
+    definition = env.get("customresourcedefinitions", "widgets.example.com", "",
+                         group="apiextensions.k8s.io")
+    spec = definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["mode"] = {"type": "string", "default": "fast"}
+    env.update("customresourcedefinitions", definition, group="apiextensions.k8s.io")
+    assert env.get("widgets", "w", group="example.com")["spec"] == {"x": 1, "mode": "fast"}
+    assert env.req("list", "widgets", group="example.com")["items"][0]["spec"]["mode"] == "fast"
+    events: list[Any] = []
+    env.server.watch(Request("watch", "widgets", namespace="default", group="example.com",
+                             token=env.admin), events.append)
+    env.settle()
+    assert events[0]["object"]["spec"] == {"x": 1, "mode": "fast"}
+    stored = env.store.range("/registry/example.com/widgets/default/w").kvs[0].value
+    assert b"mode" not in stored
