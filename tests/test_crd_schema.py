@@ -119,6 +119,20 @@ CASES = [
      'spec.x.a: Invalid value: "string": spec.x.a in body must be of type integer: "string"'),
     ({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}, {},
      "spec.x.name: Required value"),
+    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+      "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": "1", "b": "2"},
+     '<nil>: Invalid value: "": spec.x must validate one and only one schema (oneOf). Found 2 '
+     "valid alternatives"),
+    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+      "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}, {},
+     '[<nil>: Invalid value: "": spec.x must validate at least one schema (anyOf), '
+     "spec.x.a: Required value]"),
+    ({"type": "string", "allOf": [{"minLength": 2}, {"pattern": "^a"}]}, "b",
+     "[spec.x: Invalid value: \"b\": spec.x in body should be at least 2 chars long, "
+     "spec.x: Invalid value: \"b\": spec.x in body should match '^a', "
+     '<nil>: Invalid value: "": spec.x must validate all the schemas (allOf). None validated]'),
+    ({"type": "string", "not": {"enum": ["root"]}}, "root",
+     '<nil>: Invalid value: "": spec.x must not validate the schema (not)'),
     ({"x-kubernetes-int-or-string": True}, True,
      'spec.x: Invalid value: "boolean": spec.x in body must be of type integer,string: "boolean"'),
     ({"type": "object", "x-kubernetes-embedded-resource": True,
@@ -147,6 +161,10 @@ GOOD = [
     ({"type": "string", "format": "cidr"}, "10.0.0.0/8"),
     ({"type": "string", "format": "hostname"}, "web-1.example.com"),
     ({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"}, ["a", "b"]),
+    ({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True},
+     "25%"),
+    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+      "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"b": "2"}),
 ]
 
 
