@@ -101,3 +101,19 @@ def test_discovery_lists_served_versions_preferred_first(env: Env) -> None:
     assert sorted(["v1alpha1", "v2", "foo", "v1", "v1beta2", "v1beta1", "v10"],
                   key=kube_version_key) == ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1",
                                             "foo"]
+
+
+def test_a_new_storage_version_joins_stored_versions(env: Env) -> None:
+    definition = env.get("customresourcedefinitions", "widgets.example.com", "",
+                         group="apiextensions.k8s.io")
+    assert definition["status"]["storedVersions"] == ["v1"]
+    versions = definition["spec"]["versions"]
+    versions[0]["storage"], versions[1]["storage"] = True, False
+    updated = env.update("customresourcedefinitions", definition, group="apiextensions.k8s.io")
+    assert updated["status"]["storedVersions"] == ["v1", "v1beta1"]
+    # A stored version may not leave spec.versions while objects may still be stored in it.
+    updated["spec"]["versions"] = [v for v in versions if v["name"] != "v1"]
+    err = env.error("update", "customresourcedefinitions", "", "widgets.example.com",
+                    body=updated, group="apiextensions.k8s.io")
+    assert err.message.endswith('status.storedVersions[0]: Invalid value: "v1": must appear in '
+                                "spec.versions")
