@@ -117,3 +117,15 @@ def test_a_new_storage_version_joins_stored_versions(env: Env) -> None:
                     body=updated, group="apiextensions.k8s.io")
     assert err.message.endswith('status.storedVersions[0]: Invalid value: "v1": must appear in '
                                 "spec.versions")
+
+
+def test_a_storage_version_that_is_not_served_is_stored_but_not_reachable() -> None:
+    env = Env()
+    definition = copy.deepcopy(CRD)
+    definition["spec"]["versions"][1]["served"] = False  # v1 stores, only v1beta1 serves
+    env.create("customresourcedefinitions", definition, namespace="", group="apiextensions.k8s.io")
+    at(env, "v1beta1", "create", body=widget("v1beta1"))
+    stored = env.store.range("/registry/example.com/widgets/default/w").kvs[0].value
+    assert json.loads(stored)["apiVersion"] == "example.com/v1"
+    assert env.error("get", "widgets", name="w", version="v1", group=G).code == 404
+    assert [(i.version) for i in (s.info for s in env.server.served) if i.group == G] == ["v1beta1"]

@@ -145,7 +145,8 @@ def crd_schema(crd: Object, name: str | None = None) -> CustomResourceSchema:
         printer_columns=[dict(c) for c in version.get("additionalPrinterColumns") or []
                          if isinstance(c, dict)],
         terminating=terminating(crd),
-        storage_api_version=f"{_dict(crd.get('spec')).get('group', '')}/{storage.get('name', '')}")
+        storage_api_version=f"{_dict(crd.get('spec')).get('group', '')}/{storage.get('name', '')}",
+        served=bool(version.get("served", True)))
 
 
 def crd_status(crd: Object) -> Object:
