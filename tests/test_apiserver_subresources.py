@@ -311,7 +311,10 @@ CRD = {
              "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
              "versions": [{"name": "v1", "served": True, "storage": True,
                            "subresources": {"status": {}},
-                           "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+                           "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                               "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                               "status": {"type": "object",
+                                          "x-kubernetes-preserve-unknown-fields": True}}}}}]},
 }
 
 
@@ -348,6 +351,7 @@ def test_deleting_a_crd_removes_its_objects(env: Env) -> None:
     env.create("widgets", widget("w1"), group="example.com")
     env.req("delete", "customresourcedefinitions", "", "widgets.example.com",
             group="apiextensions.k8s.io")
+    env.settle()  # the customresourcecleanup finalizer deletes the objects, then the CRD goes
     assert env.error("list", "widgets", group="example.com").code == 404
     assert not env.store.range("/registry/example.com/", prefix=True).kvs
 

@@ -69,6 +69,11 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  group="apiextensions.k8s.io", namespaced=False, short_names=("crd", "crds")),
     ResourceInfo("selfsubjectaccessreviews", "SelfSubjectAccessReview", group="authorization.k8s.io",
                  namespaced=False, verbs=("create",)),
+    # Admission policies (kubelab/apiserver/admission_policy.py)
+    ResourceInfo("validatingadmissionpolicies", "ValidatingAdmissionPolicy",
+                 group="admissionregistration.k8s.io", namespaced=False, subresources=("status",)),
+    ResourceInfo("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding",
+                 group="admissionregistration.k8s.io", namespaced=False),
 )
 
 

@@ -194,6 +194,8 @@ class Registry:
         namespace = ctx.request.namespace if info.namespaced else ""
         if meta.get("namespace", "") != namespace:
             _ensure_namespace(meta, namespace)
+        if served.custom is not None:
+            served.custom.decode(obj, info, creating=True)
         attrs = ctx.attributes(CREATE, obj, None)
         ctx.enter("mutating-admission")
         server.admission.mutate(attrs)
@@ -212,6 +214,8 @@ class Registry:
         meta["creationTimestamp"] = server.timestamp()
         prepare_for_create(info.resource, served.strategy, obj)
         errs = validate_create(obj, info, served.builtin, served.extra_validation)
+        if served.custom is not None:
+            errs += served.custom.validate(obj, None)
         if errs:
             raise invalid(info.kind, str(meta.get("name") or ""), errs, info.group)
         ctx.enter("validating-admission")
@@ -251,6 +255,8 @@ class Registry:
         meta = obj.setdefault("metadata", {})
         _ensure_namespace(meta, r.namespace if info.namespaced else "")
         rv = parse_resource_version(str(meta.get("resourceVersion") or ""))
+        if served.custom is not None:
+            served.custom.decode(obj, info)
         attrs = ctx.attributes(UPDATE, obj, old)
         ctx.enter("mutating-admission")
         server.admission.mutate(attrs)
@@ -267,6 +273,8 @@ class Registry:
         attrs.object = new
         errs = validate_update(new, old, info, served.builtin, served.extra_validation,
                                r.subresource)
+        if served.custom is not None:
+            errs += served.custom.validate(new, old)
         if errs:
             raise invalid(info.kind, r.name, errs, info.group)
         ctx.enter("validating-admission")
@@ -283,7 +291,7 @@ class Registry:
             new_meta["resourceVersion"] = str(server.store.revision)
             return new
         new_meta.pop("resourceVersion", None)
-        data = encode(new)
+        data = encode(_stored(served, new))
         if data == kv.value:  # nothing changed: no write, no new revision
             new_meta["resourceVersion"] = str(kv.mod_revision)
             return new
@@ -320,7 +328,7 @@ class Registry:
         meta = obj["metadata"]
         if data is None:
             meta.pop("resourceVersion", None)
-            data = encode(obj)
+            data = encode(_stored(ctx.served, obj))
         if len(data) > MAX_REQUEST_BODY_BYTES:
             raise request_entity_too_large(f"limit is {MAX_REQUEST_BODY_BYTES}")
         if ctx.request.dry_run:
@@ -356,6 +364,11 @@ class Registry:
                            group=ctx.served.info.group)
         if ctx.served.affects_server:
             self.server.after_write(ctx.served, key, None)
+
+
+def _stored(served: Served, obj: Object) -> Object:
+    """What the store holds: a custom object in its storage version (crd_versions.py)."""
+    return served.custom.storage_form(obj) if served.custom is not None else obj
 
 
 def _single_key(served: Served, predicate: Predicate) -> str | None:

@@ -11,9 +11,12 @@ from typing import TYPE_CHECKING
 
 from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo, ResourceTable
+from kubelab.apiserver.admission_policy_match import validate_binding, validate_policy
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import Served
-from kubelab.apiserver.crd import crd_resource_info, validate_crd
+from kubelab.apiserver.crd import crd_resource_info, crd_schema, validate_crd
+from kubelab.apiserver.crd_finalizer import CRDFinalizer
+from kubelab.apiserver.crd_versions import served_versions
 from kubelab.apiserver.rbac import RBAC_RESOURCES
 from kubelab.apiserver.schema import SCHEMAS
 from kubelab.apiserver.strategy import strategy_for
@@ -25,31 +28,50 @@ if TYPE_CHECKING:
 __all__ = ["ServedResources"]
 
 GroupResource = tuple[str, str]
+POLICY_RESOURCES = ("validatingadmissionpolicies", "validatingadmissionpolicybindings")
+# The rules of built-in kinds validated next to their own code.
+EXTRA_VALIDATION = {"customresourcedefinitions": validate_crd,
+                    "validatingadmissionpolicies": validate_policy,
+                    "validatingadmissionpolicybindings": validate_binding}
 
 
 class ServedResources:
     def __init__(self, server: APIServer, table: ResourceTable) -> None:
         self.server, self.table = server, table
         self._served: dict[GroupResource, Served] = {}
+        # A custom resource's other served versions (crd_versions.py), by version.
+        self._versions: dict[GroupResource, dict[str, Served]] = {}
         self.cachers: dict[GroupResource, Cacher] = {}
         self._namespace_phases: dict[str, str | None] = {}
+        self.crd_finalizer = CRDFinalizer(server)
+        # The admission policies and bindings, read once until one of them changes.
+        self._policies: tuple[list[Object], list[Object]] | None = None
         for info in table:
             self._serve_builtin(info)
 
     def lookup(self, group: str, resource: str) -> Served | None:
         return self._served.get((group, resource))
 
+    def lookup_version(self, group: str, resource: str, version: str) -> Served | None:
+        """The resource as served at version (a custom resource may serve several)."""
+        served = self._served.get((group, resource))
+        if served is None or served.info.version == version:
+            return served if served is None or _served_version(served) else None
+        return self._versions.get((group, resource), {}).get(version)
+
     def __iter__(self) -> Iterator[Served]:
-        return iter(list(self._served.values()))
+        """What clients can reach: every served version (discovery lists these)."""
+        return iter([*(s for s in self._served.values() if _served_version(s)),
+                     *(s for versions in self._versions.values() for s in versions.values())])
 
     def __len__(self) -> int:
         return len(self._served)
 
     def _serve_builtin(self, info: ResourceInfo) -> None:
         subs = set(info.subresources) | ({"finalize"} if info.resource == "namespaces" else set())
-        extra = validate_crd if info.resource == "customresourcedefinitions" else None
+        extra = EXTRA_VALIDATION.get(info.resource)
         affects = info.resource in RBAC_RESOURCES or info.resource in (
-            "namespaces", "customresourcedefinitions")
+            "namespaces", "customresourcedefinitions", *POLICY_RESOURCES)
         self._served[(info.group, info.resource)] = Served(
             info, strategy_for(info.resource), f"/registry/{info.resource}/", True,
             SCHEMAS.get(info.kind), frozenset(subs), extra, affects)
@@ -65,17 +87,21 @@ class ServedResources:
         has_status = "status" in info.subresources
         self._served[gr] = Served(
             info, strategy_for(info.resource, custom=True, has_status=has_status),
-            f"/registry/{info.group}/{info.resource}/", False, None, frozenset(info.subresources))
+            f"/registry/{info.group}/{info.resource}/", False, None, frozenset(info.subresources),
+            custom=crd_schema(crd))
+        self._versions[gr] = served_versions(crd, self._served[gr])
         if self.table.get(info.group, info.resource) is None:
             self.table.register(info)
         if self.server.running and gr not in self.cachers:
             self.cachers[gr] = self._cacher(self._served[gr])
+        self.crd_finalizer.enqueue(crd)
 
     def unserve_crd(self, crd_name: str) -> None:
         """The CRD named <plural>.<group> is gone: so are its resource and its objects."""
         for gr, served in list(self._served.items()):
             if not served.builtin and f"{served.info.resource}.{served.info.group}" == crd_name:
                 del self._served[gr]
+                self._versions.pop(gr, None)
                 self.server.store.delete_range(served.prefix, prefix=True)
                 cacher = self.cachers.pop(gr, None)
                 if cacher is not None:
@@ -90,6 +116,30 @@ class ServedResources:
             return None
         kvs = self.server.store.range(served.key(namespace, name)).kvs
         return decode(kvs[0].value, kvs[0].mod_revision) if kvs else None
+
+    def list_objects(self, resource: str, group: str = "", namespace: str = "") -> list[Object]:
+        """Every live object of a resource (in namespace, if given), for admission plugins."""
+        served = self._served.get((group, resource))
+        if served is None:
+            return []
+        prefix = served.prefix + (f"{namespace}/" if served.info.namespaced and namespace else "")
+        return [decode(kv.value, kv.mod_revision)
+                for kv in self.server.store.range(prefix, prefix=True).kvs]
+
+    def admission_policies(self) -> tuple[list[Object], list[Object]]:
+        """(ValidatingAdmissionPolicies, their bindings), cached as RBAC decisions are: a
+        write here or a watch event from another server drops the cache."""
+        if self._policies is None:
+            group = "admissionregistration.k8s.io"
+            self._policies = (self.list_objects(POLICY_RESOURCES[0], group),
+                              self.list_objects(POLICY_RESOURCES[1], group))
+        return self._policies
+
+    def forget_policies(self) -> None:
+        self._policies = None
+
+    def resource_for(self, api_version: str, kind: str) -> ResourceInfo | None:
+        return self.table.for_kind(api_version, kind)
 
     def namespace_phase(self, name: str) -> str | None:
         """admission.Lister.namespace_phase, cached until a namespace changes."""
@@ -116,6 +166,7 @@ class ServedResources:
         for gr, served in self._served.items():
             if "watch" in served.verbs(""):  # a review has nothing to watch
                 self.cachers[gr] = self._cacher(served)
+        self.crd_finalizer.resume()
 
     def stop_cachers(self) -> None:
         cachers, self.cachers = list(self.cachers.values()), {}
@@ -135,6 +186,8 @@ class ServedResources:
             return lambda _events: self.server.authorizer.invalidate()
         if served.builtin and served.info.resource == "namespaces":
             return lambda _events: self.forget_namespaces()
+        if served.builtin and served.info.resource in POLICY_RESOURCES:
+            return lambda _events: self.forget_policies()
         return None
 
     def after_write(self, served: Served, key: str, obj: Object | None) -> None:
@@ -146,8 +199,15 @@ class ServedResources:
             self.server.authorizer.invalidate()
         elif resource == "namespaces":
             self.forget_namespaces(key.rsplit("/", 1)[-1])
+        elif resource in POLICY_RESOURCES:
+            self.forget_policies()
         elif resource == "customresourcedefinitions":
             if obj is None:
                 self.unserve_crd(key.rsplit("/", 1)[-1])
             else:
                 self.serve_crd(obj)
+
+
+def _served_version(served: Served) -> bool:
+    """A custom resource's storage version may be stored without being served."""
+    return served.custom is None or served.custom.served
