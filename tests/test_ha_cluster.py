@@ -260,3 +260,50 @@ def test_a_too_short_renew_deadline_under_a_slow_api_server_costs_the_leader_its
         Cluster(nodes=0, replicas={"scheduler": 2}, leader_elect={"retry_period": 9})
     with pytest.raises(ValueError, match=r"^unknown leader election setting 'lease'; known: "):
         Cluster(nodes=0, leader_elect={"lease": 9})
+
+
+WEBSITES = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: websites.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: websites, singular: website, kind: Website}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer, minimum: 0}
+"""
+
+
+def test_a_crd_created_through_one_api_server_is_served_by_all() -> None:
+    from kubelab.client.client import Client
+    from kubelab.cluster import ADMIN_TOKEN
+
+    c = Cluster(nodes=1, seed=0, replicas={"apiserver": 3})
+    c.apply(WEBSITES)  # through kubectl's connection, to one of them
+    c.run(1)
+    site = {"apiVersion": "example.com/v1", "kind": "Website", "metadata": {"name": "blog"},
+            "spec": {"replicas": 1}}
+    for server in c.apiservers:  # each one validates with the CRD's schema, and serves it
+        client = Client(server, ADMIN_TOKEN)
+        with pytest.raises(ApiError) as err:
+            client.create({**site, "spec": {"replicas": -1}})
+        assert err.value.code == 422, server.name
+    Client(c.apiservers[2], ADMIN_TOKEN).create(site)
+    assert Client(c.apiservers[1], ADMIN_TOKEN).get("websites", "blog")["spec"] == {"replicas": 1}
+    c.kubectl("delete crd websites.example.com")
+    c.run(5)
+    for server in c.apiservers:
+        with pytest.raises(ApiError) as err:
+            Client(server, ADMIN_TOKEN).list("websites")
+        assert err.value.code == 404, server.name

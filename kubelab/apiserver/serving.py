@@ -5,6 +5,7 @@ authorization decisions, namespaces the NamespaceLifecycle cache, CRDs add or re
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -188,7 +189,20 @@ class ServedResources:
             return lambda _events: self.forget_namespaces()
         if served.builtin and served.info.resource in POLICY_RESOURCES:
             return lambda _events: self.forget_policies()
+        if served.builtin and served.info.resource == "customresourcedefinitions":
+            return self._crds_changed
         return None
+
+    def _crds_changed(self, events: list[CacheEvent]) -> None:
+        """Serve every CRD in the store, whichever API server wrote it: each kube-apiserver's
+        apiextensions controllers watch CRDs through an informer (crdHandler), so a kind
+        created through one replica is served by all of them."""
+        for event in events:
+            crd = event.obj
+            if crd is None:
+                self.unserve_crd(event.key.rsplit("/", 1)[-1])
+            else:
+                self.serve_crd(copy.deepcopy(crd))  # the event's object is the cache's own
 
     def after_write(self, served: Served, key: str, obj: Object | None) -> None:
         """The registry wrote key (obj None: deleted it); keep the derived state current."""
