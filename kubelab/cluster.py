@@ -64,6 +64,8 @@ class Cluster:
     components: which control-plane components to run; None means all that exist.
     replace: your own implementation of a component, e.g. {"scheduler": MyScheduler}: a class
         (or function) taking a ComponentContext, with start() and stop().
+    apf: turn on API Priority and Fairness (c.apiserver.flowcontrol); off keeps every trace
+        as it was without it.
     """
 
     def __init__(
@@ -76,6 +78,7 @@ class Cluster:
         speed: float = 1.0,
         max_request_bytes: int = 1572864,
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
+        apf: bool = False,
     ) -> None:
         self.seed = seed
         self.clock: Clock = RealTimeClock(speed=speed) if realtime else Clock()
@@ -84,6 +87,8 @@ class Cluster:
         self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
         self.apiserver = APIServer(self.store, self.clock, self.rand, trace=self.trace)
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
+        if apf:  # API Priority and Fairness (kubelab/apiserver/flowcontrol/); upstream: on
+            self.apiserver.enable_priority_and_fairness()
         self.client = Client(self.apiserver, ADMIN_TOKEN, user_agent="kubectl")
         self.components: dict[str, Any] = {}
         self.server: Any = None  # the HTTPS front end, once c.serve() started it
