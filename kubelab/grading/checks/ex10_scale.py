@@ -13,6 +13,7 @@ import heapq
 import random
 from collections import Counter
 from dataclasses import dataclass
+
 from kubelab.apiserver.flowcontrol import Dealer, hash_flow_id
 from kubelab.grading.context import CheckContext
 from kubelab.grading.exercises import check
@@ -117,15 +118,15 @@ def _replay(ctx: CheckContext, rand: random.Random, limit: int, flows: dict[str,
             fq.finish(name)
             in_use -= sent[name].seats
         for rid in [str(r) for r in fq.dispatch()]:
-            req = sent.get(rid)
-            if req is None or req.start is not None or req.rejected:
+            started = sent.get(rid)
+            if started is None or started.start is not None or started.rejected:
                 ctx.fail("dispatch() returned a request that was not waiting", got=rid)
-            req.start = now
-            in_use += req.seats
+            started.start = now
+            in_use += started.seats
             if in_use > limit:
                 ctx.fail(f"seats in use at t={now:.3f}s", expected=f"at most {limit}", got=in_use)
             seq += 1
-            heapq.heappush(events, (now + req.service, seq, "finish", rid))
+            heapq.heappush(events, (now + started.service, seq, "finish", rid))
     return sent, hashes
 
 
