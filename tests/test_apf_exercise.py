@@ -34,8 +34,9 @@ STUDENTS = {
         deck = len(self.queues)
         digits = []""")),
     # seats are not counted: everything waiting starts at once
-    "ignores-seats": variant(("""            fits = self.seats_in_use + seats <= self.concurrency_limit or \\""",
-                              """            fits = True or \\""")),
+    "ignores-seats": variant(
+        ("            fits = self.seats_in_use + seats <= self.concurrency_limit or \\",
+         "            fits = True or \\")),
 }
 
 
