@@ -18,6 +18,7 @@ from kubelab.api.errors import ApiError
 from kubelab.api.request import API
 from kubelab.api.yamlio import load_objects
 from kubelab.apiserver import APIServer
+from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.client.component import ComponentContext
@@ -64,8 +65,9 @@ class Cluster:
     components: which control-plane components to run; None means all that exist.
     replace: your own implementation of a component, e.g. {"scheduler": MyScheduler}: a class
         (or function) taking a ComponentContext, with start() and stop().
-    apf: turn on API Priority and Fairness (c.apiserver.flowcontrol); off keeps every trace
-        as it was without it.
+    apf: True turns on API Priority and Fairness (c.apiserver.flowcontrol); "max-inflight" the
+        filter kube-apiserver runs without it (400 read-only, 200 mutating requests at once);
+        False (the default) neither, and every trace stays as it was.
     """
 
     def __init__(
@@ -78,7 +80,7 @@ class Cluster:
         speed: float = 1.0,
         max_request_bytes: int = 1572864,
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
-        apf: bool = False,
+        apf: bool | str = False,
     ) -> None:
         self.seed = seed
         self.clock: Clock = RealTimeClock(speed=speed) if realtime else Clock()
@@ -87,8 +89,12 @@ class Cluster:
         self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
         self.apiserver = APIServer(self.store, self.clock, self.rand, trace=self.trace)
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
-        if apf:  # API Priority and Fairness (kubelab/apiserver/flowcontrol/); upstream: on
+        if apf == "max-inflight":  # what kube-apiserver does with priority and fairness off
+            self.apiserver.flowcontrol = MaxInFlightFilter(self.apiserver)
+        elif apf is True:  # API Priority and Fairness (kubelab/apiserver/flowcontrol/); upstream: on
             self.apiserver.enable_priority_and_fairness()
+        elif apf is not False:
+            raise ValueError(f'apf must be True, False or "max-inflight", got {apf!r}')
         self.client = Client(self.apiserver, ADMIN_TOKEN, user_agent="kubectl")
         self.components: dict[str, Any] = {}
         self.server: Any = None  # the HTTPS front end, once c.serve() started it

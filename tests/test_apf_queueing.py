@@ -156,3 +156,26 @@ def test_a_restarted_server_starts_with_empty_queues_and_ensures_its_objects() -
     fc = c.apiserver.flowcontrol
     assert fc is not None and all(r["seatsInUse"] == 0 for r in fc.snapshot())
     assert c.client.get("flowschemas", "service-accounts", "")["metadata"]["name"]
+
+
+def test_without_priority_and_fairness_a_flood_takes_everybodys_slots() -> None:
+    """Cluster(apf="max-inflight"): maxinflight.go's two pools, no flows, no queues."""
+    from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
+
+    c = Cluster(nodes=1, apf="max-inflight")
+    assert isinstance(c.apiserver.flowcontrol, MaxInFlightFilter)
+    c.apiserver.flowcontrol = MaxInFlightFilter(c.apiserver, 3, 200)  # 3 read-only slots
+    c.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "target"}})
+    c.run(1)
+    flood = c.faults.flood("noisy-tenant", per_second=4000, seconds=1, verb="get",
+                           resource="configmaps", name="target")
+    polite = c.faults.flood("alice", per_second=200, seconds=1, verb="get",
+                            resource="configmaps", name="target")
+    c.run(1.5)
+    assert flood.rejected > 0 and polite.rejected > 0   # no isolation: alice is refused too
+    refused = [a for a in c.apiserver.audit if a.code == 429]
+    assert {a.priority_level for a in refused} == {"readOnly"}
+    assert "kubernetes-admin" not in {a.user for a in refused}
+    c.client.get("configmaps", "target")                  # system:masters always gets an answer
+    with pytest.raises(ValueError, match="apf must be True, False or"):
+        Cluster(nodes=0, apf="fair")

@@ -53,6 +53,7 @@ from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.eviction import evict
 from kubelab.apiserver.flowcontrol import APFController
+from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
 from kubelab.apiserver.patch import apply_patch
 from kubelab.apiserver.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
 from kubelab.apiserver.registry import Registry
@@ -108,7 +109,8 @@ class APIServer:
         self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
         # API Priority and Fairness (flowcontrol/), off unless enabled: then every request is
         # classified and queued after authentication, and may get 429.
-        self.flowcontrol: APFController | None = None
+        # MaxInFlightFilter instead: the filter kube-apiserver runs without it, for comparison.
+        self.flowcontrol: APFController | MaxInFlightFilter | None = None
         self._watch_ids = 0
         self._second, self._stamp = -1, ""
         self.served = ServedResources(self, self.resources)
@@ -182,7 +184,7 @@ class APIServer:
         self.authorizer.invalidate()
         self.served.start_cachers()
         if self.flowcontrol is not None:
-            self.enable_priority_and_fairness(self.flowcontrol.server_concurrency_limit)
+            self.flowcontrol = self.flowcontrol.restarted()
         self._record("start", "")
 
     # ------------------------------------------------------------------ requests

@@ -184,6 +184,13 @@ class APFController:
                           exempt=exempt, wait_limit=REQUEST_WAIT_LIMIT, on_done=self._done)
         return PriorityLevelState(pl, nominal, lendable_cl, borrowing_cl, max_seats, queues)
 
+    def restarted(self) -> APFController:
+        """The server is back: its configuration objects ensured again, every queue empty."""
+        from kubelab.apiserver.flowcontrol import ensure_config_objects
+
+        ensure_config_objects(self.server)
+        return APFController(self.server, self.server_concurrency_limit)
+
     def stop(self) -> None:
         """The server stopped: every queued and executing request is gone with it."""
         for state in self.levels.values():
