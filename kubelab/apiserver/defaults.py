@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelab.api import Object
-from kubelab.apiserver.validation.flowcontrol import (
+from kubelab.apiserver.defaults_flowcontrol import (
     set_flow_schema_defaults,
     set_priority_level_defaults,
 )

@@ -1,8 +1,8 @@
-"""FlowSchema and PriorityLevelConfiguration: their defaults and their validation.
+"""FlowSchema and PriorityLevelConfiguration: their validation, in upstream's words.
 
-Follows kubernetes pkg/apis/flowcontrol/v1/defaults.go and pkg/apis/flowcontrol/validation/
-validation.go (Kubernetes 1.34, for v1 requests: a Limited level's nominalConcurrencyShares
-may be 0), in their words. The mandatory objects (exempt, catch-all) must keep their fixed spec.
+Follows kubernetes pkg/apis/flowcontrol/validation/validation.go (Kubernetes 1.34, for v1
+requests: a Limited level's nominalConcurrencyShares may be 0). The mandatory objects (exempt,
+catch-all) must keep their fixed spec. Their defaults are in apiserver/defaults_flowcontrol.py.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from kubelab.api.errors import (
 )
 from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain
 
-__all__ = ["set_flow_schema_defaults", "set_priority_level_defaults", "validate_flow_schema",
-           "validate_priority_level_configuration"]
+__all__ = ["validate_flow_schema", "validate_priority_level_configuration"]
 
 MAX_MATCHING_PRECEDENCE = 10000
 MAX_QUEUES = 10 * 1000 * 1000
@@ -30,32 +29,6 @@ MAX_HASH_BITS = 60
 SUPPORTED_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "proxy",
                    "update", "watch"]
 NS_ERR_INTRO = "each member of this list must be '*' or a DNS-1123 label; "
-
-
-# ------------------------------------------------------------------ defaults (defaults.go)
-
-def set_flow_schema_defaults(fs: Object) -> None:
-    spec = fs.get("spec")
-    if isinstance(spec, dict) and not spec.get("matchingPrecedence"):
-        spec["matchingPrecedence"] = 1000
-
-
-def set_priority_level_defaults(pl: Object) -> None:
-    spec = pl.get("spec")
-    if not isinstance(spec, dict):
-        return
-    exempt, limited = spec.get("exempt"), spec.get("limited")
-    if isinstance(exempt, dict):
-        exempt.setdefault("nominalConcurrencyShares", 0)
-        exempt.setdefault("lendablePercent", 0)
-    if isinstance(limited, dict):
-        limited.setdefault("nominalConcurrencyShares", 30)
-        limited.setdefault("lendablePercent", 0)
-        queuing = (limited.get("limitResponse") or {}).get("queuing")
-        if isinstance(queuing, dict):
-            for key, value in (("handSize", 8), ("queues", 64), ("queueLengthLimit", 50)):
-                if not queuing.get(key):
-                    queuing[key] = value
 
 
 # ------------------------------------------------------------------ FlowSchema
