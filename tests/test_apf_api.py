@@ -194,3 +194,22 @@ def test_priority_and_fairness_over_https(tmp_path: Path) -> None:
         await c.server.stop()
 
     asyncio.run(main())
+
+
+def test_kubelab_serve_with_priority_and_fairness_for_the_real_kubectl(tmp_path: Path) -> None:
+    from serve_helpers import start_server
+
+    server = start_server(tmp_path, "--nodes", "1", "--port", "0", "--enable-priority-and-fairness")
+    try:
+        out = server.kubectl("get", "prioritylevelconfigurations").stdout.splitlines()
+        assert out[0].split() == ["NAME", "TYPE", "NOMINALCONCURRENCYSHARES", "QUEUES", "HANDSIZE",
+                                  "QUEUELENGTHLIMIT", "AGE"]
+        assert out[-1].split()[:6] == ["workload-low", "Limited", "100", "128", "6", "50"]
+        # the server's Table lists FlowSchemas by matchingPrecedence; -o name keeps etcd's order
+        rows = server.kubectl("get", "flowschemas").stdout.splitlines()[1:]
+        assert [r.split()[0] for r in rows][:2] == ["exempt", "probes"]
+        names = server.kubectl("get", "flowschemas", "-o", "name").stdout.split()
+        assert names == sorted(names) and len(names) == 11
+    finally:
+        output = server.stop()
+    assert "kubelab: stopped" in output
