@@ -149,3 +149,33 @@ def test_mutating_seats_follow_the_watchers() -> None:
     assert many.additional_latency == pytest.approx(0.0125)     # ... so held longer: 25 x 5 ms / 10
     token = Request("create", "serviceaccounts", "default", "app", subresource="token")
     assert estimate_mutating(token, 500, 0).final_seats == 0
+
+
+def test_a_list_is_priced_at_the_polled_object_count() -> None:
+    c = Cluster(nodes=0, components=[], apf=True)
+    fc = c.apiserver.flowcontrol
+    assert fc is not None
+    bob = c.client_for("bob", ["system:masters"])  # exempt: counted, never limited
+    bob.list("configmaps", "default")              # the first poll: no ConfigMaps yet
+    for i in range(300):
+        c.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}"},
+                         "data": {"blob": "x" * 2000}})
+    alice = c.client_for("alice")
+    c.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": {"name": "alice-views"},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}]})
+
+    def seats() -> int:
+        alice.list("configmaps", "default")
+        c.run(0.1)
+        return next(r for r in reversed(fc.completed) if r.user == "alice").estimate.initial_seats
+
+    assert seats() == 1                # polled a minute ago: still priced at 0 objects
+    c.run(60)
+    assert seats() == 7                # 300 x ~2.2 kB from the watch cache, one seat per 100 kB
+    fc.tracker.period = 0.0            # --etcd-count-metric-poll-period as small as it goes
+    for i in range(300, 600):
+        c.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}"},
+                         "data": {"blob": "x" * 2000}})
+    assert seats() == 8                # 13 by the bytes, global-default's max seats is 8

@@ -14,8 +14,9 @@ Seats follow k8s.io/apiserver pkg/util/flowcontrol/request/ (Kubernetes 1.34):
   watch_tracker.go counts the watchers of the resource that watch all of it, its namespace,
   or (metadata.name) the object itself; a pod watch by spec.nodeName is indexed and not
   counted. kubelab recounts when the number of the resource's watchers changes.
-- The object counts come from an object count tracker, as upstream's storage stats: counted
-  from the store at most once a minute of virtual time per resource.
+- The object counts come from an object count tracker, as upstream's storage stats, polled
+  every --etcd-count-metric-poll-period (1 minute; ObjectCountTracker.period) of virtual
+  time per resource: a list right after many creates is still priced at the old count.
 
 kubelab's service-time model (upstream measures real time; kubelab has none): a request holds
 its seats for
@@ -74,6 +75,7 @@ class ObjectCountTracker:
 
     def __init__(self, server: APIServer) -> None:
         self.server = server
+        self.period = STATS_REFRESH_SECONDS  # --etcd-count-metric-poll-period
         self._stats: dict[str, tuple[float, int, int]] = {}  # prefix -> (when, count, avg size)
         # resource -> (its cacher, watchers counted, watchers by (namespace, name))
         self._watches: dict[str, tuple[Cacher, int, dict[tuple[str, str], int]]] = {}
@@ -81,7 +83,7 @@ class ObjectCountTracker:
     def stats(self, prefix: str) -> tuple[int, int]:
         now = self.server.clock.now
         seen = self._stats.get(prefix)
-        if seen is None or now - seen[0] >= STATS_REFRESH_SECONDS:
+        if seen is None or now - seen[0] >= self.period:
             kvs = self.server.store.range(prefix, prefix=True).kvs
             size = sum(len(kv.value) for kv in kvs) // len(kvs) if kvs else 0
             seen = self._stats[prefix] = (now, len(kvs), size)
