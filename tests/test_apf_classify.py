@@ -174,6 +174,9 @@ def test_a_list_is_priced_at_the_polled_object_count() -> None:
     assert seats() == 1                # polled a minute ago: still priced at 0 objects
     c.run(60)
     assert seats() == 7                # 300 x ~2.2 kB from the watch cache, one seat per 100 kB
+    last = next(r for r in reversed(fc.completed) if r.user == "alice")
+    assert last.service == pytest.approx(0.001 + 0.00001 * 300)  # the cost model: 300 items
+    assert last.finished == pytest.approx(last.arrival + last.service)  # it never waited
     fc.tracker.period = 0.0            # --etcd-count-metric-poll-period as small as it goes
     for i in range(300, 600):
         c.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}"},

@@ -195,6 +195,8 @@ class APIServer:
         with self._audited(record):
             result = self._dispatch(self._admit_request(request, record))
             record.code = 201 if request.verb == "create" else 200
+            if self.flowcontrol is not None and request.verb == "list":
+                self.flowcontrol.note_items(record, len(result.get("items") or ()))
         return result
 
     @contextlib.contextmanager

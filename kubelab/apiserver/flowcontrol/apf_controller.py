@@ -26,6 +26,7 @@ See queueset.py for how the queues run beside the synchronous request path.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -237,6 +238,12 @@ class APFController:
             raise ApiError(429, "TooManyRequests", TOO_MANY_REQUESTS,
                            {"retryAfterSeconds": self._record_dropped(state)})
         self._inflight.append((record, req, state))
+
+    def note_items(self, record: AuditRecord, items: int) -> None:
+        """A list returned `items` objects: what its service time counts (work_estimator.py)."""
+        if self._inflight and self._inflight[-1][0] is record:
+            req = self._inflight[-1][1]
+            req.estimate = dataclasses.replace(req.estimate, objects=items)
 
     def finish_request(self, record: AuditRecord) -> None:
         """The request the record belongs to has run: its seats are held for its service time."""

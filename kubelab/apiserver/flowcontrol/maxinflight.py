@@ -83,6 +83,11 @@ class MaxInFlightFilter:
             raise ApiError(429, "TooManyRequests", TOO_MANY_REQUESTS, {"retryAfterSeconds": 1})
         self._inflight.append((record, req, pool))
 
+    def note_items(self, record: AuditRecord, items: int) -> None:
+        if self._inflight and self._inflight[-1][0] is record:
+            req = self._inflight[-1][1]
+            req.estimate = WorkEstimate(objects=items)
+
     def finish_request(self, record: AuditRecord) -> None:
         if not self._inflight or self._inflight[-1][0] is not record:
             return

@@ -24,7 +24,9 @@ its seats for
     BASE_SECONDS (1 ms) + PER_OBJECT_SECONDS (10 us) x objects it processes
         + the store latency the request waited (a slow disk, faults.slow_store)
 
-followed by the final phase above. Objects processed are the ones the seat estimate counted.
+followed by the final phase above. The objects a list processes are the items it returned
+(the seats, as upstream, are priced before it runs, from the polled count: a kubelet's list of
+its own pods from the spec.nodeName index is wide but short); other requests process one.
 Every figure is virtual and deterministic: the same requests give the same seat-seconds.
 """
 
