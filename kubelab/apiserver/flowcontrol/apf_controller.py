@@ -44,7 +44,12 @@ from kubelab.apiserver.flowcontrol.bootstrap import (
     MANDATORY_PRIORITY_LEVELS,
 )
 from kubelab.apiserver.flowcontrol.queueset import QueuedRequest, QueueSet
-from kubelab.apiserver.flowcontrol.rule import RequestDigest, matches_flow_schema
+from kubelab.apiserver.flowcontrol.rule import (
+    FlowSchemaDigest,
+    RequestDigest,
+    digest,
+    matches_flow_schema,
+)
 from kubelab.apiserver.flowcontrol.status import (
     dangling_condition,
     needs_update,
@@ -110,7 +115,7 @@ class APFController:
         self.server_concurrency_limit = server_concurrency_limit
         self.tracker = ObjectCountTracker(server)
         self.levels: dict[str, PriorityLevelState] = {}
-        self.flow_schemas: list[dict[str, Any]] = []
+        self.flow_schemas: list[FlowSchemaDigest] = []  # in matching order
         self.completed: deque[QueuedRequest] = deque(maxlen=KEPT)  # finished or rejected
         self.last: Classification | None = None   # the latest request's (for the headers)
         self._inflight: list[tuple[AuditRecord, QueuedRequest, PriorityLevelState]] = []
@@ -154,9 +159,8 @@ class APFController:
             if "uid" in fs["metadata"] and needs_update(fs, wanted):
                 self.server.clock.call_later(0, write_flow_schema_status, self.server, fs, wanted)
             if found:
-                good.append(fs)
-        self.flow_schemas = sorted(good, key=lambda fs: (fs["spec"].get("matchingPrecedence", 0),
-                                                         fs["metadata"]["name"]))
+                good.append(digest(fs))
+        self.flow_schemas = sorted(good, key=lambda fs: (fs.matching_precedence, fs.name))
 
     def _level(self, pl: dict[str, Any], share_sum: int,
                old: dict[str, PriorityLevelState]) -> PriorityLevelState:
@@ -200,16 +204,16 @@ class APFController:
 
     # ------------------------------------------------------------------ the filter
 
-    def classify(self, digest: RequestDigest) -> tuple[dict[str, Any], str]:
+    def classify(self, rd: RequestDigest) -> tuple[FlowSchemaDigest, str]:
         """The FlowSchema that matches first, and the request's flow distinguisher."""
         if self._dirty:
             self.reload()
-        chosen = next((fs for fs in self.flow_schemas if matches_flow_schema(digest, fs)), None)
+        chosen = next((fs for fs in self.flow_schemas if matches_flow_schema(rd, fs)), None)
         if chosen is None:  # cannot happen while catch-all exists; upstream falls back on it
-            chosen = next(fs for fs in self.flow_schemas if fs["metadata"]["name"] == "catch-all")
-        method = (chosen["spec"].get("distinguisherMethod") or {}).get("type")
-        distinguisher = digest.user.name if method == "ByUser" else \
-            digest.namespace if method == "ByNamespace" else ""
+            chosen = next(fs for fs in self.flow_schemas if fs.name == "catch-all")
+        method = chosen.distinguisher_method
+        distinguisher = rd.user.name if method == "ByUser" else \
+            rd.namespace if method == "ByNamespace" else ""
         return chosen, distinguisher
 
     def start_request(self, request: Request, served: Served, user: UserInfo,
@@ -217,13 +221,11 @@ class APFController:
         """Admit the request into its level's queues, or raise 429 TooManyRequests."""
         namespace = request.name if served.info.resource == "namespaces" and \
             not served.info.group else request.namespace
-        digest = RequestDigest(user, request.verb, served.info.group, served.info.resource,
-                               request.subresource, namespace)
-        fs, distinguisher = self.classify(digest)
-        pl_name = fs["spec"]["priorityLevelConfiguration"]["name"]
-        state = self.levels.get(pl_name) or self.levels["catch-all"]
-        self.last = Classification(fs["metadata"]["name"], state.name,
-                                   str(fs["metadata"].get("uid", "")),
+        rd = RequestDigest(user, request.verb, served.info.group, served.info.resource,
+                           request.subresource, namespace)
+        fs, distinguisher = self.classify(rd)
+        state = self.levels.get(fs.priority_level) or self.levels["catch-all"]
+        self.last = Classification(fs.name, state.name, fs.uid,
                                    str(state.pl["metadata"].get("uid", "")), distinguisher)
         record.flow_schema, record.priority_level = self.last.flow_schema, state.name
         estimate = estimate_work(self.server, self.tracker, request, served.prefix,

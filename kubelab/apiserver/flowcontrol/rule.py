@@ -4,6 +4,8 @@ Follows k8s.io/apiserver pkg/util/flowcontrol/rule.go. A FlowSchema matches when
 rules does; a rule matches when one of its subjects matches the user and one of its resource
 rules (for a resource request) or non-resource rules (for a path such as /healthz) matches
 the request. A wildcard ("*") counts only as the list's only member, which validation enforces.
+Upstream matches typed Go structs; digest() turns a stored FlowSchema into the same shape
+once per configuration change (the controller's digestConfigObjects), not once per request.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from kubelab.apiserver.authn import UserInfo
 
-__all__ = ["RequestDigest", "matches_flow_schema"]
+__all__ = ["FlowSchemaDigest", "RequestDigest", "digest", "matches_flow_schema"]
 
 SA_PREFIX = "system:serviceaccount:"
 
@@ -32,63 +34,123 @@ class RequestDigest:
     path: str = ""
 
 
-def matches_flow_schema(digest: RequestDigest, flow_schema: dict[str, Any]) -> bool:
-    rules = (flow_schema.get("spec") or {}).get("rules") or []
-    return any(matches_policy_rule(digest, rule) for rule in rules)
+@dataclass(frozen=True, slots=True)
+class Subject:
+    kind: str        # User, Group or ServiceAccount
+    name: str        # "" when the kind's own field is missing: it matches nobody
+    namespace: str = ""
+    present: bool = True
 
 
-def matches_policy_rule(digest: RequestDigest, rule: dict[str, Any]) -> bool:
-    if not any(matches_subject(digest.user, s) for s in rule.get("subjects") or []):
+@dataclass(frozen=True, slots=True)
+class ResourcePolicyRule:
+    verbs: tuple[str, ...]
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    namespaces: tuple[str, ...]
+    cluster_scope: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NonResourcePolicyRule:
+    verbs: tuple[str, ...]
+    non_resource_urls: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRulesWithSubjects:
+    subjects: tuple[Subject, ...]
+    resource_rules: tuple[ResourcePolicyRule, ...]
+    non_resource_rules: tuple[NonResourcePolicyRule, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FlowSchemaDigest:
+    """A FlowSchema as the filter uses it; `object` is the stored object itself."""
+
+    name: str
+    priority_level: str
+    matching_precedence: int
+    distinguisher_method: str   # ByUser, ByNamespace or ""
+    uid: str
+    rules: tuple[PolicyRulesWithSubjects, ...]
+    object: dict[str, Any]
+
+
+def _subject(s: dict[str, Any]) -> Subject:
+    kind = str(s.get("kind", ""))
+    field = {"User": "user", "Group": "group", "ServiceAccount": "serviceAccount"}.get(kind, "")
+    inner = s.get(field) if field else None
+    if not isinstance(inner, dict):
+        return Subject(kind, "", present=False)
+    return Subject(kind, str(inner.get("name", "")), str(inner.get("namespace", "")))
+
+
+def digest(fs: dict[str, Any]) -> FlowSchemaDigest:
+    spec = fs.get("spec") or {}
+    rules = tuple(PolicyRulesWithSubjects(
+        tuple(_subject(s) for s in rule.get("subjects") or ()),
+        tuple(ResourcePolicyRule(tuple(r.get("verbs") or ()), tuple(r.get("apiGroups") or ()),
+                                 tuple(r.get("resources") or ()), tuple(r.get("namespaces") or ()),
+                                 bool(r.get("clusterScope"))) for r in rule.get("resourceRules") or ()),
+        tuple(NonResourcePolicyRule(tuple(r.get("verbs") or ()), tuple(r.get("nonResourceURLs") or ()))
+              for r in rule.get("nonResourceRules") or ()))
+        for rule in spec.get("rules") or ())
+    return FlowSchemaDigest(
+        fs["metadata"]["name"], (spec.get("priorityLevelConfiguration") or {}).get("name", ""),
+        int(spec.get("matchingPrecedence", 0)),
+        str((spec.get("distinguisherMethod") or {}).get("type", "")),
+        str(fs["metadata"].get("uid", "")), rules, fs)
+
+
+def matches_flow_schema(digest: RequestDigest, flow_schema: FlowSchemaDigest) -> bool:
+    return any(matches_policy_rule(digest, rule) for rule in flow_schema.rules)
+
+
+def matches_policy_rule(digest: RequestDigest, rule: PolicyRulesWithSubjects) -> bool:
+    if not any(matches_subject(digest.user, s) for s in rule.subjects):
         return False
     if digest.is_resource_request:
-        return any(matches_resource_policy_rule(digest, r) for r in rule.get("resourceRules") or [])
-    return any(matches_non_resource_policy_rule(digest, r)
-               for r in rule.get("nonResourceRules") or [])
+        return any(matches_resource_policy_rule(digest, r) for r in rule.resource_rules)
+    return any(matches_non_resource_policy_rule(digest, r) for r in rule.non_resource_rules)
 
 
-def matches_subject(user: UserInfo, subject: dict[str, Any]) -> bool:
-    kind = subject.get("kind")
-    if kind == "User":
-        name = (subject.get("user") or {}).get("name")
-        return subject.get("user") is not None and name in ("*", user.name)
-    if kind == "Group":
-        if subject.get("group") is None:
-            return False
-        seek = subject["group"].get("name")
-        return seek == "*" or seek in user.groups
-    if kind == "ServiceAccount":
-        sa = subject.get("serviceAccount")
-        if sa is None:
-            return False
-        namespace, name = sa.get("namespace", ""), sa.get("name", "")
-        if name == "*":  # serviceAccountMatchesNamespace
-            return user.name.startswith(f"{SA_PREFIX}{namespace}:")
-        return user.name == f"{SA_PREFIX}{namespace}:{name}"
+def matches_subject(user: UserInfo, subject: Subject) -> bool:
+    if not subject.present:
+        return False
+    if subject.kind == "User":
+        return subject.name in ("*", user.name)
+    if subject.kind == "Group":
+        return subject.name == "*" or subject.name in user.groups
+    if subject.kind == "ServiceAccount":
+        if subject.name == "*":  # serviceAccountMatchesNamespace
+            return user.name.startswith(f"{SA_PREFIX}{subject.namespace}:")
+        return user.name == f"{SA_PREFIX}{subject.namespace}:{subject.name}"
     return False
 
 
-def _contains(value: str, values: list[str], wildcard: str) -> bool:
+def _contains(value: str, values: tuple[str, ...], wildcard: str) -> bool:
     """containsString: value is listed, or the list is just the wildcard."""
-    return values == [wildcard] or value in values
+    return values == (wildcard,) or value in values
 
 
-def matches_resource_policy_rule(digest: RequestDigest, rule: dict[str, Any]) -> bool:
-    if not _contains(digest.verb, rule.get("verbs") or [], "*"):
+def matches_resource_policy_rule(digest: RequestDigest, rule: ResourcePolicyRule) -> bool:
+    if not _contains(digest.verb, rule.verbs, "*"):
         return False
     joined = f"{digest.resource}/{digest.subresource}" if digest.subresource else digest.resource
-    if not _contains(joined, rule.get("resources") or [], "*"):
+    if not _contains(joined, rule.resources, "*"):
         return False
-    if not _contains(digest.api_group, rule.get("apiGroups") or [], "*"):
+    if not _contains(digest.api_group, rule.api_groups, "*"):
         return False
     if not digest.namespace:
-        return bool(rule.get("clusterScope"))
-    return _contains(digest.namespace, rule.get("namespaces") or [], "*")
+        return rule.cluster_scope
+    return _contains(digest.namespace, rule.namespaces, "*")
 
 
-def matches_non_resource_policy_rule(digest: RequestDigest, rule: dict[str, Any]) -> bool:
-    if not _contains(digest.verb, rule.get("verbs") or [], "*"):
+def matches_non_resource_policy_rule(digest: RequestDigest, rule: NonResourcePolicyRule) -> bool:
+    if not _contains(digest.verb, rule.verbs, "*"):
         return False
-    for rule_path in rule.get("nonResourceURLs") or []:
+    for rule_path in rule.non_resource_urls:
         if rule_path in ("*", digest.path):
             return True
         prefix = rule_path.removesuffix("*")
