@@ -18,6 +18,7 @@ from kubelab.api.errors import ApiError
 from kubelab.api.meta import new_uid
 from kubelab.api.request import API
 from kubelab.api.yamlio import load_objects
+from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.client.component import ComponentContext
@@ -85,6 +86,9 @@ class Cluster(ReplicaWiring):
         seconds (kubelab/etcd/, notebook 07b).
     etcd_members: with the embedded store, run etcd as a simulated Raft cluster of that many
         members (c.etcd; kubelab/store/raft/, notebook 07); None keeps the single store.
+    apf: True turns on API Priority and Fairness (c.apiserver.flowcontrol); "max-inflight" the
+        filter kube-apiserver runs without it (400 read-only, 200 mutating requests at once);
+        False (the default) neither, and every trace stays as it was.
     """
 
     def __init__(
@@ -101,6 +105,7 @@ class Cluster(ReplicaWiring):
         leader_elect: bool | dict[str, float] | None = None,
         store: str = "embedded",
         etcd_members: int | None = None,
+        apf: bool | str = False,
     ) -> None:
         self.seed = seed
         # The etcd cluster: simulated Raft members (etcd_members), or the real etcd processes
@@ -128,6 +133,13 @@ class Cluster(ReplicaWiring):
         self._leader_elect, self._election = check_leader_elect(leader_elect)
         self._build_apiservers()
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
+        for server in self.apiservers:
+            if apf == "max-inflight":  # what kube-apiserver does with priority and fairness off
+                server.flowcontrol = MaxInFlightFilter(server)
+            elif apf is True:  # API Priority and Fairness (kubelab/apiserver/flowcontrol/); upstream: on
+                server.enable_priority_and_fairness()
+            elif apf is not False:
+                raise ValueError(f'apf must be True, False or "max-inflight", got {apf!r}')
         self.client = Client(self.endpoint("kubectl"), ADMIN_TOKEN, user_agent="kubectl")
         self.components: dict[str, Any] = {}
         self.server: Any = None  # the HTTPS front end, once c.serve() started it

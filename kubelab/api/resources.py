@@ -74,6 +74,11 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  group="admissionregistration.k8s.io", namespaced=False, subresources=("status",)),
     ResourceInfo("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding",
                  group="admissionregistration.k8s.io", namespaced=False),
+    # API Priority and Fairness (kubelab/apiserver/flowcontrol/)
+    ResourceInfo("flowschemas", "FlowSchema", group="flowcontrol.apiserver.k8s.io",
+                 namespaced=False, subresources=("status",)),
+    ResourceInfo("prioritylevelconfigurations", "PriorityLevelConfiguration",
+                 group="flowcontrol.apiserver.k8s.io", namespaced=False, subresources=("status",)),
 )
 
 

@@ -42,6 +42,9 @@ class AuditRecord:
     latency: float = 0.0  # virtual seconds the store made this request wait
     stages: list[str] = field(default_factory=list)  # stages passed, in order
     user_agent: str = ""  # the client's User-Agent (audit.k8s.io Event userAgent)
+    # API Priority and Fairness (apiserver/flowcontrol/), when it is on: how it classified.
+    flow_schema: str = ""
+    priority_level: str = ""
 
     @property
     def object(self) -> str:

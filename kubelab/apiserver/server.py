@@ -53,6 +53,8 @@ from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.crd_versions import to_version, versioned_events
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.eviction import evict
+from kubelab.apiserver.flowcontrol import APFController
+from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
 from kubelab.apiserver.patch import apply_patch
 from kubelab.apiserver.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
 from kubelab.apiserver.registry import Registry
@@ -109,6 +111,10 @@ class APIServer:
         self.response_delay = 0.0  # seconds every answer is late (an overloaded server)
         # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
         self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
+        # API Priority and Fairness (flowcontrol/), off unless enabled: then every request is
+        # classified and queued after authentication, and may get 429.
+        # MaxInFlightFilter instead: the filter kube-apiserver runs without it, for comparison.
+        self.flowcontrol: APFController | MaxInFlightFilter | None = None
         self._watch_ids = 0
         self._second, self._stamp = -1, ""
         self.served = ServedResources(self, self.resources)
@@ -134,6 +140,12 @@ class APIServer:
             raise ValueError(f"no built-in identity {user!r}; use add_token for other users")
         return token
 
+    def enable_priority_and_fairness(self, server_concurrency_limit: int = 600) -> APFController:
+        """Turn API Priority and Fairness on (upstream: on by default; kubelab: Cluster(apf=True))."""
+        from kubelab.apiserver.flowcontrol import enable
+
+        return enable(self, server_concurrency_limit)
+
     # ------------------------------------------------------------------ availability
 
     def stop(self) -> None:
@@ -142,6 +154,8 @@ class APIServer:
             return
         self.running = False
         self.served.stop_cachers()
+        if self.flowcontrol is not None:
+            self.flowcontrol.stop()
         self._record("stop", "")
 
     def close_watches(self) -> int:
@@ -173,6 +187,8 @@ class APIServer:
         self.served.forget_namespaces()
         self.authorizer.invalidate()
         self.served.start_cachers()
+        if self.flowcontrol is not None:
+            self.flowcontrol = self.flowcontrol.restarted()
         self._record("start", "")
 
     @property
@@ -194,6 +210,8 @@ class APIServer:
             if not ctx.served.builtin:  # the version it was asked at, defaulted (crd_versions.py)
                 result = to_version(result, ctx.served.info.api_version, ctx.served.custom)
             record.code = 201 if request.verb == "create" else 200
+            if self.flowcontrol is not None and request.verb == "list":
+                self.flowcontrol.note_items(record, len(result.get("items") or ()))
         return result
 
     @contextlib.contextmanager
@@ -215,6 +233,8 @@ class APIServer:
         except Exception as err:
             raise self._bug(record, err) from err
         finally:
+            if self.flowcontrol is not None:
+                self.flowcontrol.finish_request(record)
             self.log(record)
 
     def _bug(self, record: AuditRecord, err: Exception) -> ApiError:
@@ -237,6 +257,9 @@ class APIServer:
         record.stages.append("authentication")
         user = self.authn.authenticate(request.token)
         record.user = user.name
+        if self.flowcontrol is not None:  # WithPriorityAndFairness: after authentication
+            record.stages.append("priority-and-fairness")
+            self.flowcontrol.start_request(request, served, user, record)
         record.stages.append("authorization")
         if MASTERS not in user.groups:  # the privileged group skips RBAC, as upstream
             info = served.info

@@ -191,6 +191,8 @@ class ServedResources:
             return lambda _events: self.forget_policies()
         if served.builtin and served.info.resource == "customresourcedefinitions":
             return self._crds_changed
+        if served.builtin and served.info.group == "flowcontrol.apiserver.k8s.io":
+            return lambda _events: self._flowcontrol_changed()
         return None
 
     def _crds_changed(self, events: list[CacheEvent]) -> None:
@@ -203,6 +205,10 @@ class ServedResources:
                 self.unserve_crd(event.key.rsplit("/", 1)[-1])
             else:
                 self.serve_crd(copy.deepcopy(crd))  # the event's object is the cache's own
+
+    def _flowcontrol_changed(self) -> None:
+        if self.server.flowcontrol is not None:
+            self.server.flowcontrol.invalidate()
 
     def after_write(self, served: Served, key: str, obj: Object | None) -> None:
         """The registry wrote key (obj None: deleted it); keep the derived state current."""

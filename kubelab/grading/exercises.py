@@ -83,6 +83,9 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
              ("kubelab.client.leaderelection.leaderelection",)),
     Exercise("7.2", "Raft's vote and commit rules", "ex07_ha", "RaftRules", "07_failures_ha",
              "The etcd quorum", "hard", 10, ("kubelab.store.raft.rules",)),
+    Exercise("10.1", "A fair queue", "ex10_scale", "FairQueue", "10_scale",
+             "A noisy tenant and API Priority and Fairness", "hard", 10,
+             ("kubelab.apiserver.flowcontrol",)),
 )}
 
 

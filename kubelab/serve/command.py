@@ -25,6 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
                    help="apply this manifest at start (repeatable)")
     s.add_argument("--speed", type=float, default=1.0, help="virtual seconds per real second")
+    s.add_argument("--enable-priority-and-fairness", action="store_true",
+                   help="API Priority and Fairness, as kube-apiserver's flag (kubelab: off by default)")
 
 
 async def _serve(server: Server, kubeconfig: str) -> None:
@@ -46,6 +48,8 @@ def serve_command(args: argparse.Namespace) -> int:
     from kubelab.cluster import Cluster  # the wiring imports everything: only when serving
 
     cluster = Cluster(nodes=args.nodes, seed=args.seed)
+    if getattr(args, "enable_priority_and_fairness", False):
+        cluster.apiserver.enable_priority_and_fairness()
     for name in args.filename:
         try:
             cluster.apply(Path(name).read_text() if name != "-" else sys.stdin.read())

@@ -13,7 +13,7 @@ from typing import Any
 
 from kubelab.api import Object
 from kubelab.kubectl_crd import crd_columns, crd_table_columns
-from kubelab.kubectl_printers import COLUMNS, WIDE_EXTRA, _generic_row
+from kubelab.kubectl_printers import COLUMNS, LIST_ORDER, WIDE_EXTRA, _generic_row
 
 __all__ = ["TABLE_V1", "table_for", "wants_table"]
 
@@ -48,6 +48,7 @@ def table_for(resource: str, objects: list[Object], now: float, *, include_objec
     headers, row = COLUMNS.get(resource, (["NAME", "AGE"], _generic_row))
     wide = WIDE_EXTRA.get(resource, [])
     columns = [_column(h, 0) for h in headers] + [_column(h, 1) for h in wide]
+    objects = LIST_ORDER.get(resource, list)(objects)  # kubectl's order, for kinds that sort
     cells = [row(obj, now, True)[:len(columns)] for obj in objects]
     if printer_columns:
         columns = [_column("NAME", 0)] + [
