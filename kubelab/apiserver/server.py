@@ -48,6 +48,7 @@ from kubelab.apiserver.authn import (
     TokenAuthenticator,
 )
 from kubelab.apiserver.bootstrap import bootstrap
+from kubelab.apiserver.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import decode_body
@@ -62,6 +63,7 @@ from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.apiserver.wire import read_body
 from kubelab.sim import Clock, Trace
 from kubelab.store.backend import Backend
+from kubelab.store.errors import StoreError
 
 __all__ = ["APIServer", "WatchInterceptor"]
 
@@ -83,7 +85,8 @@ AUDIT_LIMIT = 100_000  # audit records kept in memory (between half this and thi
 
 class APIServer:
     def __init__(self, store: Backend, clock: Clock, rand: random.Random,
-                 trace: Trace | None = None, resources: ResourceTable | None = None) -> None:
+                 trace: Trace | None = None, resources: ResourceTable | None = None,
+                 compaction_interval: float = DEFAULT_COMPACTION_INTERVAL) -> None:
         self.store, self.clock, self.rand, self.trace = store, clock, rand, trace
         self.resources = resources or ResourceTable()
         self.authn = TokenAuthenticator()
@@ -112,6 +115,9 @@ class APIServer:
             self.served.serve_crd(crd)
         self.served.start_cachers()
         bootstrap(self)
+        # --etcd-compaction-interval (compact.go): every 5 minutes, to the revision of 5 ago.
+        self.compactor = Compactor(store, clock, trace, compaction_interval)
+        self.compactor.start()
 
     # ------------------------------------------------------------------ identities
 
@@ -138,6 +144,7 @@ class APIServer:
             return
         self.running = False
         self.served.stop_cachers()
+        self.compactor.stop()
         self._record("stop", "")
 
     def close_watches(self) -> int:
@@ -169,6 +176,7 @@ class APIServer:
         self.served.forget_namespaces()
         self.authorizer.invalidate()
         self.served.start_cachers()
+        self.compactor.start()
         self._record("start", "")
 
     # ------------------------------------------------------------------ requests
@@ -189,6 +197,13 @@ class APIServer:
         except ApiError as err:
             self._fail(record, err)
             raise
+        except StoreError as err:
+            # An etcd error no registry code interprets (database space exceeded) leaves as
+            # ErrorToAPIStatus makes it (endpoints/handlers/responsewriters/status.go): 500,
+            # no reason, etcd's own message.
+            api_err = ApiError(500, "", str(err))
+            self._fail(record, api_err)
+            raise api_err from err
         except Exception as err:
             raise self._bug(record, err) from err
         finally:
