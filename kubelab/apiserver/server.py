@@ -48,8 +48,8 @@ from kubelab.apiserver.authn import (
     TokenAuthenticator,
 )
 from kubelab.apiserver.bootstrap import bootstrap
-from kubelab.apiserver.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
 from kubelab.apiserver.codec import decode
+from kubelab.apiserver.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.eviction import evict
