@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kubelab.api.errors import ApiError, resource_expired
 from kubelab.api.request import API, Request, WatchEvent, WatchHandle
 from kubelab.apiserver.watch_cache import WatchInfo
+from kubelab.faults_scale import ScaleFaults
 from kubelab.sim.clock import Clock
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ class WatchFaults:
         return False
 
 
-class Faults:
+class Faults(ScaleFaults):
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self.history: list[tuple[float, str, dict[str, Any]]] = []
@@ -196,7 +197,7 @@ class Faults:
 
     @classmethod
     def names(cls) -> list[str]:
-        return sorted(n for n in vars(cls)
+        return sorted(n for n in dir(cls)
                       if not n.startswith("_") and n not in ("at", "names", "node_link"))
 
     # ------------------------------------------------------------------ the store

@@ -53,6 +53,7 @@ from kubelab.apiserver.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.eviction import evict
+from kubelab.apiserver.fanout import FanoutStats
 from kubelab.apiserver.patch import apply_patch
 from kubelab.apiserver.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
 from kubelab.apiserver.registry import Registry
@@ -106,6 +107,7 @@ class APIServer:
         # (delay, event) pairs it returns are delivered that many virtual seconds later.
         self.watch_interceptor: WatchInterceptor | None = None
         self.running = True
+        self.fanout = FanoutStats(clock)  # watch events and lists per class and second
         # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
         self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
         self._watch_ids = 0
