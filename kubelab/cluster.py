@@ -23,6 +23,7 @@ from kubelab.client.client import Client
 from kubelab.client.component import ComponentContext
 from kubelab.faults import Faults
 from kubelab.kubectl import Output, kubectl
+from kubelab.kubelet.hollow import HollowRuntime
 from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import ContainerRuntime
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
@@ -64,6 +65,8 @@ class Cluster:
     components: which control-plane components to run; None means all that exist.
     replace: your own implementation of a component, e.g. {"scheduler": MyScheduler}: a class
         (or function) taking a ComponentContext, with start() and stop().
+    hollow: kubemark's hollow nodes: every node runs the real kubelet on a runtime that does
+        nothing (kubelab/kubelet/hollow.py), so thousands of nodes fit in one process.
     """
 
     def __init__(
@@ -76,8 +79,10 @@ class Cluster:
         speed: float = 1.0,
         max_request_bytes: int = 1572864,
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
+        hollow: bool = False,
     ) -> None:
         self.seed = seed
+        self.hollow = hollow
         self.clock: Clock = RealTimeClock(speed=speed) if realtime else Clock()
         self.rand = new_rand(seed)
         self.trace = Trace(lambda: self.clock.now)
@@ -99,8 +104,9 @@ class Cluster:
         # from, and each node's container runtime, which outlives a kubelet crash as containerd
         # does. The faults break_registry, kill_node and crash_container reach them here.
         self.registry = ImageRegistry()
-        self.runtimes = {name: ContainerRuntime.for_node(name, i, self.registry, self.clock, self.rand,
-                                                         self.trace)
+        runtime = HollowRuntime if hollow else ContainerRuntime
+        self.runtimes = {name: runtime.for_node(name, i, self.registry, self.clock, self.rand,
+                                                self.trace)
                          for i, name in enumerate(self.node_names)}
         self.apiserver.kubelet_connection = self._kubelet_connection
         self._start_components(components)
@@ -153,6 +159,8 @@ class Cluster:
         """
         factories: dict[str, Callable[[], Any]] = {}
         for name, (path, user) in COMPONENTS.items():
+            if name == "kubelet" and self.hollow:
+                path = "kubelab.kubelet.hollow:HollowKubelet"
             cls = self._replace.get(name) or _load(path)
             if name == "kubelet":
                 for manifest in self._node_manifests:
