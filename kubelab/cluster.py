@@ -67,6 +67,8 @@ class Cluster:
         (or function) taking a ComponentContext, with start() and stop().
     hollow: kubemark's hollow nodes: every node runs the real kubelet on a runtime that does
         nothing (kubelab/kubelet/hollow.py), so thousands of nodes fit in one process.
+    apf: turn on API Priority and Fairness (c.apiserver.flowcontrol); off keeps every trace
+        as it was without it.
     """
 
     def __init__(
@@ -80,6 +82,7 @@ class Cluster:
         max_request_bytes: int = 1572864,
         replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
         hollow: bool = False,
+        apf: bool = False,
     ) -> None:
         self.seed = seed
         self.hollow = hollow
@@ -89,6 +92,8 @@ class Cluster:
         self.store = Store(self.clock, max_request_bytes=max_request_bytes, trace=self.trace)
         self.apiserver = APIServer(self.store, self.clock, self.rand, trace=self.trace)
         self.apiserver.add_token(ADMIN_TOKEN, "kubernetes-admin", ["system:masters"])
+        if apf:  # API Priority and Fairness (kubelab/apiserver/flowcontrol/); upstream: on
+            self.apiserver.enable_priority_and_fairness()
         self.client = Client(self.apiserver, ADMIN_TOKEN, user_agent="kubectl")
         self.components: dict[str, Any] = {}
         self.server: Any = None  # the HTTPS front end, once c.serve() started it

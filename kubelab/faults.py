@@ -21,6 +21,7 @@ from kubelab.sim.clock import Clock
 
 if TYPE_CHECKING:
     from kubelab.cluster import Cluster
+    from kubelab.faults_apf import Flood
 
 __all__ = ["Faults", "NodeLink", "WatchFaults"]
 
@@ -199,6 +200,17 @@ class Faults(ScaleFaults):
     def names(cls) -> list[str]:
         return sorted(n for n in dir(cls)
                       if not n.startswith("_") and n not in ("at", "names", "node_link"))
+
+    # ------------------------------------------------------------------ a noisy tenant
+
+    def flood(self, user: str = "noisy-tenant", *, per_second: float = 500, seconds: float = 10,
+              verb: str = "list", resource: str = "pods", namespace: str = "") -> Flood:
+        """One client sends per_second list (or get) requests for `seconds` (faults_apf.py)."""
+        from kubelab.faults_apf import start_flood
+
+        self._record("flood", resource, user=user, per_second=per_second, seconds=seconds)
+        return start_flood(self._cluster, user, per_second=per_second, seconds=seconds, verb=verb,
+                           resource=resource, namespace=namespace)
 
     # ------------------------------------------------------------------ the store
 

@@ -69,6 +69,11 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  group="apiextensions.k8s.io", namespaced=False, short_names=("crd", "crds")),
     ResourceInfo("selfsubjectaccessreviews", "SelfSubjectAccessReview", group="authorization.k8s.io",
                  namespaced=False, verbs=("create",)),
+    # API Priority and Fairness (kubelab/apiserver/flowcontrol/)
+    ResourceInfo("flowschemas", "FlowSchema", group="flowcontrol.apiserver.k8s.io",
+                 namespaced=False, subresources=("status",)),
+    ResourceInfo("prioritylevelconfigurations", "PriorityLevelConfiguration",
+                 group="flowcontrol.apiserver.k8s.io", namespaced=False, subresources=("status",)),
 )
 
 

@@ -41,6 +41,9 @@ class AuditRecord:
     message: str = ""    # the error's message, if any
     latency: float = 0.0  # virtual seconds the store made this request wait
     stages: list[str] = field(default_factory=list)  # stages passed, in order
+    # API Priority and Fairness (apiserver/flowcontrol/), when it is on: how it classified.
+    flow_schema: str = ""
+    priority_level: str = ""
 
     @property
     def object(self) -> str:

@@ -12,6 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.apiserver.validation.flowcontrol import (
+    set_flow_schema_defaults,
+    set_priority_level_defaults,
+)
 
 __all__ = ["DEFAULTERS", "image_pull_policy", "set_defaults"]
 
@@ -135,6 +139,8 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "namespaces": _namespace,
     "rolebindings": _role_binding,
     "clusterrolebindings": _role_binding,
+    "flowschemas": set_flow_schema_defaults,
+    "prioritylevelconfigurations": set_priority_level_defaults,
 }
 
 

@@ -54,6 +54,7 @@ from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.eviction import evict
 from kubelab.apiserver.fanout import FanoutStats
+from kubelab.apiserver.flowcontrol import APFController
 from kubelab.apiserver.patch import apply_patch
 from kubelab.apiserver.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
 from kubelab.apiserver.registry import Registry
@@ -110,6 +111,9 @@ class APIServer:
         self.fanout = FanoutStats(clock)  # watch events and lists per class and second
         # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
         self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
+        # API Priority and Fairness (flowcontrol/), off unless enabled: then every request is
+        # classified and queued after authentication, and may get 429.
+        self.flowcontrol: APFController | None = None
         self._watch_ids = 0
         self._second, self._stamp = -1, ""
         self.served = ServedResources(self, self.resources)
@@ -138,6 +142,12 @@ class APIServer:
             raise ValueError(f"no built-in identity {user!r}; use add_token for other users")
         return token
 
+    def enable_priority_and_fairness(self, server_concurrency_limit: int = 600) -> APFController:
+        """Turn API Priority and Fairness on (upstream: on by default; kubelab: Cluster(apf=True))."""
+        from kubelab.apiserver.flowcontrol import enable
+
+        return enable(self, server_concurrency_limit)
+
     # ------------------------------------------------------------------ availability
 
     def stop(self) -> None:
@@ -147,6 +157,8 @@ class APIServer:
         self.running = False
         self.served.stop_cachers()
         self.compactor.stop()
+        if self.flowcontrol is not None:
+            self.flowcontrol.stop()
         self._record("stop", "")
 
     def close_watches(self) -> int:
@@ -179,6 +191,8 @@ class APIServer:
         self.authorizer.invalidate()
         self.served.start_cachers()
         self.compactor.start()
+        if self.flowcontrol is not None:
+            self.enable_priority_and_fairness(self.flowcontrol.server_concurrency_limit)
         self._record("start", "")
 
     # ------------------------------------------------------------------ requests
@@ -209,6 +223,8 @@ class APIServer:
         except Exception as err:
             raise self._bug(record, err) from err
         finally:
+            if self.flowcontrol is not None:
+                self.flowcontrol.finish_request(record)
             self.log(record)
 
     def _bug(self, record: AuditRecord, err: Exception) -> ApiError:
@@ -231,6 +247,9 @@ class APIServer:
         record.stages.append("authentication")
         user = self.authn.authenticate(request.token)
         record.user = user.name
+        if self.flowcontrol is not None:  # WithPriorityAndFairness: after authentication
+            record.stages.append("priority-and-fairness")
+            self.flowcontrol.start_request(request, served, user, record)
         record.stages.append("authorization")
         if MASTERS not in user.groups:  # the privileged group skips RBAC, as upstream
             info = served.info

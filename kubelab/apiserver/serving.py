@@ -135,7 +135,13 @@ class ServedResources:
             return lambda _events: self.server.authorizer.invalidate()
         if served.builtin and served.info.resource == "namespaces":
             return lambda _events: self.forget_namespaces()
+        if served.builtin and served.info.group == "flowcontrol.apiserver.k8s.io":
+            return lambda _events: self._flowcontrol_changed()
         return None
+
+    def _flowcontrol_changed(self) -> None:
+        if self.server.flowcontrol is not None:
+            self.server.flowcontrol.invalidate()
 
     def after_write(self, served: Served, key: str, obj: Object | None) -> None:
         """The registry wrote key (obj None: deleted it); keep the derived state current."""

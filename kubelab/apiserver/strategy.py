@@ -41,6 +41,10 @@ STRATEGIES = {
     "namespaces": Strategy(has_status=True, create_clears_status=True),
     "customresourcedefinitions": Strategy(has_status=True, generation=True,
                                           create_clears_status=True),
+    # pkg/registry/flowcontrol/{flowschema,prioritylevelconfiguration}/strategy.go
+    "flowschemas": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "prioritylevelconfigurations": Strategy(has_status=True, generation=True,
+                                            create_clears_status=True),
 }
 PLAIN = Strategy()
 

@@ -31,6 +31,10 @@ from kubelab.apiserver.validation.core import (
     validate_pod_status_update,
     validate_pod_update,
 )
+from kubelab.apiserver.validation.flowcontrol import (
+    validate_flow_schema,
+    validate_priority_level_configuration,
+)
 from kubelab.apiserver.validation.meta import validate_meta, validate_meta_update
 
 __all__ = ["validate_create", "validate_scale", "validate_update"]
@@ -78,6 +82,8 @@ CREATE_RULES: dict[str, Validator] = {
     "clusterroles": _rules,
     "rolebindings": _binding(["Role", "ClusterRole"]),
     "clusterrolebindings": _binding(["ClusterRole"]),
+    "flowschemas": validate_flow_schema,
+    "prioritylevelconfigurations": validate_priority_level_configuration,
 }
 
 

@@ -1,0 +1,268 @@
+"""API Priority and Fairness: classify each request, then let its priority level's queues decide.
+
+Follows k8s.io/apiserver pkg/util/flowcontrol/apf_controller.go and apf_filter.go, and the
+filter pkg/server/filters/priority-and-fairness.go. The filter runs after authentication and
+before authorization (DefaultBuildHandlerChain):
+
+1. classify (startRequest): the FlowSchemas in order of matchingPrecedence, then name; the
+   first that matches names the priority level. Its distinguisher (ByUser, ByNamespace or
+   none) and the schema's name make the flow; sha256 of "<schema>\\0<distinguisher>" is the
+   hash that deals the flow its queues (hashFlowID).
+2. estimate the request's seats (work_estimator.py).
+3. the level's queue set (queueset.py) admits or rejects. Exempt levels are never limited.
+   A rejection is 429 "Too many requests, please try again later." with Retry-After
+   (dropped_requests_tracker.go: 1 s, doubled while drops go on, at most 32 s).
+
+The configuration controller's sums (finishQueueSetReconfigsLocked): the server's concurrency
+limit, --max-requests-inflight (400) + --max-mutating-requests-inflight (200) = 600, is shared
+out by nominalConcurrencyShares: nominalCL = ceil(600 x shares / sum of all shares), and a
+level's max seats per request is max(1, min(ceil(0.15 x nominalCL), nominalCL / handSize)).
+
+Simplified (docs/ARCHITECTURE.md section 9): no borrowing between levels (each level runs
+at its nominalCL; lendablePercent and borrowingLimitPercent are read and reported, not
+used), and a reconfigured level starts with fresh queues instead of quiescing the old ones.
+See queueset.py for how the queues run beside the synchronous request path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubelab.api.errors import ApiError
+from kubelab.api.request import Request
+from kubelab.apiserver.audit import AuditRecord
+from kubelab.apiserver.authn import UserInfo
+from kubelab.apiserver.context import Served
+from kubelab.apiserver.flowcontrol.bootstrap import (
+    MANDATORY_FLOW_SCHEMAS,
+    MANDATORY_PRIORITY_LEVELS,
+)
+from kubelab.apiserver.flowcontrol.queueset import QueuedRequest, QueueSet
+from kubelab.apiserver.flowcontrol.rule import RequestDigest, matches_flow_schema
+from kubelab.apiserver.flowcontrol.work_estimator import (
+    ObjectCountTracker,
+    estimate_work,
+    service_seconds,
+)
+
+if TYPE_CHECKING:
+    from kubelab.apiserver.server import APIServer
+
+__all__ = ["APFController", "Classification", "PriorityLevelState", "hash_flow_id"]
+
+SERVER_CONCURRENCY_LIMIT = 400 + 200
+PRIORITY_LEVEL_MAX_SEATS_PERCENT = 0.15
+REQUEST_WAIT_LIMIT = 60.0 / 4           # --request-timeout / 4
+MAX_RETRY_AFTER = 32
+TOO_MANY_REQUESTS = "Too many requests, please try again later."
+KEPT = 50_000  # finished requests kept for notebooks and panels
+
+
+def hash_flow_id(fs_name: str, distinguisher: str) -> int:
+    digest = hashlib.sha256(fs_name.encode() + b"\0" + distinguisher.encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    flow_schema: str
+    priority_level: str
+    flow_schema_uid: str
+    priority_level_uid: str
+    distinguisher: str
+
+
+@dataclass(eq=False)
+class PriorityLevelState:
+    pl: dict[str, Any]
+    nominal_cl: int
+    lendable_cl: int
+    borrowing_cl: int
+    max_seats: int           # 0: no per-level cap (exempt, Reject levels)
+    queues: QueueSet
+    # DroppedRequestsTracker: drops per virtual second, and the Retry-After it suggests.
+    retry_after: int = 1
+    retry_after_updated: int = 0
+    drops: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return str(self.pl["metadata"]["name"])
+
+
+class APFController:
+    """One API server's priority and fairness: its configuration and every level's queues."""
+
+    def __init__(self, server: APIServer,
+                 server_concurrency_limit: int = SERVER_CONCURRENCY_LIMIT) -> None:
+        self.server = server
+        self.server_concurrency_limit = server_concurrency_limit
+        self.tracker = ObjectCountTracker(server)
+        self.levels: dict[str, PriorityLevelState] = {}
+        self.flow_schemas: list[dict[str, Any]] = []
+        self.completed: deque[QueuedRequest] = deque(maxlen=KEPT)  # finished or rejected
+        self.last: Classification | None = None   # the latest request's (for the headers)
+        self._inflight: list[tuple[AuditRecord, QueuedRequest, PriorityLevelState]] = []
+        self._dirty = True
+
+    # ------------------------------------------------------------------ configuration
+
+    def invalidate(self) -> None:
+        """A FlowSchema or PriorityLevelConfiguration changed: re-read them before the next
+        request (upstream's controller is woken by its informers)."""
+        self._dirty = True
+
+    def _load(self, resource: str, mandatory: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        prefix = f"/registry/{resource}/"
+        objects = [json.loads(kv.value) for kv in self.server.store.range(prefix, prefix=True).kvs]
+        names = {o["metadata"]["name"] for o in objects}
+        # The mandatory objects always apply, even while deleted (digestConfigObjects).
+        return objects + [m for m in mandatory if m["metadata"]["name"] not in names]
+
+    def reload(self) -> None:
+        self._dirty = False
+        pls = self._load("prioritylevelconfigurations", MANDATORY_PRIORITY_LEVELS)
+        share_sum = sum(_spec_commons(pl)[0] for pl in pls) or 1
+        old, self.levels = self.levels, {}
+        for pl in pls:
+            self.levels[pl["metadata"]["name"]] = self._level(pl, share_sum, old)
+        for state in old.values():
+            state.queues.stop()
+        fss = self._load("flowschemas", MANDATORY_FLOW_SCHEMAS)
+        self.flow_schemas = sorted(fss, key=lambda fs: (fs["spec"].get("matchingPrecedence", 0),
+                                                        fs["metadata"]["name"]))
+
+    def _level(self, pl: dict[str, Any], share_sum: int,
+               old: dict[str, PriorityLevelState]) -> PriorityLevelState:
+        shares, lendable, borrowing = _spec_commons(pl)
+        limit = self.server_concurrency_limit
+        nominal = math.ceil(limit * shares / share_sum)
+        lendable_cl = round(nominal * lendable / 100)
+        borrowing_cl = round(nominal * borrowing / 100) if borrowing is not None else limit
+        queuing = ((pl["spec"].get("limited") or {}).get("limitResponse") or {}).get("queuing")
+        max_seats = 0
+        if queuing:
+            hand = int(queuing.get("handSize", 1))
+            max_seats = max(1, min(math.ceil(nominal * PRIORITY_LEVEL_MAX_SEATS_PERCENT),
+                                   nominal // hand))
+        name = pl["metadata"]["name"]
+        previous = old.pop(name, None)
+        if previous is not None and previous.pl["spec"] == pl["spec"] and \
+                previous.nominal_cl == nominal:
+            previous.pl = pl
+            return previous
+        exempt = pl["spec"].get("type") == "Exempt"
+        queues = QueueSet(self.server.clock, name, nominal,
+                          int(queuing["queues"]) if queuing else 0,
+                          int(queuing["handSize"]) if queuing else 1,
+                          int(queuing["queueLengthLimit"]) if queuing else 0,
+                          exempt=exempt, wait_limit=REQUEST_WAIT_LIMIT, on_done=self._done)
+        return PriorityLevelState(pl, nominal, lendable_cl, borrowing_cl, max_seats, queues)
+
+    def stop(self) -> None:
+        """The server stopped: every queued and executing request is gone with it."""
+        for state in self.levels.values():
+            state.queues.stop()
+        self.levels, self._inflight, self._dirty = {}, [], True
+
+    # ------------------------------------------------------------------ the filter
+
+    def classify(self, digest: RequestDigest) -> tuple[dict[str, Any], str]:
+        """The FlowSchema that matches first, and the request's flow distinguisher."""
+        if self._dirty:
+            self.reload()
+        chosen = next((fs for fs in self.flow_schemas if matches_flow_schema(digest, fs)), None)
+        if chosen is None:  # cannot happen while catch-all exists; upstream falls back on it
+            chosen = next(fs for fs in self.flow_schemas if fs["metadata"]["name"] == "catch-all")
+        method = (chosen["spec"].get("distinguisherMethod") or {}).get("type")
+        distinguisher = digest.user.name if method == "ByUser" else \
+            digest.namespace if method == "ByNamespace" else ""
+        return chosen, distinguisher
+
+    def start_request(self, request: Request, served: Served, user: UserInfo,
+                      record: AuditRecord) -> None:
+        """Admit the request into its level's queues, or raise 429 TooManyRequests."""
+        namespace = request.name if served.info.resource == "namespaces" and \
+            not served.info.group else request.namespace
+        digest = RequestDigest(user, request.verb, served.info.group, served.info.resource,
+                               request.subresource, namespace)
+        fs, distinguisher = self.classify(digest)
+        pl_name = fs["spec"]["priorityLevelConfiguration"]["name"]
+        state = self.levels.get(pl_name) or self.levels["catch-all"]
+        self.last = Classification(fs["metadata"]["name"], state.name,
+                                   str(fs["metadata"].get("uid", "")),
+                                   str(state.pl["metadata"].get("uid", "")), distinguisher)
+        record.flow_schema, record.priority_level = self.last.flow_schema, state.name
+        estimate = estimate_work(self.server, self.tracker, request, served.prefix,
+                                 served.info.group, state.max_seats)
+        req = QueuedRequest(f"{self.last.flow_schema}/{distinguisher}", estimate,
+                            self.server.clock.now, state.name, user.name,
+                            f"{request.verb} {record.object}")
+        num_queues = state.queues.dealer.deck_size if state.queues.dealer is not None else 0
+        hash_value = hash_flow_id(self.last.flow_schema, distinguisher) if num_queues > 1 else 0
+        if not state.queues.start_request(req, hash_value):
+            self.completed.append(req)
+            raise ApiError(429, "TooManyRequests", TOO_MANY_REQUESTS,
+                           {"retryAfterSeconds": self._record_dropped(state)})
+        self._inflight.append((record, req, state))
+
+    def finish_request(self, record: AuditRecord) -> None:
+        """The request the record belongs to has run: its seats are held for its service time."""
+        if not self._inflight or self._inflight[-1][0] is not record:
+            return
+        _, req, state = self._inflight.pop()
+        state.queues.set_service(req, service_seconds(req.estimate, record.latency))
+
+    def _done(self, req: QueuedRequest) -> None:
+        self.completed.append(req)
+
+    def _record_dropped(self, state: PriorityLevelState) -> int:
+        """droppedRequestsStats: Retry-After doubles when the last retryAfter seconds saw at
+        least 3 x retryAfter drops, and falls by one when they saw fewer than retryAfter."""
+        second = int(self.server.clock.now)
+        if second not in state.drops:
+            recent = sum(n for s, n in state.drops.items() if second - s <= state.retry_after)
+            if second - state.retry_after_updated >= state.retry_after and \
+                    recent >= 3 * state.retry_after:
+                state.retry_after = min(state.retry_after * 2, MAX_RETRY_AFTER)
+                state.retry_after_updated = second
+            elif recent < state.retry_after and state.retry_after > 1:
+                state.retry_after -= 1
+            state.drops = {s: n for s, n in state.drops.items() if second - s <= MAX_RETRY_AFTER}
+        state.drops[second] = state.drops.get(second, 0) + 1
+        return state.retry_after
+
+    # ------------------------------------------------------------------ what panels read
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Per level: seats in use of its limit, requests waiting and executing, queue
+        lengths, requests dispatched and rejected so far."""
+        if self._dirty:
+            self.reload()
+        rows = []
+        for name, state in sorted(self.levels.items()):
+            qs = state.queues
+            rows.append({"priorityLevel": name, "type": state.pl["spec"].get("type", ""),
+                         "nominalCL": state.nominal_cl, "maxSeats": state.max_seats,
+                         "seatsInUse": qs.seats_in_use, "executing": qs.requests_executing,
+                         "waiting": qs.requests_waiting, "queueLengths": qs.queue_lengths(),
+                         "dispatched": qs.dispatched, "rejected": dict(qs.rejected)})
+        return rows
+
+
+def _spec_commons(pl: dict[str, Any]) -> tuple[int, int, int | None]:
+    """plSpecCommons: nominalConcurrencyShares, lendablePercent, borrowingLimitPercent."""
+    spec = pl.get("spec") or {}
+    part = spec.get("exempt") if spec.get("type") == "Exempt" else spec.get("limited")
+    part = part or {}
+    shares = part.get("nominalConcurrencyShares")
+    if shares is None:  # the v1 default: 30 for Limited, 0 for Exempt
+        shares = 0 if spec.get("type") == "Exempt" else 30
+    borrowing = part.get("borrowingLimitPercent")
+    return int(shares), int(part.get("lendablePercent") or 0), \
+        None if borrowing is None else int(borrowing)
