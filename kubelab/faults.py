@@ -204,13 +204,14 @@ class Faults(ScaleFaults):
     # ------------------------------------------------------------------ a noisy tenant
 
     def flood(self, user: str = "noisy-tenant", *, per_second: float = 500, seconds: float = 10,
-              verb: str = "list", resource: str = "pods", namespace: str = "") -> Flood:
+              verb: str = "list", resource: str = "pods", namespace: str = "", name: str = ""
+              ) -> Flood:
         """One client sends per_second list (or get) requests for `seconds` (faults_apf.py)."""
         from kubelab.faults_apf import start_flood
 
         self._record("flood", resource, user=user, per_second=per_second, seconds=seconds)
         return start_flood(self._cluster, user, per_second=per_second, seconds=seconds, verb=verb,
-                           resource=resource, namespace=namespace)
+                           resource=resource, namespace=namespace, name=name)
 
     # ------------------------------------------------------------------ the store
 

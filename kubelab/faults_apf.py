@@ -34,6 +34,7 @@ class Flood:
     verb: str
     resource: str
     namespace: str
+    name: str
     per_tick: int
     interval: float
     until: float
@@ -52,7 +53,7 @@ class Flood:
                 if self.verb == "list":
                     self.client.list(self.resource, self.namespace)
                 else:
-                    self.client.get(self.resource, self.user, self.namespace or "default")
+                    self.client.get(self.resource, self.name, self.namespace or "default")
                 self.answered += 1
             except ApiError as err:
                 if err.code == 429:
@@ -87,16 +88,19 @@ def _may_view(cluster: Cluster, user: str) -> None:
 
 
 def start_flood(cluster: Cluster, user: str, *, per_second: float, seconds: float,
-                verb: str = "list", resource: str = "pods", namespace: str = "",
+                verb: str = "list", resource: str = "pods", namespace: str = "", name: str = "",
                 ticks_per_second: int = 100) -> Flood:
-    """Send per_second requests for `seconds`, in bursts ticks_per_second times a second."""
+    """Send per_second requests for `seconds`, in bursts ticks_per_second times a second:
+    lists of resource (in namespace, "" for all), or gets of the object `name`."""
     if per_second <= 0 or seconds <= 0 or ticks_per_second <= 0:
         raise ValueError("per_second, seconds and ticks_per_second must be positive")
     if verb not in ("list", "get"):
         raise ValueError(f"a flood sends list or get requests, not {verb!r}")
+    if verb == "get" and not name:
+        raise ValueError("a flood of gets needs the name of the object to get")
     ticks = max(1, min(ticks_per_second, int(per_second)))
     _may_view(cluster, user)
-    flood = Flood(user, verb, resource, namespace, max(1, round(per_second / ticks)), 1.0 / ticks,
+    flood = Flood(user, verb, resource, namespace, name, max(1, round(per_second / ticks)), 1.0 / ticks,
                   cluster.clock.now + seconds, cluster.client_for(user))
     flood._timer = cluster.clock.call_later(0, flood.tick, cluster)
     return flood

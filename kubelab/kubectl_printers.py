@@ -137,6 +137,34 @@ def _generic_row(obj: Object, now: float, wide: bool) -> list[str]:
     return [obj["metadata"]["name"], _age(obj, now)]
 
 
+# flowcontrol.apiserver.k8s.io (printers.go printFlowSchema, printPriorityLevelConfiguration)
+def _flow_schema_row(fs: Object, now: float, wide: bool) -> list[str]:
+    spec = fs.get("spec") or {}
+    method = (spec.get("distinguisherMethod") or {}).get("type") or "<none>"
+    missing = next((str(c.get("status", "")) for c in (fs.get("status") or {}).get("conditions") or []
+                    if c.get("type") == "Dangling"), "?")
+    return [fs["metadata"]["name"], (spec.get("priorityLevelConfiguration") or {}).get("name", ""),
+            str(spec.get("matchingPrecedence", 0)), method, _age(fs, now), missing]
+
+
+def _priority_level_row(pl: Object, now: float, wide: bool) -> list[str]:
+    spec = pl.get("spec") or {}
+    cells = ["<none>"] * 4
+    limited = spec.get("limited")
+    if limited is not None:
+        cells[0] = str(limited.get("nominalConcurrencyShares", 0))
+        queuing = (limited.get("limitResponse") or {}).get("queuing")
+        if queuing is not None:
+            cells[1:] = [str(queuing.get(k, 0)) for k in ("queues", "handSize", "queueLengthLimit")]
+    return [pl["metadata"]["name"], spec.get("type", ""), *cells, _age(pl, now)]
+
+
+def _by_precedence(objects: list[Object]) -> list[Object]:
+    """printFlowSchemaList's order (FlowSchemaSequence): matchingPrecedence, then name."""
+    return sorted(objects, key=lambda fs: ((fs.get("spec") or {}).get("matchingPrecedence", 0),
+                                           fs["metadata"]["name"]))
+
+
 Row = Callable[[Object, float, bool], list[str]]
 COLUMNS: dict[str, tuple[list[str], Row]] = {
     "pods": (["NAME", "READY", "STATUS", "RESTARTS", "AGE"], _pod_row),
@@ -145,8 +173,14 @@ COLUMNS: dict[str, tuple[list[str], Row]] = {
     "replicasets": (["NAME", "DESIRED", "CURRENT", "READY", "AGE"], _replicaset_row),
     "events": (["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"], _event_row),
     "namespaces": (["NAME", "STATUS", "AGE"], _namespace_row),
+    "flowschemas": (["NAME", "PRIORITYLEVEL", "MATCHINGPRECEDENCE", "DISTINGUISHERMETHOD", "AGE",
+                     "MISSINGPL"], _flow_schema_row),
+    "prioritylevelconfigurations": (["NAME", "TYPE", "NOMINALCONCURRENCYSHARES", "QUEUES",
+                                     "HANDSIZE", "QUEUELENGTHLIMIT", "AGE"], _priority_level_row),
 }
 WIDE_EXTRA = {"pods": ["IP", "NODE", "NOMINATED NODE", "READINESS GATES"]}
+# Kinds whose list printer sorts the items first.
+LIST_ORDER: dict[str, Callable[[list[Object]], list[Object]]] = {"flowschemas": _by_precedence}
 
 
 def table(resource: str, objects: list[Object], now: float, *, wide: bool = False,
@@ -155,6 +189,7 @@ def table(resource: str, objects: list[Object], now: float, *, wide: bool = Fals
     name_prefix ("deployment.apps/") goes before each name when several kinds print."""
     headers, row = COLUMNS.get(resource, (["NAME", "AGE"], _generic_row))
     headers = headers + (WIDE_EXTRA.get(resource, []) if wide else [])
+    objects = LIST_ORDER.get(resource, list)(objects)
     rows = [row(o, now, wide) for o in objects]
     rows = [[name_prefix + r[0], *r[1:]] for r in rows]
     if namespace_column:

@@ -54,7 +54,28 @@ class _Base(tornado.web.RequestHandler):
         self.finish(json.dumps(obj, separators=(",", ":")))
 
     def send_error_status(self, err: ApiError) -> None:
+        if err.code == 429 and "retryAfterSeconds" in err.details:
+            # Priority and fairness refused it: tooManyRequests (filters/maxinflight.go) writes
+            # Retry-After and http.Error's plain text, not a Status.
+            self.set_status(429)
+            self.set_header("Retry-After", str(err.details["retryAfterSeconds"]))
+            self.set_header("Content-Type", "text/plain; charset=utf-8")
+            self.set_header("X-Content-Type-Options", "nosniff")
+            self.finish(err.message + "\n")
+            return
         self.send(err.status, err.code)
+
+    def flow_control_headers(self, before: bool = False) -> None:
+        """X-Kubernetes-PF-FlowSchema-UID and -PriorityLevel-UID: how priority and fairness
+        classified this request (priority-and-fairness.go setResponseHeaders)."""
+        flowcontrol = self.server.cluster.apiserver.flowcontrol
+        if flowcontrol is None:
+            return
+        if before:
+            flowcontrol.last = None
+        elif flowcontrol.last is not None:
+            self.set_header("X-Kubernetes-PF-FlowSchema-UID", flowcontrol.last.flow_schema_uid)
+            self.set_header("X-Kubernetes-PF-PriorityLevel-UID", flowcontrol.last.priority_level_uid)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         # Anything tornado itself refuses (an unknown method, a body over its limit).
@@ -171,12 +192,15 @@ class ResourceHandler(_Base):
         return to_request(info, query, body, self.token(), content_type), query
 
     def _serve(self) -> None:
+        self.flow_control_headers(before=True)
         try:
             request, query = self._request()
             result = self.server.cluster.apiserver.handle(request)
         except ApiError as err:
+            self.flow_control_headers()
             self.send_error_status(err)
             return
+        self.flow_control_headers()
         code = 201 if request.verb == "create" and request.subresource != "binding" else 200
         if request.subresource == "log":  # plain text, as the kubelet wrote it
             self.set_header("Content-Type", "text/plain")
@@ -266,11 +290,14 @@ class ResourceHandler(_Base):
                 done.set_result(None)
 
         self._closed = on_close
+        self.flow_control_headers(before=True)
         try:
             handle: WatchHandle = self.server.cluster.apiserver.watch(request, on_event, on_close)
         except ApiError as err:
+            self.flow_control_headers()
             self.send_error_status(err)
             return
+        self.flow_control_headers()
         self.set_header("Content-Type", TABLE_V1 if table else _JSON)
         self.flush()
         timeout = query.get("timeoutSeconds")

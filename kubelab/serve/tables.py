@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelab.api import Object
-from kubelab.kubectl_printers import COLUMNS, WIDE_EXTRA, _generic_row
+from kubelab.kubectl_printers import COLUMNS, LIST_ORDER, WIDE_EXTRA, _generic_row
 
 __all__ = ["TABLE_V1", "table_for", "wants_table"]
 
@@ -46,7 +46,7 @@ def table_for(resource: str, objects: list[Object], now: float, *, include_objec
     wide = WIDE_EXTRA.get(resource, [])
     columns = [_column(h, 0) for h in headers] + [_column(h, 1) for h in wide]
     rows = []
-    for obj in objects:
+    for obj in LIST_ORDER.get(resource, list)(objects):
         row_out: Object = {"cells": row(obj, now, True)[:len(columns)]}
         embedded = _row_object(obj, include_object)
         if embedded is not None:

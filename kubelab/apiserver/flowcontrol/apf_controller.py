@@ -44,6 +44,11 @@ from kubelab.apiserver.flowcontrol.bootstrap import (
 )
 from kubelab.apiserver.flowcontrol.queueset import QueuedRequest, QueueSet
 from kubelab.apiserver.flowcontrol.rule import RequestDigest, matches_flow_schema
+from kubelab.apiserver.flowcontrol.status import (
+    dangling_condition,
+    needs_update,
+    write_flow_schema_status,
+)
 from kubelab.apiserver.flowcontrol.work_estimator import (
     ObjectCountTracker,
     estimate_work,
@@ -113,9 +118,15 @@ class APFController:
     # ------------------------------------------------------------------ configuration
 
     def invalidate(self) -> None:
-        """A FlowSchema or PriorityLevelConfiguration changed: re-read them before the next
-        request (upstream's controller is woken by its informers)."""
-        self._dirty = True
+        """A FlowSchema or PriorityLevelConfiguration changed: re-read them now, or before the
+        next request if one comes first (upstream's controller is woken by its informers)."""
+        if not self._dirty:
+            self._dirty = True
+            self.server.clock.call_later(0, self._reload_if_dirty)
+
+    def _reload_if_dirty(self) -> None:
+        if self._dirty and self.server.running and self.server.flowcontrol is self:
+            self.reload()
 
     def _load(self, resource: str, mandatory: list[dict[str, Any]]) -> list[dict[str, Any]]:
         prefix = f"/registry/{resource}/"
@@ -133,9 +144,18 @@ class APFController:
             self.levels[pl["metadata"]["name"]] = self._level(pl, share_sum, old)
         for state in old.values():
             state.queues.stop()
-        fss = self._load("flowschemas", MANDATORY_FLOW_SCHEMAS)
-        self.flow_schemas = sorted(fss, key=lambda fs: (fs["spec"].get("matchingPrecedence", 0),
-                                                        fs["metadata"]["name"]))
+        # digestFlowSchemasLocked: a schema naming a missing level is Dangling and ignored.
+        good = []
+        for fs in self._load("flowschemas", MANDATORY_FLOW_SCHEMAS):
+            level = fs["spec"]["priorityLevelConfiguration"]["name"]
+            found = level in self.levels
+            wanted = dangling_condition(level, found, self.server.timestamp())
+            if "uid" in fs["metadata"] and needs_update(fs, wanted):
+                self.server.clock.call_later(0, write_flow_schema_status, self.server, fs, wanted)
+            if found:
+                good.append(fs)
+        self.flow_schemas = sorted(good, key=lambda fs: (fs["spec"].get("matchingPrecedence", 0),
+                                                         fs["metadata"]["name"]))
 
     def _level(self, pl: dict[str, Any], share_sum: int,
                old: dict[str, PriorityLevelState]) -> PriorityLevelState:

@@ -77,6 +77,7 @@ class Queue:
     seats_in_use: int = 0
     next_dispatch_r: float = 0.0
     waiting_work: float = 0.0     # requestsWaiting.QueueSum().TotalWorkSum
+    waiting_seats: int = 0        # requestsWaiting.QueueSum().MaxSeatsSum
 
 
 class QueueSet:
@@ -94,6 +95,8 @@ class QueueSet:
         self.current_r, self.last_real_time = 0.0, clock.now
         self.robin_index, self.enqueues = -1, 0
         self.seats_in_use = self.requests_executing = self.requests_waiting = 0
+        self.seats_waiting = 0
+        self.active: set[int] = set()  # queues with requests waiting or executing
         self.dispatched = 0
         self.rejected: dict[str, int] = {}
         self._events: list[tuple[float, int, str, QueuedRequest]] = []  # (when, seq, what, req)
@@ -141,7 +144,10 @@ class QueueSet:
             queue.next_dispatch_r = self.current_r
         queue.waiting.append(req)
         queue.waiting_work += req.work
+        queue.waiting_seats += req.estimate.max_seats
         self.requests_waiting += 1
+        self.seats_waiting += req.estimate.max_seats
+        self.active.add(queue.index)
         self._schedule(req.arrival + self.wait_limit, "time-out", req)
 
     def _reject(self, req: QueuedRequest, why: str) -> bool:
@@ -167,26 +173,31 @@ class QueueSet:
             return False
         req = queue.waiting.popleft()
         queue.waiting_work -= req.work
+        queue.waiting_seats -= req.estimate.max_seats
         self.requests_waiting -= 1
+        self.seats_waiting -= req.estimate.max_seats
         self._execute(req)
         if queue.waiting and queue.next_dispatch_r < queue.waiting[0].arrival_r:
             queue.next_dispatch_r = queue.waiting[0].arrival_r  # boundNextDispatchLocked
         return True
 
     def find_dispatch_queue(self) -> Queue | None:
-        """The queue whose head would finish first in virtual time, if its seats fit now."""
+        """The queue whose head would finish first in virtual time, if its seats fit now.
+
+        Upstream looks at every queue, round robin from the one after the last chosen, and
+        skips the empty ones; we look at the active ones only, in the same order."""
         best: Queue | None = None
-        best_finish, best_index = float("inf"), 0
-        for _ in range(len(self.queues)):
-            self.robin_index = (self.robin_index + 1) % len(self.queues)
-            queue = self.queues[self.robin_index]
+        best_finish = float("inf")
+        n, start = len(self.queues), self.robin_index + 1
+        for index in sorted(self.active, key=lambda i: (i - start) % n):
+            queue = self.queues[index]
             if queue.waiting:
                 finish = queue.next_dispatch_r + queue.waiting[0].work
                 if finish < best_finish:
-                    best, best_finish, best_index = queue, finish, self.robin_index
+                    best, best_finish = queue, finish
         if best is None or not self.can_accommodate_seats(best.waiting[0].estimate.max_seats):
             return None
-        self.robin_index = best_index
+        self.robin_index = best.index
         return best
 
     def _execute(self, req: QueuedRequest) -> None:
@@ -217,6 +228,7 @@ class QueueSet:
         if req.queue is not None:
             queue = self.queues[req.queue]
             queue.executing -= 1
+            self._touch(queue)
             assert req.service is not None
             queue.next_dispatch_r -= req.estimate.initial_seats * (
                 ESTIMATED_SERVICE_SECONDS - req.service)
@@ -241,7 +253,10 @@ class QueueSet:
         queue = self.queues[req.queue]
         queue.waiting.remove(req)
         queue.waiting_work -= req.work
+        queue.waiting_seats -= req.estimate.max_seats
         self.requests_waiting -= 1
+        self.seats_waiting -= req.estimate.max_seats
+        self._touch(queue)
         self._reject(req, "time-out")
         if self.on_done is not None:
             self.on_done(req)
@@ -254,12 +269,18 @@ class QueueSet:
         self.last_real_time = now
 
     def virtual_time_ratio(self) -> float:
-        active = sum(1 for q in self.queues if q.waiting or q.executing)
-        if not active:
+        """getVirtualTimeRatioLocked: min(seats in use and wanted, the limit) / active queues."""
+        if not self.active:
             return 0.0
-        wanted = sum(q.seats_in_use + sum(r.estimate.max_seats for r in q.waiting)
-                     for q in self.queues if q.waiting or q.executing)
-        return min(wanted, self.concurrency_limit) / active
+        wanted = sum(self.queues[i].seats_in_use + self.queues[i].waiting_seats
+                     for i in self.active)
+        return min(wanted, self.concurrency_limit) / len(self.active)
+
+    def _touch(self, queue: Queue) -> None:
+        if queue.waiting or queue.executing:
+            self.active.add(queue.index)
+        else:
+            self.active.discard(queue.index)
 
     # ------------------------------------------------------------------ the clock
 
