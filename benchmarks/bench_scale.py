@@ -15,6 +15,7 @@
     python -m benchmarks scale
     python -m benchmarks.bench_scale density 100 30    # one density run, prints JSON
     python -m benchmarks.bench_scale storm 200 0       # one storm run (apf 0 or 1), prints JSON
+    python -m benchmarks.bench_scale idle 5000         # hollow nodes that only heartbeat
 """
 
 from __future__ import annotations
@@ -77,6 +78,24 @@ def density(nodes: int, pods_per_node: int) -> dict[str, Any]:
     return {"seconds": seconds, "running": len(running), "total": total,
             "simulated": c.clock.now - virtual_start,
             "sim_per_wall": (c.clock.now - virtual_start) / seconds, "max_rss_mib": peak_memory_mib()}
+
+
+def idle(nodes: int, seconds: float = 60.0) -> dict[str, Any]:
+    """`nodes` hollow kubelets and the control plane with no pods: wall seconds to build and
+    register, then simulated seconds per wall second while they only heartbeat (Lease and
+    Node status every 10 s each, as upstream: no batching), and peak memory."""
+    from kubelab.cluster import Cluster
+
+    start = time.perf_counter()
+    c = Cluster(nodes=nodes, hollow=True)
+    c.trace.enabled = False
+    c.run(15)
+    built = time.perf_counter() - start
+    start = time.perf_counter()
+    c.run(seconds)
+    steady = time.perf_counter() - start
+    return {"nodes": nodes, "build": built, "sim_per_wall": seconds / steady,
+            "max_rss_mib": peak_memory_mib()}
 
 
 def storm(nodes: int, apf: bool, pods_per_node: int = 0) -> dict[str, Any]:
@@ -151,6 +170,11 @@ def run() -> list[Figure]:
     sizes = [(100, 30)] if quick else [(1000, 30)]
     if os.environ.get("KUBELAB_BENCH_SCALE"):
         sizes.append((5000, 30))
+        r = _child("idle", "5000")
+        figures += [Figure("scale: 5,000 idle hollow nodes, build and register", r["build"], "s"),
+                    Figure("scale: 5,000 idle hollow nodes: simulated s per wall s",
+                           r["sim_per_wall"], "sim s/s"),
+                    Figure("scale: 5,000 idle hollow nodes: peak memory", r["max_rss_mib"], "MiB")]
     for nodes, per in sizes:
         r = _child("density", str(nodes), str(per))
         name = f"scale: {nodes:,} hollow nodes x {per} pods, apply to all Running"
@@ -174,5 +198,7 @@ if __name__ == "__main__":
     kind = sys.argv[1] if len(sys.argv) > 1 else "density"
     if kind == "storm":
         print(json.dumps(storm(int(sys.argv[2]), sys.argv[3] == "1")))
+    elif kind == "idle":
+        print(json.dumps(idle(int(sys.argv[2]))))
     else:
         print(json.dumps(density(int(sys.argv[2]), int(sys.argv[3]))))

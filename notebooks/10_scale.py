@@ -73,8 +73,9 @@ print(len(c.get("nodes", namespace=None)), "nodes registered by their own kubele
 print("\n".join(c.kubectl("get leases -n kube-node-lease").splitlines()[:4]))
 
 # %% [markdown]
-# **Predict, then run.** We roll out 50 pods. Over the next 20 seconds, which watcher class receives the most watch events: the 100 kubelets together, the
-# scheduler, or the controller manager?
+# **Predict, then run.** We roll out 50 pods. Over the next 20 seconds, which watcher class
+# receives the most watch events: the 100 kubelets together, the scheduler, or the controller
+# manager?
 #
 # <details><summary>Answer</summary>
 #
@@ -158,7 +159,7 @@ fig, ax = plt.subplots(figsize=(8, 3))
 bottom = [0] * 10
 for key, counts in sorted(lists.items()):
     ax.bar(range(10), counts, bottom=bottom, label=key)
-    bottom = [a + b for a, b in zip(bottom, counts)]
+    bottom = [a + b for a, b in zip(bottom, counts, strict=True)]
 ax.set(xlabel="seconds after the restart", ylabel="LISTs", title="100 hollow nodes: the relists")
 ax.legend(fontsize=7, ncol=2)
 plt.show()
@@ -273,7 +274,8 @@ except ApiError as err:
 
 # %%
 e.faults.compact()
-print("after compaction: DB size", e.store.db_size // 1024, "KiB, in use", e.store.db_size_in_use // 1024, "KiB")
+print(f"after compaction: DB size {e.store.db_size // 1024} KiB, "
+      f"in use {e.store.db_size_in_use // 1024} KiB")
 print("defragment gave back", e.faults.defragment() // 1024, "KiB")
 e.faults.alarm_disarm()
 e.client.create(small)
