@@ -77,6 +77,9 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
              "The 15-hour ImagePullBackOff", "medium", 10, ("kubelab.kubelet",)),
     Exercise("6.2", "A readiness probe", "ex06_kubelet", "ReadinessProbe", "06_kubelet",
              "Liveness vs readiness", "medium", 10, ("kubelab.kubelet",)),
+    Exercise("10.1", "A fair queue", "ex10_scale", "FairQueue", "10_scale",
+             "A noisy tenant and API Priority and Fairness", "hard", 10,
+             ("kubelab.apiserver.flowcontrol",)),
 )}
 
 

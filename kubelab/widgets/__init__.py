@@ -2,11 +2,12 @@
 
 Each panel works on its own so that a notebook shows only what its step has built:
 StorePanel (01), ApiServerPanel (02), WatchPanel (03), SchedulerPanel (04), ControllersPanel
-(05), KubeletPanel (06). Dashboard puts the whole cluster on one screen (00 and anywhere a full
+(05), KubeletPanel (06), APFPanel (10). Dashboard puts the whole cluster on one screen (00 and anywhere a full
 cluster runs), composed of RunControls, FailurePanel, GraphPanel, NodesView, PodsTable and
 EventStream, each usable alone too.
 """
 
+from kubelab.widgets.apf_panel import APFPanel
 from kubelab.widgets.apiserver_panel import ApiServerPanel
 from kubelab.widgets.controllers_panel import ControllersPanel
 from kubelab.widgets.dashboard import Dashboard
@@ -21,6 +22,7 @@ from kubelab.widgets.tables import EventStream, PodsTable
 from kubelab.widgets.watch_panel import WatchPanel
 
 __all__ = [
+    "APFPanel",
     "ApiServerPanel",
     "ControllersPanel",
     "Dashboard",
