@@ -35,6 +35,7 @@ import matplotlib.pyplot as plt
 
 from kubelab.api.errors import ApiError
 from kubelab.cluster import Cluster
+from kubelab.widgets.apf_panel import APFPanel
 from kubelab.widgets.scale_panel import ScalePanel
 
 DATA = Path("data")
@@ -225,6 +226,14 @@ print(f"Lease renewals: {len(renewals)}, on {sorted({r.priority_level for r in r
       f"refused: {sum(1 for r in renewals if r.outcome)}")
 
 # %% [markdown]
+# The panel shows each priority level's seats, queues, dispatched and refused requests. Press
+# "noisy tenant" and let time run: the flood fills its queues on `global-default` while
+# `node-high` carries on. Exercise 10.1 asks you to write the fair queue that makes this so.
+
+# %%
+APFPanel(d)
+
+# %% [markdown]
 # ## 5. etcd's quota
 #
 # etcd refuses to grow its database past `--quota-backend-bytes` (2 GiB by default). The
@@ -402,15 +411,15 @@ ScalePanel(c)
 #   compact, defrag, alarm disarm. kube-apiserver compacts every 5 minutes.
 # - Objects meet two limits: the API server's 3 MiB body and etcd's 1.5 MiB request.
 #
-# **Exercises.** Open [exercises/ex10_apf.py](../exercises/ex10_apf.py): 10.1 a fair queue.
+# **Exercises.** Open [exercises/ex10_scale.py](../exercises/ex10_scale.py): 10.1 a fair queue.
 #
 # ## Check your work
 #
-# The cell below grades exercise 10.1 in [exercises/ex10_apf.py](../exercises/ex10_apf.py), as
+# The cell below grades exercise 10.1 in [exercises/ex10_scale.py](../exercises/ex10_scale.py), as
 # `kubelab grade 10` does in a terminal. It takes a few seconds. Save the file, then run the
 # cell again after each change.
 #
-# Nothing solved yet? Then the report says `0/... points`, and each check says `FAIL ... not
+# Nothing solved yet? Then the report says `0/10 points`, and each check says `FAIL ... not
 # implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
 # the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
 
