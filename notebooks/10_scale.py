@@ -188,6 +188,14 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
+# The two curves nearly coincide: with 25 seats, APF queued and refused none of these 2,017
+# LISTs. Each is small (a kubelet's few pods, one Node), so it holds a seat for a moment, and
+# the kubelets' LISTs travel on the `system` level (FlowSchema `system-nodes`), the
+# scheduler's and controller manager's on `workload-high`, each level with its own seats.
+# The storm's shape comes from the reflectors' backoff, and its cost falls on whatever serves
+# the LISTs (here, mostly etcd). APF matters when one flow asks for more than its share, which
+# is the next section.
+#
 # ## 4. A noisy tenant, and node heartbeats
 #
 # API Priority and Fairness (APF) sorts every request into a priority level by FlowSchema:
