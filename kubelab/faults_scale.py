@@ -53,13 +53,20 @@ class ScaleFaults:
             self._cluster.clock.call_later(down, start)
         return watches
 
+    def _maintained_store(self, what: str) -> Any:
+        store = self._cluster.store
+        if not hasattr(store, what):  # a Raft cluster of stores, or a real etcd
+            raise ValueError(f"{type(store).__name__} has no {what}(): the quota, its alarm and "
+                             "defragmentation are the embedded store's (kubelab/store/quota.py)")
+        return store
+
     def defragment(self) -> int:
         """`etcdctl defrag`: the store's file shrinks to the space in use; returns bytes freed."""
-        freed = self._cluster.store.defragment()
+        freed = int(self._maintained_store("defragment").defragment())
         self._record("defragment", "store", freed=freed)
         return freed
 
     def alarm_disarm(self) -> None:
         """`etcdctl alarm disarm`: etcd accepts writes again (if they fit the quota)."""
-        self._cluster.store.alarm_disarm()
+        self._maintained_store("alarm_disarm").alarm_disarm()
         self._record("alarm_disarm", "store")

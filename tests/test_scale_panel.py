@@ -36,3 +36,18 @@ def test_panel_shows_fanout_relists_and_etcd_and_its_buttons_act() -> None:
     assert any("open watches ended" in t for t in texts)
     assert any("given back" in t for t in texts)
     assert "etcd DB SIZE" in panel.status.value
+
+
+def test_panel_and_maintenance_faults_on_a_store_without_a_quota() -> None:
+    import pytest
+
+    c = Cluster(nodes=1, components=[])
+
+    class Bare:  # a Backend with no quota (a Raft cluster of stores, a real etcd)
+        revision, compact_revision = 7, 0
+
+    c.store = Bare()  # type: ignore[assignment]
+    panel = ScalePanel(c)
+    assert panel.rows()[2] == [["-", "-", "-", "7", "0", "-"]]
+    with pytest.raises(ValueError, match="has no defragment"):
+        c.faults.defragment()

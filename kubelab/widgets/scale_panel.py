@@ -48,10 +48,9 @@ class ScalePanel:
         row = W.Layout(flex_flow="row wrap")
         self.widget = W.VBox([W.HBox(buttons, layout=row), self.actions.widget, self.status])
         self.refresh()
-        store = cluster.store
-        self.actions.starting_state(
-            f"{len(cluster.node_names)} node(s); etcd {mib(store.db_size)} of "
-            f"{mib(store.quota.limit)}, alarms: {', '.join(store.alarm_list()) or 'none'}")
+        etcd = self.rows()[2][0]
+        self.actions.starting_state(f"{len(cluster.node_names)} node(s); etcd {etcd[0]} of "
+                                    f"{etcd[2]}, alarms: {etcd[5]}")
 
     # Each control calls one of these.
 
@@ -97,9 +96,12 @@ class ScalePanel:
         list_rows = [[k.rsplit("/", 1)[0], k.rsplit("/", 1)[1], str(sum(v)), str(max(v))]
                      for k, v in sorted(lists.items())]
         store = self.cluster.store
-        etcd_rows = [[mib(store.db_size), mib(store.db_size_in_use), mib(store.quota.limit),
-                      str(store.revision), str(store.compact_revision),
-                      ", ".join(store.alarm_list()) or "none"]]
+        if hasattr(store, "quota"):  # the embedded store models etcd's size (store/quota.py)
+            etcd_rows = [[mib(store.db_size), mib(store.db_size_in_use), mib(store.quota.limit),
+                          str(store.revision), str(store.compact_revision),
+                          ", ".join(store.alarm_list()) or "none"]]
+        else:
+            etcd_rows = [["-", "-", "-", str(store.revision), str(store.compact_revision), "-"]]
         return event_rows, list_rows, etcd_rows
 
     def refresh(self) -> None:
