@@ -14,7 +14,7 @@
   Priority and Fairness (with APF_LIMIT seats, if this branch has APF), and the 429s it caused.
 
     python -m benchmarks scale
-    python -m benchmarks.bench_scale density 100 30    # one density run, prints JSON
+    python -m benchmarks.bench_scale density 100 30 [full]   # one density run, prints JSON
     python -m benchmarks.bench_scale storm 200 0       # one storm run (apf 0 or 1), prints JSON
     python -m benchmarks.bench_scale idle 5000         # hollow nodes that only heartbeat
 """
@@ -51,11 +51,12 @@ def apply_pods(c: Any, total: int, per: int = PER_DEPLOYMENT) -> None:
         c.apply(_deployment(i, min(per, total - i * per)))
 
 
-def density(nodes: int, pods_per_node: int) -> dict[str, Any]:
-    """One run in this process: wall seconds from apply to every pod Running."""
+def density(nodes: int, pods_per_node: int, hollow: bool = True) -> dict[str, Any]:
+    """One run in this process: wall seconds from apply to every pod Running (hollow=False:
+    full kubelets on the simulated runtime, for the ratio)."""
     from kubelab.cluster import Cluster
 
-    c = Cluster(nodes=nodes, hollow=True)
+    c = Cluster(nodes=nodes, hollow=hollow)
     c.trace.enabled = False
     c.run(5)  # the kubelets register their nodes
     total = nodes * pods_per_node
@@ -184,6 +185,9 @@ def run() -> list[Figure]:
                     Figure(f"{name}: simulated s per wall s", r["sim_per_wall"], "sim s/s"),
                     Figure(f"{name}: peak memory", r["max_rss_mib"], "MiB",
                            "<= 4096" if nodes == 5000 else "")]
+    full, hollow = _child("density", "100", "10", "full"), _child("density", "100", "10")
+    figures.append(Figure("scale: 100 nodes x 10 pods to Running, hollow / full kubelets (wall)",
+                          hollow["seconds"] / full["seconds"], "ratio"))
     nodes = 100 if quick else 500
     for apf in ([False, True] if has_apf() else [False]):
         r = _child("storm", str(nodes), "1" if apf else "0")
@@ -202,4 +206,5 @@ if __name__ == "__main__":
     elif kind == "idle":
         print(json.dumps(idle(int(sys.argv[2]))))
     else:
-        print(json.dumps(density(int(sys.argv[2]), int(sys.argv[3]))))
+        print(json.dumps(density(int(sys.argv[2]), int(sys.argv[3]),
+                                 hollow=sys.argv[4:] != ["full"])))
