@@ -25,6 +25,7 @@ from kubelab.client.component import ComponentContext
 from kubelab.client.leaderelection.config import LeaderElectionConfiguration
 from kubelab.faults import Faults
 from kubelab.kubectl import Output, kubectl
+from kubelab.kubelet.hollow import HollowRuntime
 from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import ContainerRuntime
 from kubelab.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
@@ -86,6 +87,8 @@ class Cluster(ReplicaWiring):
         seconds (kubelab/etcd/, notebook 07b).
     etcd_members: with the embedded store, run etcd as a simulated Raft cluster of that many
         members (c.etcd; kubelab/store/raft/, notebook 07); None keeps the single store.
+    hollow: kubemark's hollow nodes: every node runs the real kubelet on a runtime that does
+        nothing (kubelab/kubelet/hollow.py), so thousands of nodes fit in one process.
     apf: True turns on API Priority and Fairness (c.apiserver.flowcontrol); "max-inflight" the
         filter kube-apiserver runs without it (400 read-only, 200 mutating requests at once);
         False (the default) neither, and every trace stays as it was.
@@ -105,9 +108,11 @@ class Cluster(ReplicaWiring):
         leader_elect: bool | dict[str, float] | None = None,
         store: str = "embedded",
         etcd_members: int | None = None,
+        hollow: bool = False,
         apf: bool | str = False,
     ) -> None:
         self.seed = seed
+        self.hollow = hollow
         # The etcd cluster: simulated Raft members (etcd_members), or the real etcd processes
         # kubelab started (store="etcd"); None for the single embedded store or an etcd:// URL.
         self.etcd: EtcdCluster | RealEtcd | None = None
@@ -155,8 +160,9 @@ class Cluster(ReplicaWiring):
         # from, and each node's container runtime, which outlives a kubelet crash as containerd
         # does. The faults break_registry, kill_node and crash_container reach them here.
         self.registry = ImageRegistry()
-        self.runtimes = {name: ContainerRuntime.for_node(name, i, self.registry, self.clock, self.rand,
-                                                         self.trace)
+        runtime = HollowRuntime if hollow else ContainerRuntime
+        self.runtimes = {name: runtime.for_node(name, i, self.registry, self.clock, self.rand,
+                                                self.trace)
                          for i, name in enumerate(self.node_names)}
         for server in self.apiservers:
             server.kubelet_connection = self._kubelet_connection
@@ -211,6 +217,8 @@ class Cluster(ReplicaWiring):
         """
         factories: dict[str, Callable[[], Any]] = {}
         for name, (path, user) in COMPONENTS.items():
+            if name == "kubelet" and self.hollow:
+                path = "kubelab.kubelet.hollow:HollowKubelet"
             cls = self._replace.get(name) or _load(path)
             if name == "kubelet":
                 for manifest in self._node_manifests:

@@ -18,6 +18,7 @@ from kubelab.api.request import API, Request, WatchEvent, WatchHandle
 from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.faults_ha import ReplicaFaults
 from kubelab.faults_raft import EtcdFaults
+from kubelab.faults_scale import ScaleFaults
 from kubelab.sim.clock import Clock
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ class WatchFaults:
         return False
 
 
-class Faults(ReplicaFaults, EtcdFaults):
+class Faults(ReplicaFaults, EtcdFaults, ScaleFaults):
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self.history: list[tuple[float, str, dict[str, Any]]] = []

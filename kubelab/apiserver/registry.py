@@ -101,6 +101,7 @@ class Registry:
         limit = max(r.limit, 0)
         keys = None if r.continue_token or single is not None else \
             self._by_index(served, predicate, prefix)
+        self.server.fanout.listed(ctx.user.name, "etcd" if keys is None else "watch-cache")
         if keys is not None:
             items, meta = self._list_keys(keys, predicate, prefix, limit)
         else:

@@ -49,10 +49,12 @@ from kubelab.apiserver.authn import (
 )
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.codec import decode
+from kubelab.apiserver.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.crd_versions import to_version, versioned_events
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.eviction import evict
+from kubelab.apiserver.fanout import FanoutStats
 from kubelab.apiserver.flowcontrol import APFController
 from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
 from kubelab.apiserver.patch import apply_patch
@@ -65,7 +67,7 @@ from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.apiserver.wire import read_body
 from kubelab.sim import Clock, Trace
 from kubelab.store.backend import Backend
-from kubelab.store.errors import UnavailableError
+from kubelab.store.errors import StoreError, UnavailableError
 
 __all__ = ["APIServer", "WatchInterceptor"]
 
@@ -87,7 +89,8 @@ AUDIT_LIMIT = 100_000  # audit records kept in memory (between half this and thi
 
 class APIServer:
     def __init__(self, store: Backend, clock: Clock, rand: random.Random,
-                 trace: Trace | None = None, resources: ResourceTable | None = None) -> None:
+                 trace: Trace | None = None, resources: ResourceTable | None = None,
+                 compaction_interval: float = DEFAULT_COMPACTION_INTERVAL) -> None:
         self.store, self.clock, self.rand, self.trace = store, clock, rand, trace
         self.resources = resources or ResourceTable()
         self.authn = TokenAuthenticator()
@@ -109,6 +112,7 @@ class APIServer:
         self.running = True
         self.name = "apiserver"  # in the trace; replicas are apiserver-1, apiserver-2, ...
         self.response_delay = 0.0  # seconds every answer is late (an overloaded server)
+        self.fanout = FanoutStats(clock)  # watch events and lists per class and second
         # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
         self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
         # API Priority and Fairness (flowcontrol/), off unless enabled: then every request is
@@ -122,6 +126,9 @@ class APIServer:
             self.served.serve_crd(crd)
         self.served.start_cachers()
         bootstrap(self)
+        # --etcd-compaction-interval (compact.go): every 5 minutes, to the revision of 5 ago.
+        self.compactor = Compactor(store, clock, trace, compaction_interval)
+        self.compactor.start()
 
     # ------------------------------------------------------------------ identities
 
@@ -154,6 +161,7 @@ class APIServer:
             return
         self.running = False
         self.served.stop_cachers()
+        self.compactor.stop()
         if self.flowcontrol is not None:
             self.flowcontrol.stop()
         self._record("stop", "")
@@ -187,6 +195,7 @@ class APIServer:
         self.served.forget_namespaces()
         self.authorizer.invalidate()
         self.served.start_cachers()
+        self.compactor.start()
         if self.flowcontrol is not None:
             self.flowcontrol = self.flowcontrol.restarted()
         self._record("start", "")
@@ -222,11 +231,13 @@ class APIServer:
         except ApiError as err:
             self._fail(record, err)
             raise
-        except UnavailableError as err:
-            # etcd could not answer (no quorum): the etcd3 storage layer passes the error up as
-            # it is, and ErrorToAPIStatus (endpoints/handlers/responsewriters/status.go) makes
-            # any error that is not a Status a 500 with reason Unknown ("") and its text.
-            record.latency += err.latency
+        except StoreError as err:
+            # An etcd error no registry code interprets (no quorum: request timed out; database
+            # space exceeded) is passed up by the etcd3 storage layer as it is, and
+            # ErrorToAPIStatus (endpoints/handlers/responsewriters/status.go) makes any error
+            # that is not a Status a 500 with reason Unknown ("") and etcd's own message.
+            if isinstance(err, UnavailableError):
+                record.latency += err.latency  # the caller waited for etcd's request timeout
             api_err = ApiError(500, "", str(err))
             self._fail(record, api_err)
             raise api_err from err

@@ -19,7 +19,9 @@ watch cache's list does with a field selector on an indexed field (watch_cache.g
 ByIndex, then the predicate filters). It serves only when it has been sent every change the
 store has made to its keys: upstream's consistent read waits for that (WaitUntilFreshAndList); a simulated
 server cannot wait inside a request, so it reads the store instead, as upstream does when the
-cache cannot serve (cacher.go delegates the list to etcd).
+cache cannot serve (cacher.go delegates the list to etcd). Every other list goes to the store
+too: this cache keeps the index's keys, not the objects. fanout.py counts which path served
+each list, and every event sent per watcher class and second.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from kubelab.api.errors import resource_expired
 from kubelab.api.request import WatchEvent
 from kubelab.apiserver.codec import decode
+from kubelab.apiserver.fanout import watcher_class
 from kubelab.apiserver.selection import Predicate
 from kubelab.store import KeyValue, WatchResponse
 
@@ -62,7 +65,8 @@ class CacheEvent:
     nobody pays for events nobody filters. The window keeps the bytes, not the decoded
     objects (forget_decoded), so a long window costs little memory."""
 
-    __slots__ = ("_node", "_obj", "_prev", "key", "namespace", "prev_value", "rev", "value")
+    __slots__ = ("_node", "_obj", "_prev", "encoded", "key", "namespace", "prev_value", "rev",
+                 "value")
 
     def __init__(self, key: str, namespace: str, rev: int, value: bytes | None,
                  prev_value: bytes | None) -> None:
@@ -71,6 +75,7 @@ class CacheEvent:
         self._obj: dict[str, Any] | None = None
         self._prev: dict[str, Any] | None = None
         self._node: tuple[str, str] | None = None
+        self.encoded = False  # counted in the fan-out's bytes encoded (once per event)
 
     @property
     def obj(self) -> dict[str, Any] | None:
@@ -120,6 +125,7 @@ class CacheWatcher:
                  initial: list[WatchEvent]) -> None:
         self.cacher, self.info, self.predicate, self.min_rev = cacher, info, predicate, min_rev
         self.on_event, self.on_close = on_event, on_close
+        self.klass = watcher_class(info.user)  # for the fan-out counters
         self.closed = False
         # Everything known when the watch opens (initial state, the window's events) leaves
         # in the first flush, a clock callback later; live events queue behind it.
@@ -160,10 +166,19 @@ class CacheWatcher:
             before = prev is not None and p.matches(prev)
         # Each watcher gets its own copy, as if it had read its own HTTP stream.
         if now and ev.value is not None:
+            self._count(ev, ev.value)
             self.send({"type": "MODIFIED" if before else "ADDED", "object": ev.take()})
         elif before and ev.prev_value is not None:
             # The old content, at the event's resourceVersion (cache_watcher.go).
+            self._count(ev, ev.prev_value)
             self.send({"type": "DELETED", "object": ev.take_prev()})
+
+    def _count(self, ev: CacheEvent, data: bytes) -> None:
+        fanout = self.cacher.server.fanout
+        fanout.sent(self.klass, len(data))
+        if not ev.encoded:
+            ev.encoded = True
+            fanout.encoded_once(len(data))
 
     def send(self, event: WatchEvent) -> None:
         if self._outbox or self._flush_pending:

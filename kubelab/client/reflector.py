@@ -6,6 +6,11 @@ When the watch ends the reflector watches again from the last resourceVersion it
 nothing is missed; when the server says that version is gone (410 Expired/Gone, the store was
 compacted), only a fresh LIST can tell it the truth, so it relists. Failures back off
 exponentially (client-go: 800 ms doubling to 30 s, with jitter) on the simulated clock.
+
+The relist after a 410 waits for that backoff too: upstream's watch() returns, ListAndWatch
+returns, and wait.BackoffUntil (sliding) waits the backoff manager's next step before listing
+again. After an API server restart every reflector gets its 410 at once; the jitter (a wait
+between d and 2d) is what spreads their relists (notebook 10).
 """
 
 from __future__ import annotations
@@ -133,7 +138,7 @@ class Reflector:
             self._record("watch-error", code=code, reason=reason)
             self._close_watch()
             if code == 410:  # too old resource version: only a relist knows the truth now
-                self.clock.call_later(0, self.list_and_watch)
+                self._retry_later(self.list_and_watch)  # after the backoff (BackoffUntil)
             else:
                 self._retry_later(self._start_watch)
             return

@@ -11,6 +11,9 @@ Store.latency makes the disk slow: writes still apply at once in call order, but
 the disk for `latency` virtual seconds; its commit time is max(now, disk free at) + latency,
 its watchers hear of it at that time, and its response's `.latency` says how long the writer
 waited (commit time - now), which the API server adds to the request's duration.
+
+The space quota, its NOSPACE alarm and defragmentation are in quota.py: every put is checked
+and charged there, compaction recounts the space in use, defragment() shrinks the file.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from kubelab.store.disk import Disk
 from kubelab.store.errors import CompactedError, FutureRevisionError, InvalidArgumentError
 from kubelab.store.index import KeyIndex
 from kubelab.store.kv import DELETE, PUT, Event, KeyValue
+from kubelab.store.quota import NOSPACE, BackendQuota, cost_put, cost_txn
 from kubelab.store.rpc import (
     Compare,
     DeleteResponse,
@@ -57,8 +61,11 @@ class Store:
     """An etcd stand-in: MVCC revisions, txn, watch, compaction, snapshots."""
 
     def __init__(self, clock: Clock, *, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-                 max_txn_ops: int = DEFAULT_MAX_TXN_OPS, trace: Trace | None = None) -> None:
+                 max_txn_ops: int = DEFAULT_MAX_TXN_OPS, trace: Trace | None = None,
+                 quota_backend_bytes: int = 0) -> None:
         self.max_request_bytes = max_request_bytes
+        self.quota = BackendQuota(quota_backend_bytes)  # --quota-backend-bytes (0: 2 GiB)
+        self.quota.on_alarm = self._record_alarm
         self.max_txn_ops = max_txn_ops
         self._clock = clock
         self._trace = trace
@@ -138,9 +145,12 @@ class Store:
             check_value(value)  # raises TypeError
         if type(key) is not str or not key:
             key_range(key, None, False)  # raises the right error
+        cost = cost_put(key, value)
+        self.quota.check(cost)
         check_size(len(key.encode()) + len(value), self.max_request_bytes)
         revision = self._revision + 1
         kv, prev = self._index.put(key, value, revision, lease)
+        self.quota.charge(cost)
         self._events.append(Event(PUT, kv, prev))
         self._revision = revision
         latency = self._disk.write(revision)
@@ -165,6 +175,7 @@ class Store:
         for key in self._index.keys(start, end):
             if self._index.latest(key) is not None:
                 tombstone, prev = self._index.tombstone(key, revision)
+                self.quota.charge(cost_put(key, b""))
                 self._events.append(Event(DELETE, tombstone, prev))
                 deleted.append(prev)
         if deleted:
@@ -179,6 +190,7 @@ class Store:
         changes nothing. A txn that writes nothing keeps the revision.
         """
         compares, success, failure = tuple(compares), tuple(success), tuple(failure)
+        self.quota.check(cost_txn(success, failure))
         check_txn(compares, success, failure, max_ops=self.max_txn_ops,
                   max_bytes=self.max_request_bytes)
         # (Plain loops, not all()/any() over generators: every API write comes through here.)
@@ -205,6 +217,7 @@ class Store:
                                              op.count_only, op.keys_only))
             elif isinstance(op, PutRequest):
                 kv, prev = self._index.put(op.key, op.value, revision, op.lease)
+                self.quota.charge(cost_put(op.key, op.value))
                 self._events.append(Event(PUT, kv, prev))
                 self._revision = revision
                 responses.append(PutResponse(revision, prev if op.prev_kv else None))
@@ -234,9 +247,40 @@ class Store:
             raise FutureRevisionError(self._revision)
         self._compact_revision = revision
         self._index.compact(revision)
+        self.quota.recount(self._index.versions())
         self._hub.compact(revision)
         if self._trace is not None:
             self._trace.record("etcd", "compact", "", revision=revision)
+
+    # -- maintenance (etcd's Maintenance service: Defragment, Alarm) --------------------------
+
+    @property
+    def db_size(self) -> int:
+        """Bytes of the database file (etcdctl endpoint status: DB SIZE)."""
+        return self.quota.size
+
+    @property
+    def db_size_in_use(self) -> int:
+        """Bytes of the revisions still kept (DB SIZE IN USE)."""
+        return self.quota.in_use
+
+    def defragment(self) -> int:
+        """`etcdctl defrag`: give the pages compaction freed back; returns the bytes freed."""
+        freed = self.quota.defragment()
+        if self._trace is not None:
+            self._trace.record("etcd", "defragment", "", freed=freed, size=self.quota.size)
+        return freed
+
+    def alarm_list(self) -> list[str]:
+        """`etcdctl alarm list`: the active alarms (NOSPACE once the quota refused a write)."""
+        return sorted(self.quota.alarms)
+
+    def alarm_disarm(self) -> None:
+        """`etcdctl alarm disarm`: writes are accepted again (if they fit)."""
+        had = NOSPACE in self.quota.alarms
+        self.quota.disarm()
+        if self._trace is not None and had:
+            self._trace.record("etcd", "alarm-disarm", NOSPACE)
 
     # -- watch ---------------------------------------------------------------------------------
 
@@ -293,10 +337,17 @@ class Store:
         store = cls(clock, max_request_bytes=max_request_bytes, max_txn_ops=max_txn_ops,
                     trace=trace)
         store._index.load(list(kvs))
+        store.quota.recount(list(kvs))
+        store.quota.defragment()  # a restored member's file holds only what the snapshot had
         store._revision = store._disk.committed = store._hub.committed = revision
         store._compact_revision = store._hub.compact_revision = compact_revision
         store._events.extend(snapshot.events_since(list(kvs), compact_revision))
         return store
+
+    def _record_alarm(self) -> None:
+        if self._trace is not None:
+            self._trace.record("etcd", "alarm", NOSPACE, size=self.quota.size,
+                               quota=self.quota.limit)
 
     def _record_slow(self, key: str, took: float) -> None:
         if self._trace is not None:
