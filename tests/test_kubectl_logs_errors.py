@@ -105,7 +105,11 @@ def test_a_dead_api_server_refuses_the_connection() -> None:
         raise AssertionError("expected ConnectionRefused")
     c.run(30)  # the components retry against the refused connection, and survive it
     c.faults.restart("apiserver")
-    c.run(30)
+    # Every reflector's backoff grew while its connects were refused (800 ms doubling to 30 s,
+    # jittered up to twice that), and the restarted cache answers their rewatch with 410: the
+    # controller manager relists the Leases only after its next backoff, and until then it may
+    # see node-1 as silent (Unknown). Give it that backoff, as upstream's would need.
+    c.run(90)
     assert c.kubectl("get nodes").splitlines()[1].split()[:2] == ["node-1", "Ready"]
     assert c.api.handle(Request("get", "namespaces", name="default", token="admin-token"))
 
