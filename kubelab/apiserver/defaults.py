@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.apiserver.batch import set_defaults_job
 
 __all__ = ["DEFAULTERS", "image_pull_policy", "set_defaults"]
 
@@ -106,6 +107,13 @@ def _replicaset(obj: Object) -> None:
         _template(spec)
 
 
+def _job(obj: Object) -> None:
+    set_defaults_job(obj)  # kubelab/apiserver/batch.py
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        _template(spec)
+
+
 def _namespace(obj: Object) -> None:
     # The immutable label every namespace carries (NamespaceDefaultLabelName, since 1.21).
     meta = obj.get("metadata")
@@ -135,6 +143,7 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "namespaces": _namespace,
     "rolebindings": _role_binding,
     "clusterrolebindings": _role_binding,
+    "jobs": _job,
 }
 
 

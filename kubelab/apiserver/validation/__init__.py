@@ -23,6 +23,11 @@ from kubelab.apiserver.validation.apps import (
     validate_replica_set_status_update,
     validate_replica_set_update,
 )
+from kubelab.apiserver.validation.batch import (
+    validate_job,
+    validate_job_status_update,
+    validate_job_update,
+)
 from kubelab.apiserver.validation.core import (
     validate_config_map,
     validate_node,
@@ -78,6 +83,7 @@ CREATE_RULES: dict[str, Validator] = {
     "clusterroles": _rules,
     "rolebindings": _binding(["Role", "ClusterRole"]),
     "clusterrolebindings": _binding(["ClusterRole"]),
+    "jobs": validate_job,
 }
 
 
@@ -98,6 +104,7 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "replicasets": validate_replica_set_update,
     "rolebindings": _binding_update(["Role", "ClusterRole"]),
     "clusterrolebindings": _binding_update(["ClusterRole"]),
+    "jobs": validate_job_update,
 }
 
 
@@ -108,6 +115,7 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_status_update,
     "replicasets": validate_replica_set_status_update,
     "deployments": validate_deployment_status_update,
+    "jobs": validate_job_status_update,
 }
 
 
