@@ -4,6 +4,7 @@ and the TTL-after-finished controller's tests), on a full cluster whose kubelets
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -82,9 +83,10 @@ def test_backoff_limit_exceeded_with_exponential_pod_backoff() -> None:
                 creations.append(c.clock.now)
     j = c.get("jobs", "pi")
     assert j["status"]["failed"] == 3
-    assert conditions(j)[-1] == ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+    assert conditions(j)[-1] == ("Failed", "BackoffLimitExceeded",
+                                 "Job has reached the specified backoff limit")
     assert [t for t, _, _ in conditions(j)] == ["FailureTarget", "Failed"]
-    gaps = [b - a for a, b in zip(creations, creations[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(creations)]
     # Each pod runs ~1-2 s; then the next waits 10 s, then 20 s (the back-off doubles).
     assert len(gaps) == 2 and 10 <= gaps[0] < 14 and 20 <= gaps[1] < 24
     assert "Job has reached the specified backoff limit" in [e["message"] for e in c.events()]
@@ -104,7 +106,8 @@ def test_active_deadline_exceeded_deletes_running_pods() -> None:
     c = Cluster(nodes=1)
     c.apply(job(behavior="exit=600", activeDeadlineSeconds=20))
     j = run_until_finished(c, timeout=120)
-    assert conditions(j)[-1] == ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
+    assert conditions(j)[-1] == ("Failed", "DeadlineExceeded",
+                                 "Job was active longer than specified deadline")
     c.run(40)  # the pod's grace period
     assert [p for p in c.get("pods") if (p.get("status") or {}).get("phase") == "Running"] == []
     assert c.get("jobs", "pi")["status"]["failed"] == 1  # the deleted pod counted as failed
@@ -219,7 +222,8 @@ def test_deleting_a_job_removes_the_finalizers_of_its_pods() -> None:
 @pytest.mark.parametrize(("spec", "message"), [
     ({"parallelism": -1}, "spec.parallelism: Invalid value: -1: must be greater than or equal to 0"),
     ({"backoffLimit": -2}, "spec.backoffLimit: Invalid value: -2: must be greater than or equal to 0"),
-    ({"completionMode": "Indexed", "parallelism": 2}, "spec.completions: Required value: when completion mode is Indexed"),
+    ({"completionMode": "Indexed", "parallelism": 2},
+     "spec.completions: Required value: when completion mode is Indexed"),
     ({"completionMode": "Random"}, 'spec.completionMode: Unsupported value: "Random": supported values: '
                                    '"NonIndexed", "Indexed"'),
     ({"restart_policy": "Always"}, 'spec.template.spec.restartPolicy: Required value: valid values: '
