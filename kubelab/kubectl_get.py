@@ -15,10 +15,11 @@ from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
-from kubelab.api.resources import ResourceInfo
+from kubelab.api.resources import BUILTIN_RESOURCES, ResourceInfo
 from kubelab.api.yamlio import dump
 from kubelab.client.client import Client
 from kubelab.kubectl_common import KubectlError, Printed, UsageError, Verb, namespace_of, prefix, resources
+from kubelab.kubectl_crd import crd_columns, printer_columns
 from kubelab.kubectl_jsonpath import execute, relaxed
 from kubelab.kubectl_printers import table
 
@@ -74,7 +75,8 @@ def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
     single = len(groups) == 1 and len(groups[0][1]) == 1
     with_kind = len(groups) > 1 or args.args[0].split("/")[0] == "all"
     text = print_objects(found, args.output, now, single=single, with_kind=with_kind,
-                         all_namespaces=args.all_namespaces, no_headers=args.no_headers)
+                         all_namespaces=args.all_namespaces, no_headers=args.no_headers,
+                         columns=_printer_columns(client, [info for info, _ in found]))
     if missing:
         raise Printed("\n".join([text or "", *missing]).lstrip("\n"))
     if text is None:
@@ -83,10 +85,27 @@ def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
     return text
 
 
+def _printer_columns(client: Client, infos: list[ResourceInfo]) -> dict[str, list[Object]]:
+    """The additionalPrinterColumns of each custom resource among infos, by resource."""
+    columns = {}
+    builtin = {(i.group, i.resource) for i in BUILTIN_RESOURCES}
+    for info in infos:
+        if (info.group, info.resource) not in builtin:
+            try:
+                crd = client.get("customresourcedefinitions", f"{info.resource}.{info.group}", "")
+            except ApiError:
+                continue
+            if printer_columns(crd):
+                columns[info.resource] = printer_columns(crd)
+    return columns
+
+
 def print_objects(found: list[tuple[ResourceInfo, list[Object]]], output: str, now: float, *,
                   single: bool = False, with_kind: bool = False, all_namespaces: bool = False,
-                  no_headers: bool = False) -> str | None:
-    """What get prints for the objects found per kind; None when a table would be empty."""
+                  no_headers: bool = False,
+                  columns: dict[str, list[Object]] | None = None) -> str | None:
+    """What get prints for the objects found per kind; None when a table would be empty.
+    columns: a custom resource's additionalPrinterColumns, by resource."""
     objects = [o for _, objs in found for o in objs]
     if output in ("json", "yaml") or output.startswith("jsonpath="):
         data: Any = objects[0] if single and objects else {
@@ -108,9 +127,11 @@ def print_objects(found: list[tuple[ResourceInfo, list[Object]]], output: str, n
     for info, objs in found:
         if not objs:
             continue
+        custom = (columns or {}).get(info.resource)
         text = table(info.resource, objs, now, wide=output == "wide",
                      namespace_column=all_namespaces and info.namespaced, no_headers=no_headers,
-                     name_prefix=f"{prefix(info)}/" if with_kind else "")
+                     name_prefix=f"{prefix(info)}/" if with_kind else "",
+                     custom=crd_columns(custom, objs, now, output == "wide") if custom else None)
         tables.append(text)
     return "\n\n".join(tables) if tables else None
 

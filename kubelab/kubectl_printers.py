@@ -180,12 +180,16 @@ WIDE_EXTRA = {"pods": ["IP", "NODE", "NOMINATED NODE", "READINESS GATES"]}
 
 
 def table(resource: str, objects: list[Object], now: float, *, wide: bool = False,
-          namespace_column: bool = False, no_headers: bool = False, name_prefix: str = "") -> str:
+          namespace_column: bool = False, no_headers: bool = False, name_prefix: str = "",
+          custom: tuple[list[str], list[list[str]]] | None = None) -> str:
     """Objects as kubectl's column table: columns padded with three spaces, as tabwriter does.
-    name_prefix ("deployment.apps/") goes before each name when several kinds print."""
+    name_prefix ("deployment.apps/") goes before each name when several kinds print; custom
+    is a custom resource's (headers, rows) from its printer columns (kubectl_crd.py)."""
     headers, row = COLUMNS.get(resource, (["NAME", "AGE"], _generic_row))
     headers = headers + (WIDE_EXTRA.get(resource, []) if wide else [])
     rows = [row(o, now, wide) for o in objects]
+    if custom is not None:
+        headers, rows = custom
     rows = [[name_prefix + r[0], *r[1:]] for r in rows]
     if namespace_column:
         headers = ["NAMESPACE", *headers]

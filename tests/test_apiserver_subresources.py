@@ -311,7 +311,10 @@ CRD = {
              "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
              "versions": [{"name": "v1", "served": True, "storage": True,
                            "subresources": {"status": {}},
-                           "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+                           "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                               "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                               "status": {"type": "object",
+                                          "x-kubernetes-preserve-unknown-fields": True}}}}}]},
 }
 
 

@@ -18,6 +18,7 @@ from kubelab.apiserver.schema import Struct
 from kubelab.apiserver.strategy import Strategy
 
 if TYPE_CHECKING:
+    from kubelab.apiserver.crd_handler import CustomResourceSchema
     from kubelab.apiserver.server import APIServer
 
 __all__ = ["RequestContext", "Served"]
@@ -48,6 +49,8 @@ class Served:
     extra_validation: Callable[[dict[str, Any]], list[FieldError]] | None = None
     # Writes to it change the server itself (RBAC objects, namespaces, CRDs): see serving.py.
     affects_server: bool = False
+    # A custom resource's schema: pruning, defaulting, validation (crd_handler.py).
+    custom: CustomResourceSchema | None = None
 
     def verbs(self, subresource: str) -> frozenset[str]:
         if not subresource:

@@ -3,9 +3,10 @@
 Creating a CRD makes the server serve its plural under its group, like apiextensions-apiserver
 does (staging/src/k8s.io/apiextensions-apiserver: pkg/apis/apiextensions/validation for the
 rules, pkg/registry/customresource for the objects). Custom objects are stored under
-/registry/<group>/<plural>/, checked for metadata only (upstream would also apply the
-openAPIV3Schema), and get a status subresource when the storage version asks for one.
-Deleting the CRD deletes its objects (upstream does it through a finalizer).
+/registry/<group>/<plural>/ and checked against the storage version's openAPIV3Schema
+(crd_schema/, crd_handler.py); the storage version may ask for the status and scale
+subresources and for additionalPrinterColumns. Only the storage version is served, and
+deleting the CRD deletes its objects at once (upstream: the customresourcecleanup finalizer).
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ from kubelab.api.errors import (
 )
 from kubelab.api.resources import ResourceInfo
 from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain
+from kubelab.apiserver.crd_handler import CustomResourceSchema
+from kubelab.apiserver.crd_schema import validate_schema
 
-__all__ = ["crd_resource_info", "crd_status", "storage_version", "validate_crd"]
+__all__ = ["crd_resource_info", "crd_schema", "crd_status", "storage_version", "validate_crd"]
+
+COLUMN_TYPES = ["integer", "number", "string", "boolean", "date"]
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
@@ -63,10 +68,60 @@ def validate_crd(crd: Object) -> list[FieldError]:
     elif sum(1 for v in versions if _dict(v).get("storage")) != 1:
         errs.append(field_invalid("spec.versions", versions,
                                   "must have exactly one version marked as storage version"))
+    names_seen: set[str] = set()
     for i, version in enumerate(versions):
-        if not _dict(version).get("name"):
+        version = _dict(version)
+        if not version.get("name"):
             errs.append(field_required(f"spec.versions[{i}].name"))
+        elif version["name"] in names_seen:
+            errs.append(field_invalid("spec.versions", [_dict(v).get("name") for v in versions],
+                                      "must contain unique version names"))
+        names_seen.add(str(version.get("name") or ""))
+        errs += _version(version, f"spec.versions[{i}]")
     return errs
+
+
+def _version(version: dict[str, Any], path: str) -> list[FieldError]:
+    """One version's schema, subresources and printer columns (validation.go
+    validateCustomResourceDefinitionVersion)."""
+    errs = validate_schema(_dict(version.get("schema")).get("openAPIV3Schema"),
+                           f"{path}.schema.openAPIV3Schema")
+    scale = _dict(version.get("subresources")).get("scale")
+    if isinstance(scale, dict):
+        where = f"{path}.subresources.scale"
+        for key, under in (("specReplicasPath", ".spec."), ("statusReplicasPath", ".status.")):
+            value = scale.get(key)
+            if not value:
+                errs.append(field_required(f"{where}.{key}"))
+            elif not str(value).startswith(under):
+                errs.append(field_invalid(f"{where}.{key}", value,
+                                          f"should be a json path under {under.rstrip('.')}"))
+        selector = scale.get("labelSelectorPath")
+        if selector and not str(selector).startswith((".spec.", ".status.")):
+            errs.append(field_invalid(f"{where}.labelSelectorPath", selector,
+                                      "should be a json path under either .spec or .status"))
+    for i, column in enumerate(version.get("additionalPrinterColumns") or []):
+        column, where = _dict(column), f"{path}.additionalPrinterColumns[{i}]"
+        if not column.get("name"):
+            errs.append(field_required(f"{where}.name"))
+        if column.get("type") not in COLUMN_TYPES:
+            errs.append(field_not_supported(f"{where}.type", column.get("type", ""), COLUMN_TYPES))
+        if not column.get("jsonPath"):
+            errs.append(field_required(f"{where}.jsonPath"))
+    return errs
+
+
+def crd_schema(crd: Object) -> CustomResourceSchema:
+    """The storage version's schema, scale paths and printer columns."""
+    version = storage_version(crd) or {}
+    kind = str(_dict(_dict(crd.get("spec")).get("names")).get("kind") or "")
+    scale = _dict(version.get("subresources")).get("scale")
+    return CustomResourceSchema(
+        kind, str(version.get("name") or ""),
+        _dict(version.get("schema")).get("openAPIV3Schema"),
+        scale=dict(scale) if isinstance(scale, dict) else None,
+        printer_columns=[dict(c) for c in version.get("additionalPrinterColumns") or []
+                         if isinstance(c, dict)])
 
 
 def crd_status(crd: Object) -> Object:
@@ -95,9 +150,9 @@ def crd_resource_info(crd: Object) -> ResourceInfo | None:
     version = storage_version(crd)
     if not (spec.get("group") and names.get("plural") and names.get("kind") and version):
         return None
-    status = "status" in _dict(version.get("subresources"))
+    subresources = _dict(version.get("subresources"))
     return ResourceInfo(
         names["plural"], names["kind"], group=spec["group"], version=version["name"],
         namespaced=spec.get("scope", "Namespaced") == "Namespaced",
         short_names=tuple(names.get("shortNames") or ()),
-        subresources=("status",) if status else ())
+        subresources=tuple(sub for sub in ("status", "scale") if sub in subresources))

@@ -194,6 +194,8 @@ class Registry:
         namespace = ctx.request.namespace if info.namespaced else ""
         if meta.get("namespace", "") != namespace:
             _ensure_namespace(meta, namespace)
+        if served.custom is not None:
+            served.custom.decode(obj)
         attrs = ctx.attributes(CREATE, obj, None)
         ctx.enter("mutating-admission")
         server.admission.mutate(attrs)
@@ -212,6 +214,8 @@ class Registry:
         meta["creationTimestamp"] = server.timestamp()
         prepare_for_create(info.resource, served.strategy, obj)
         errs = validate_create(obj, info, served.builtin, served.extra_validation)
+        if served.custom is not None:
+            errs += served.custom.validate(obj, None)
         if errs:
             raise invalid(info.kind, str(meta.get("name") or ""), errs, info.group)
         ctx.enter("validating-admission")
@@ -251,6 +255,8 @@ class Registry:
         meta = obj.setdefault("metadata", {})
         _ensure_namespace(meta, r.namespace if info.namespaced else "")
         rv = parse_resource_version(str(meta.get("resourceVersion") or ""))
+        if served.custom is not None:
+            served.custom.decode(obj)
         attrs = ctx.attributes(UPDATE, obj, old)
         ctx.enter("mutating-admission")
         server.admission.mutate(attrs)
@@ -267,6 +273,8 @@ class Registry:
         attrs.object = new
         errs = validate_update(new, old, info, served.builtin, served.extra_validation,
                                r.subresource)
+        if served.custom is not None:
+            errs += served.custom.validate(new, old)
         if errs:
             raise invalid(info.kind, r.name, errs, info.group)
         ctx.enter("validating-admission")

@@ -276,7 +276,7 @@ class APIServer:
             kv = reg.read(ctx, r.namespace, r.name)
             live = decode(kv.value, kv.mod_revision)
             ctx.enter("decode")
-            target = subresources.scale_of(live) if sub == "scale" else live
+            target = subresources.scale_of(live, served.custom) if sub == "scale" else live
             patch_type = str(r.options.get("patchType", "merge"))
             patched = apply_patch(target, r.body, patch_type, served.builtin)
             if sub == "scale":

@@ -13,7 +13,7 @@ from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo, ResourceTable
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import Served
-from kubelab.apiserver.crd import crd_resource_info, validate_crd
+from kubelab.apiserver.crd import crd_resource_info, crd_schema, validate_crd
 from kubelab.apiserver.rbac import RBAC_RESOURCES
 from kubelab.apiserver.schema import SCHEMAS
 from kubelab.apiserver.strategy import strategy_for
@@ -65,7 +65,8 @@ class ServedResources:
         has_status = "status" in info.subresources
         self._served[gr] = Served(
             info, strategy_for(info.resource, custom=True, has_status=has_status),
-            f"/registry/{info.group}/{info.resource}/", False, None, frozenset(info.subresources))
+            f"/registry/{info.group}/{info.resource}/", False, None, frozenset(info.subresources),
+            custom=crd_schema(crd))
         if self.table.get(info.group, info.resource) is None:
             self.table.register(info)
         if self.server.running and gr not in self.cachers:

@@ -37,6 +37,7 @@ from kubelab.apiserver.schema import SCHEMAS
 from kubelab.apiserver.validation import validate_scale
 
 if TYPE_CHECKING:
+    from kubelab.apiserver.crd_handler import CustomResourceSchema
     from kubelab.apiserver.registry import Registry
 
 __all__ = ["ContainerLogs", "bind", "get_log", "get_scale", "update_scale"]
@@ -106,7 +107,9 @@ def bind(registry: Registry, ctx: RequestContext, body: Any) -> Object:
             "code": 201}
 
 
-def scale_of(obj: Object) -> Object:
+def scale_of(obj: Object, custom: CustomResourceSchema | None = None) -> Object:
+    if custom is not None and custom.scale is not None:  # a custom resource's paths
+        return custom.scale_of(obj)
     meta, spec = obj["metadata"], obj.get("spec") or {}
     try:
         selector = str(selector_from_label_selector(spec.get("selector")))
@@ -123,7 +126,7 @@ def scale_of(obj: Object) -> Object:
 
 
 def get_scale(registry: Registry, ctx: RequestContext) -> Object:
-    return scale_of(registry.get(ctx))
+    return scale_of(registry.get(ctx), ctx.served.custom)
 
 
 def update_scale(registry: Registry, ctx: RequestContext, body: Any) -> Object:
@@ -142,9 +145,14 @@ def update_scale(registry: Registry, ctx: RequestContext, body: Any) -> Object:
         raise conflict(f"{info.resource}/scale", r.name, f"Precondition failed: UID in "
                        f"precondition: {uid}, UID in object meta: {obj['metadata'].get('uid')}",
                        info.group)
-    obj.setdefault("spec", {})["replicas"] = (scale.get("spec") or {}).get("replicas", 0)
+    replicas = (scale.get("spec") or {}).get("replicas", 0)
+    custom = ctx.served.custom
+    if custom is not None and custom.scale is not None:
+        custom.set_replicas(obj, replicas)
+    else:
+        obj.setdefault("spec", {})["replicas"] = replicas
     obj["metadata"]["resourceVersion"] = meta.get("resourceVersion") or ""
-    return scale_of(registry.update(ctx, obj, kv))
+    return scale_of(registry.update(ctx, obj, kv), custom)
 
 
 class ContainerLogs(Protocol):

@@ -20,6 +20,7 @@ from kubelab.api.errors import ApiError
 from kubelab.api.request import RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.wire import read_body
+from kubelab.kubectl_crd import printer_columns
 from kubelab.serve import discovery, openapi
 from kubelab.serve.requestinfo import parse_path, to_request
 from kubelab.serve.tables import TABLE_V1, table_for, wants_table
@@ -197,7 +198,17 @@ class ResourceHandler(_Base):
         return table_for(request.resource, items, self.server.cluster.clock.now,
                          include_object=query.get("includeObject", "Metadata"),
                          resource_version=str(meta.get("resourceVersion", "")),
-                         continue_token=str(meta.get("continue", "")))
+                         continue_token=str(meta.get("continue", "")),
+                         printer_columns=printer_columns(self._crd(request)))
+
+    def _crd(self, request: Request) -> Object | None:
+        """The CRD of a custom resource's request (None: a built-in resource)."""
+        served = self.server.cluster.apiserver.served
+        found = served.lookup(request.group, request.resource) if request.group else None
+        if found is None or found.builtin:
+            return None
+        return served.get("customresourcedefinitions", "", f"{request.resource}.{request.group}",
+                          "apiextensions.k8s.io")
 
     post = put = patch = delete = _serve
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.kubectl_crd import crd_columns, crd_table_columns
 from kubelab.kubectl_printers import COLUMNS, WIDE_EXTRA, _generic_row
 
 __all__ = ["TABLE_V1", "table_for", "wants_table"]
@@ -41,13 +42,22 @@ def _row_object(obj: Object, include: str) -> Object | None:
 
 
 def table_for(resource: str, objects: list[Object], now: float, *, include_object: str = "Metadata",
-              resource_version: str = "", continue_token: str = "") -> Object:
+              resource_version: str = "", continue_token: str = "",
+              printer_columns: list[Object] | None = None) -> Object:
+    """printer_columns: a custom resource's additionalPrinterColumns (kubelab/kubectl_crd.py)."""
     headers, row = COLUMNS.get(resource, (["NAME", "AGE"], _generic_row))
     wide = WIDE_EXTRA.get(resource, [])
     columns = [_column(h, 0) for h in headers] + [_column(h, 1) for h in wide]
+    cells = [row(obj, now, True)[:len(columns)] for obj in objects]
+    if printer_columns:
+        columns = [_column("NAME", 0)] + [
+            {"name": c.get("name", ""), "type": c.get("type", "string"), "format": c.get("format", ""),
+             "description": c.get("description", ""), "priority": c.get("priority", 0)}
+            for c in crd_table_columns(printer_columns, True)]
+        cells = crd_columns(printer_columns, objects, now, True)[1]
     rows = []
-    for obj in objects:
-        row_out: Object = {"cells": row(obj, now, True)[:len(columns)]}
+    for obj, obj_cells in zip(objects, cells, strict=True):
+        row_out: Object = {"cells": obj_cells}
         embedded = _row_object(obj, include_object)
         if embedded is not None:
             row_out["object"] = embedded

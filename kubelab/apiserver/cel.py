@@ -1,0 +1,162 @@
+"""The Common Expression Language, as the API server evaluates it for CRD validation rules
+(x-kubernetes-validations) and ValidatingAdmissionPolicies.
+
+Upstream uses cel-go with Kubernetes' libraries (k8s.io/apiserver pkg/cel/library). kubelab
+uses cel-python (`celpy`, pure Python, on PyPI), which implements the CEL language and its
+standard functions: field selection, `has()`, `size()`, the macros `all`, `exists`,
+`exists_one`, `map`, `filter`, `in`, `matches`, `startsWith`, `endsWith`, `contains`, type
+conversions and the duration/timestamp types. kubelab adds these Kubernetes library functions:
+the strings extension's `lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`,
+`indexOf`, and the lists library's `isSorted`, `sum`, `min`, `max`. Not supported: `quantity`,
+`url`, `ip`, `cidr`, `format`, regex `find`/`findAll`, optional types, and the runtime cost
+limit (upstream stops a rule past its cost budget; kubelab does not estimate or count cost).
+
+Compiled programs are cached by their text, as upstream caches them per CRD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import pairwise
+from typing import Any
+
+import celpy
+from celpy import celtypes
+from celpy.adapter import json_to_cel
+from celpy.celparser import CELParseError
+from celpy.evaluation import CELEvalError
+
+__all__ = ["CelCompileError", "CelEvalError", "Program", "compile_expression", "to_cel"]
+
+
+class CelCompileError(ValueError):
+    """The expression does not compile; str() is the reason."""
+
+
+class CelEvalError(RuntimeError):
+    """The expression failed while it ran (no such key, division by zero, no such overload)."""
+
+
+def _lower_ascii(s: celtypes.StringType) -> celtypes.StringType:
+    return celtypes.StringType("".join(c.lower() if c.isascii() else c for c in s))
+
+
+def _upper_ascii(s: celtypes.StringType) -> celtypes.StringType:
+    return celtypes.StringType("".join(c.upper() if c.isascii() else c for c in s))
+
+
+def _split(s: celtypes.StringType, sep: celtypes.StringType) -> celtypes.ListType:
+    return celtypes.ListType([celtypes.StringType(p) for p in str(s).split(str(sep))])
+
+
+def _join(items: celtypes.ListType, sep: celtypes.StringType | None = None) -> celtypes.StringType:
+    return celtypes.StringType(str(sep or "").join(str(i) for i in items))
+
+
+def _replace(s: celtypes.StringType, old: celtypes.StringType,
+             new: celtypes.StringType) -> celtypes.StringType:
+    return celtypes.StringType(str(s).replace(str(old), str(new)))
+
+
+def _index_of(s: Any, item: Any) -> celtypes.IntType:
+    if isinstance(s, str):
+        return celtypes.IntType(str(s).find(str(item)))
+    return celtypes.IntType(list(s).index(item) if item in s else -1)
+
+
+def _values(items: celtypes.ListType) -> list[Any]:
+    return list(items)
+
+
+def _is_sorted(items: celtypes.ListType) -> celtypes.BoolType:
+    return celtypes.BoolType(all(a <= b for a, b in pairwise(_values(items))))
+
+
+def _sum(items: celtypes.ListType) -> Any:
+    total: Any = celtypes.IntType(0)
+    for item in items:
+        total = total + item
+    return total
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "lowerAscii": _lower_ascii, "upperAscii": _upper_ascii,
+    "trim": lambda s: celtypes.StringType(str(s).strip()),
+    "split": _split, "join": _join, "replace": _replace, "indexOf": _index_of,
+    "isSorted": _is_sorted, "sum": _sum,
+    "min": lambda items: min(items), "max": lambda items: max(items),
+}
+
+_ENV = celpy.Environment()
+
+
+class Program:
+    """A compiled expression."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        try:
+            ast = _ENV.compile(text)
+        except CELParseError as err:
+            raise CelCompileError(str(err).strip()) from None
+        self._program = _ENV.program(ast, functions=FUNCTIONS)
+
+    def evaluate(self, activation: dict[str, Any]) -> Any:
+        """The expression's value (a plain Python value) with these variables (JSON values)."""
+        try:
+            result = self._program.evaluate({k: to_cel(v) for k, v in activation.items()})
+        except CELEvalError as err:
+            raise CelEvalError(_eval_message(err)) from None
+        except (TypeError, ValueError, ZeroDivisionError, KeyError, IndexError) as err:
+            raise CelEvalError(str(err)) from None
+        if isinstance(result, CELEvalError):
+            raise CelEvalError(_eval_message(result))
+        return _from_cel(result)
+
+
+def _eval_message(err: Exception) -> str:
+    """cel-go's words where kubelab can tell which error it is."""
+    text = str(err.args[0]) if err.args else str(err)
+    if "no such member" in text or (len(err.args) > 1 and err.args[1] is KeyError):
+        key = text.rsplit(":", 1)[-1].strip().strip("'")
+        return f"no such key: {key}"
+    if len(err.args) > 1 and err.args[1] is ZeroDivisionError:
+        return "division by zero"
+    if "no such overload" in text or (len(err.args) > 1 and err.args[1] is TypeError):
+        return "no such overload"
+    return text
+
+
+_CACHE: dict[str, Program] = {}
+
+
+def compile_expression(text: str) -> Program:
+    """The compiled program for text (cached), or CelCompileError."""
+    program = _CACHE.get(text)
+    if program is None:
+        if len(_CACHE) > 1024:
+            _CACHE.clear()
+        program = _CACHE[text] = Program(text)
+    return program
+
+
+def to_cel(value: Any) -> Any:
+    if value is None:
+        return None
+    return json_to_cel(value)
+
+
+def _from_cel(value: Any) -> Any:
+    if isinstance(value, celtypes.BoolType):
+        return bool(value)
+    if isinstance(value, celtypes.IntType | celtypes.UintType):
+        return int(value)
+    if isinstance(value, celtypes.DoubleType):
+        return float(value)
+    if isinstance(value, celtypes.StringType):
+        return str(value)
+    if isinstance(value, celtypes.ListType):
+        return [_from_cel(v) for v in value]
+    if isinstance(value, celtypes.MapType):
+        return {str(k): _from_cel(v) for k, v in value.items()}
+    return value
