@@ -77,6 +77,12 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
              "The 15-hour ImagePullBackOff", "medium", 10, ("kubelab.kubelet",)),
     Exercise("6.2", "A readiness probe", "ex06_kubelet", "ReadinessProbe", "06_kubelet",
              "Liveness vs readiness", "medium", 10, ("kubelab.kubelet",)),
+    # notebook 08 (operators)
+    Exercise("8.1", "Reconcile a Website", "ex08_operators", "reconcile_website", "08_operators",
+             "3. Write the operator", "hard", 10, ("kubelab.controllers",)),
+    Exercise("8.2", "A finalizer for an outside lock", "ex08_operators", "reconcile_ledger_lock",
+             "08_operators", "5. Clean up outside the cluster: a finalizer", "medium", 10,
+             ("kubelab.controllers",)),
 )}
 
 
