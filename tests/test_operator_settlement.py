@@ -112,3 +112,13 @@ def test_same_seed_same_trace() -> None:
         c.run(120)
         return c.trace.text()
     assert trace(4) == trace(4)
+
+
+def test_api_resources_lists_a_crd_as_soon_as_it_exists() -> None:
+    """kubectl api-resources asks discovery every time (it used to show only kinds the client
+    had already looked up)."""
+    c = Cluster(nodes=1, components=[])
+    c.kubectl("api-resources")
+    c.apply(SETTLEMENT_JOB_CRD)
+    rows = [line.split() for line in str(c.kubectl("api-resources")).splitlines()]
+    assert ["settlementjobs", "sj", "batch.kubelab.dev/v1", "true", "SettlementJob"] in rows
