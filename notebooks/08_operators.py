@@ -139,7 +139,8 @@ def job(name, behavior, **spec):
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
             "spec": {**spec, "template": {
                 "metadata": {"annotations": {"kubelab.dev/behavior": behavior}},
-                "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox:1.36"}]}}}}
+                "spec": {"restartPolicy": "Never",
+                         "containers": [{"name": "main", "image": "busybox:1.36"}]}}}}
 
 
 c.apply(job("batch", "exit=15", completions=3, parallelism=2))
@@ -323,7 +324,7 @@ async def eventually(predicate, timeout=2.5):
 
 
 try:
-    import kopf  # noqa: F401
+    import kopf
 except ImportError:
     kopf_process = None
     print("kopf is not installed: pip install kopf, then run this section again")
@@ -384,9 +385,9 @@ if kopf_process is not None:
 # |---|---|---|
 # | unit of work | one key: reconcile "make it so, now" | one change: `on.create`, `on.update`, `on.delete` |
 # | what was done before | read from the cluster every time | kept in an annotation on the object |
-# | a deleted child | the owner's watch wakes the reconcile, which recreates it | nothing, unless a handler watches it |
+# | a deleted child | the owner's watch wakes the reconcile: made again | nothing, unless a handler asks |
 # | outside cleanup | your finalizer, your order of steps | kopf's finalizer around `on.delete` |
-# | retries | workqueue back-off, `Result(requeue_after=...)` | `kopf.TemporaryError(delay=...)`, per handler |
+# | retries | workqueue back-off, `Result(requeue_after=...)` | `kopf.TemporaryError(delay=...)` |
 
 # %% [markdown]
 # ## 7. Break it yourself
@@ -431,7 +432,8 @@ print(ledger, sorted(ledger.locks))
 # EOF
 # kubectl create job pi --image=perl:5.34 -- perl -Mbignum=bpi -wle 'print bpi(200)'
 # kubectl get jobs -w; kubectl describe job pi
-# kubectl delete sj eod-2025-01-01 --wait=false; kubectl get sj eod-2025-01-01 -o jsonpath='{.metadata.finalizers}'
+# kubectl delete sj eod-2025-01-01 --wait=false
+# kubectl get sj eod-2025-01-01 -o jsonpath='{.metadata.finalizers}'
 # kopf run --standalone --namespace default kopf_settlement.py
 # ```
 #
@@ -469,9 +471,9 @@ print(ledger, sorted(ledger.locks))
 # - A Job runs pods to completion: `completions`, `parallelism`, `backoffLimit` with a pod back-off,
 #   interim `FailureTarget`/`SuccessCriteriaMet`, then `Failed`/`Complete`.
 # - An operator is a controller for your kind: a reconcile per key, from the cache, writing only differences.
-# - Level-triggered and idempotent: crashes, lost events and deleted children are repaired by the next reconcile.
-# - `ownerReferences` clean up Kubernetes objects (the garbage collector); a finalizer is for the outside world.
-# - kopf's handlers react to changes; a reconcile loop converges on the state. Both run against any API server.
+# - Level-triggered and idempotent: the next reconcile repairs crashes, lost events, deleted children.
+# - `ownerReferences` clean up Kubernetes objects (the garbage collector); a finalizer, the outside world.
+# - kopf's handlers react to changes; a reconcile loop converges on the state. Both run on any API server.
 #
 # **Exercises.** Open [exercises/ex08_operators.py](../exercises/ex08_operators.py): 8.1 the
 # reconcile of a Website that owns a Deployment (within a request budget), 8.2 a finalizer that
