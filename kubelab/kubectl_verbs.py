@@ -27,6 +27,7 @@ from kubelab.kubectl_common import (
     resources,
 )
 from kubelab.kubectl_describe_apps import describe_object
+from kubelab.kubectl_explain import explain
 from kubelab.kubectl_rollout import rollout
 from kubelab.kubectl_taint import taint
 
@@ -224,6 +225,7 @@ def _api_resources(client: Client, args: argparse.Namespace, now: float, stdin: 
 VERBS: dict[str, Verb] = {
     "scale": _scale, "label": _label, "annotate": _label, "cordon": _cordon, "uncordon": _cordon,
     "describe": _describe, "logs": _logs, "version": _version, "api-resources": _api_resources,
+    "explain": explain,
     "taint": lambda client, args, now, stdin: taint(client, args.args, overwrite=args.overwrite),
     "rollout": lambda client, args, now, stdin: rollout(
         client, args.args, args.namespace, now=now, to_revision=args.to_revision, revision=args.revision),

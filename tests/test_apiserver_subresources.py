@@ -351,6 +351,7 @@ def test_deleting_a_crd_removes_its_objects(env: Env) -> None:
     env.create("widgets", widget("w1"), group="example.com")
     env.req("delete", "customresourcedefinitions", "", "widgets.example.com",
             group="apiextensions.k8s.io")
+    env.settle()  # the customresourcecleanup finalizer deletes the objects, then the CRD goes
     assert env.error("list", "widgets", group="example.com").code == 404
     assert not env.store.range("/registry/example.com/", prefix=True).kvs
 

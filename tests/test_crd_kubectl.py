@@ -105,3 +105,17 @@ def test_kubectl_scale_works_through_the_custom_scale_subresource(c: Cluster) ->
     # The schema still applies to what scale writes.
     assert c.kubectl("scale website blog --replicas=0") == "website.kubelab.dev/blog scaled"
     assert c.client.get("websites", "blog")["spec"]["replicas"] == 0
+
+
+def test_kubectl_explain_reads_the_crd_schema(c: Cluster) -> None:
+    out = c.kubectl("explain website.spec")
+    assert out.exit_code == 0
+    assert out.splitlines() == [
+        "GROUP:      kubelab.dev", "KIND:       Website", "VERSION:    v1", "",
+        "FIELD: spec <Object>", "", "", "DESCRIPTION:", "    <empty>", "FIELDS:",
+        "  image\t<string> -required-", "    <no description>", "",
+        "  replicas\t<integer>", "    <no description>"]
+    top = c.kubectl("explain ws")
+    assert "  metadata\t<ObjectMeta>\n    Standard object's metadata." in top
+    assert c.kubectl("explain website.spec.nope") == 'error: field "nope" does not exist'
+    assert c.kubectl("explain pods").exit_code == 1

@@ -70,6 +70,12 @@ CASES = [
      'spec.x: Unsupported value: "x": supported values: "a", "b"'),
     ({"type": "integer", "enum": [1, 2]}, 3,
      'spec.x: Unsupported value: 3: supported values: "1", "2"'),
+    ({"type": "integer", "enum": [1, 2]}, "1",  # the type and the enum both fail, as upstream
+     '[spec.x: Invalid value: "string": spec.x in body must be of type integer: "string", '
+     'spec.x: Unsupported value: "1": supported values: "1", "2"]'),
+    ({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}},
+      "minProperties": 2}, {"a": -1},  # too few properties ends the object's check
+     "spec.x: Invalid value: 1: spec.x in body should have at least 2 properties"),
     ({"type": "string", "maxLength": 3}, "abcd",
      "spec.x: Too long: may not be more than 3 bytes"),
     ({"type": "string", "minLength": 2}, "a",
@@ -108,7 +114,7 @@ CASES = [
     ({"type": "object", "additionalProperties": {"type": "string"}, "maxProperties": 1},
      {"a": "1", "b": "2"}, "spec.x: Too many: 2: must have at most 1 items"),
     ({"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 2},
-     {"a": "1"}, "spec.x: Invalid value: 2: spec.x in body should have at least 2 properties"),
+     {"a": "1"}, "spec.x: Invalid value: 1: spec.x in body should have at least 2 properties"),
     ({"type": "object", "additionalProperties": {"type": "integer"}}, {"a": "1"},
      'spec.x.a: Invalid value: "string": spec.x.a in body must be of type integer: "string"'),
     ({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}, {},
@@ -157,8 +163,8 @@ def test_required_at_the_top_and_several_errors_at_once() -> None:
                              "image": {"type": "string"}}}
     env = serve(schema)
     assert refused(env, widget({"size": 0})) == (
-        'Widget.example.com "w" is invalid: [spec.image: Required value, spec.size: Invalid '
-        "value: 0: spec.size in body should be greater than or equal to 1]")
+        'Widget.example.com "w" is invalid: [spec.size: Invalid value: 0: spec.size in body '
+        "should be greater than or equal to 1, spec.image: Required value]")
 
 
 def test_update_is_checked_too() -> None:

@@ -71,6 +71,11 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("jobs", "Job", group="batch", subresources=("status",)),
     ResourceInfo("selfsubjectaccessreviews", "SelfSubjectAccessReview", group="authorization.k8s.io",
                  namespaced=False, verbs=("create",)),
+    # Admission policies (kubelab/apiserver/admission_policy.py)
+    ResourceInfo("validatingadmissionpolicies", "ValidatingAdmissionPolicy",
+                 group="admissionregistration.k8s.io", namespaced=False, subresources=("status",)),
+    ResourceInfo("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding",
+                 group="admissionregistration.k8s.io", namespaced=False),
 )
 
 

@@ -8,6 +8,8 @@
   their eviction waits five minutes (plugin/pkg/admission/defaulttolerationseconds).
 - NodeRestriction (validating): a kubelet may only change its own Node, its own Lease and the
   status of pods bound to it (plugin/pkg/admission/noderestriction/admission.go).
+- ValidatingAdmissionPolicy (validating): the CEL policies bound by
+  ValidatingAdmissionPolicyBindings (admission_policy.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from kubelab.apiserver.admission import (
     Attributes,
     admission_forbidden,
 )
+from kubelab.apiserver.admission_policy import ValidatingAdmissionPolicy
 from kubelab.apiserver.defaults import set_defaults
 
 __all__ = [
@@ -168,5 +171,6 @@ def _name(attrs: Attributes) -> str:
 
 
 def default_plugins() -> list[AdmissionPlugin]:
-    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), NodeRestriction()]
+    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), NodeRestriction(),
+            ValidatingAdmissionPolicy()]
 

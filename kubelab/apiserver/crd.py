@@ -5,8 +5,9 @@ does (staging/src/k8s.io/apiextensions-apiserver: pkg/apis/apiextensions/validat
 rules, pkg/registry/customresource for the objects). Custom objects are stored under
 /registry/<group>/<plural>/ and checked against the storage version's openAPIV3Schema
 (crd_schema/, crd_handler.py); the storage version may ask for the status and scale
-subresources and for additionalPrinterColumns. Only the storage version is served, and
-deleting the CRD deletes its objects at once (upstream: the customresourcecleanup finalizer).
+subresources and for additionalPrinterColumns. Only the storage version is served. Deleting
+the CRD deletes its objects first, through the customresourcecleanup finalizer
+(crd_finalizer.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain
 from kubelab.apiserver.crd_handler import CustomResourceSchema
 from kubelab.apiserver.crd_schema import validate_schema
 
-__all__ = ["crd_resource_info", "crd_schema", "crd_status", "storage_version", "validate_crd"]
+__all__ = ["CLEANUP_FINALIZER", "crd_resource_info", "crd_schema", "crd_status", "mark_for_cleanup",
+           "set_condition", "storage_version", "terminating", "validate_crd"]
+
+CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 COLUMN_TYPES = ["integer", "number", "string", "boolean", "date"]
 
@@ -111,9 +115,12 @@ def _version(version: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
-def crd_schema(crd: Object) -> CustomResourceSchema:
-    """The storage version's schema, scale paths and printer columns."""
-    version = storage_version(crd) or {}
+def crd_schema(crd: Object, name: str | None = None) -> CustomResourceSchema:
+    """A version's schema, scale paths and printer columns (name None: the storage version's)."""
+    storage = storage_version(crd) or {}
+    version = storage if name is None else next(
+        (v for v in _dict(crd.get("spec")).get("versions") or []
+         if isinstance(v, dict) and v.get("name") == name), {})
     kind = str(_dict(_dict(crd.get("spec")).get("names")).get("kind") or "")
     scale = _dict(version.get("subresources")).get("scale")
     return CustomResourceSchema(
@@ -121,7 +128,9 @@ def crd_schema(crd: Object) -> CustomResourceSchema:
         _dict(version.get("schema")).get("openAPIV3Schema"),
         scale=dict(scale) if isinstance(scale, dict) else None,
         printer_columns=[dict(c) for c in version.get("additionalPrinterColumns") or []
-                         if isinstance(c, dict)])
+                         if isinstance(c, dict)],
+        terminating=terminating(crd),
+        storage_api_version=f"{_dict(crd.get('spec')).get('group', '')}/{storage.get('name', '')}")
 
 
 def crd_status(crd: Object) -> Object:
@@ -156,3 +165,35 @@ def crd_resource_info(crd: Object) -> ResourceInfo | None:
         namespaced=spec.get("scope", "Namespaced") == "Namespaced",
         short_names=tuple(names.get("shortNames") or ()),
         subresources=tuple(sub for sub in ("status", "scale") if sub in subresources))
+
+
+# ---------------------------------------------------------------- deletion (crd_finalizer.py)
+
+
+def set_condition(crd: Object, ctype: str, status: str, reason: str, message: str,
+                  now: str) -> None:
+    """SetCRDCondition: replace the condition of that type (its transition time kept while
+    the status stays the same)."""
+    conditions = (crd.setdefault("status", {})).setdefault("conditions", [])
+    for condition in conditions:
+        if condition.get("type") == ctype:
+            if condition.get("status") != status:
+                condition["lastTransitionTime"] = now
+            condition.update(status=status, reason=reason, message=message)
+            return
+    conditions.append({"type": ctype, "status": status, "lastTransitionTime": now,
+                       "reason": reason, "message": message})
+
+
+def mark_for_cleanup(crd: Object, finalizers: list[str], now: str) -> None:
+    """etcd.go Delete: the finalizer and Terminating=True on the first delete of a CRD."""
+    if CLEANUP_FINALIZER not in finalizers:
+        finalizers.append(CLEANUP_FINALIZER)
+    set_condition(crd, "Terminating", "True", "InstanceDeletionPending",
+                  "CustomResourceDefinition marked for deletion; CustomResource deletion will "
+                  "begin soon", now)
+
+
+def terminating(crd: Object) -> bool:
+    return any(c.get("type") == "Terminating" and c.get("status") == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [])

@@ -18,7 +18,8 @@ import json
 from typing import Any
 
 from kubelab.api import Object
-from kubelab.api.errors import FieldError, bad_request, field_invalid
+from kubelab.api.errors import FieldError, bad_request, field_invalid, method_not_supported
+from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.crd_schema import apply_defaults, prune, validate_rules, validate_value
 
 __all__ = ["CustomResourceSchema"]
@@ -30,22 +31,36 @@ UNCHECKED = ("some validation rules were not checked because the object was inva
 class CustomResourceSchema:
     def __init__(self, kind: str, version: str, schema: dict[str, Any] | None,
                  scale: dict[str, Any] | None = None,
-                 printer_columns: list[dict[str, Any]] | None = None) -> None:
+                 printer_columns: list[dict[str, Any]] | None = None,
+                 terminating: bool = False, storage_api_version: str = "") -> None:
         self.kind, self.version = kind, version
+        self.storage_api_version = storage_api_version  # what the store holds: group/version
+        self.terminating = terminating           # the CRD is being deleted: no new objects
         self.scale = scale                       # subresources.scale: the replicas paths
         self.printer_columns = printer_columns or []
         self.schema: dict[str, Any] = schema if isinstance(schema, dict) else \
             {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         self.has_rules = "x-kubernetes-validations" in json.dumps(self.schema)
 
-    def decode(self, obj: Object) -> None:
-        """Prune (refusing what would be pruned, as Strict does), then default, in place."""
+    def decode(self, obj: Object, info: ResourceInfo, creating: bool = False) -> None:
+        """Prune (refusing what would be pruned, as Strict does), then default, in place.
+        No object is created while the CRD terminates (customresource_handler.go)."""
+        if creating and self.terminating:
+            err = method_not_supported(info.resource, "create", info.group)
+            err.message = "create not allowed while custom resource definition is terminating"
+            raise err
         dropped = prune(obj, self.schema)
         if dropped:
             fields = ", ".join(f'unknown field "{p}"' for p in dropped)
             raise bad_request(f'{self.kind} in version "{self.version}" cannot be handled as a '
                               f"{self.kind}: strict decoding error: {fields}")
         apply_defaults(obj, self.schema)
+
+    def storage_form(self, obj: Object) -> Object:
+        """obj as the store holds it: apiVersion is the storage version's (conversion None)."""
+        if not self.storage_api_version or obj.get("apiVersion") == self.storage_api_version:
+            return obj
+        return {**obj, "apiVersion": self.storage_api_version}
 
     def validate(self, obj: Object, old: Object | None) -> list[FieldError]:
         errs = validate_value(self.schema, obj)

@@ -26,6 +26,7 @@ from kubelab.api.errors import (
 from kubelab.apiserver.admission import DELETE
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import RequestContext
+from kubelab.apiserver.crd import mark_for_cleanup
 from kubelab.apiserver.strategy import grace_period
 from kubelab.store import KeyValue
 
@@ -86,6 +87,8 @@ def delete_object(registry: Registry, ctx: RequestContext, kv: KeyValue) -> Obje
         if policy else list(meta.get("finalizers") or ())
     if policy in GC_FINALIZERS:
         finalizers.append(GC_FINALIZERS[policy])
+    if info.resource == "customresourcedefinitions" and served.builtin:
+        mark_for_cleanup(old, finalizers, server.timestamp())  # crd_finalizer.py
     period = grace_period(info.resource, old, grace)
     pending = bool(finalizers) or (info.resource == "namespaces" and
                                    bool((old.get("spec") or {}).get("finalizers")))

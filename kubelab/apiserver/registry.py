@@ -195,7 +195,7 @@ class Registry:
         if meta.get("namespace", "") != namespace:
             _ensure_namespace(meta, namespace)
         if served.custom is not None:
-            served.custom.decode(obj)
+            served.custom.decode(obj, info, creating=True)
         attrs = ctx.attributes(CREATE, obj, None)
         ctx.enter("mutating-admission")
         server.admission.mutate(attrs)
@@ -256,7 +256,7 @@ class Registry:
         _ensure_namespace(meta, r.namespace if info.namespaced else "")
         rv = parse_resource_version(str(meta.get("resourceVersion") or ""))
         if served.custom is not None:
-            served.custom.decode(obj)
+            served.custom.decode(obj, info)
         attrs = ctx.attributes(UPDATE, obj, old)
         ctx.enter("mutating-admission")
         server.admission.mutate(attrs)
@@ -291,7 +291,7 @@ class Registry:
             new_meta["resourceVersion"] = str(server.store.revision)
             return new
         new_meta.pop("resourceVersion", None)
-        data = encode(new)
+        data = encode(_stored(served, new))
         if data == kv.value:  # nothing changed: no write, no new revision
             new_meta["resourceVersion"] = str(kv.mod_revision)
             return new
@@ -328,7 +328,7 @@ class Registry:
         meta = obj["metadata"]
         if data is None:
             meta.pop("resourceVersion", None)
-            data = encode(obj)
+            data = encode(_stored(ctx.served, obj))
         if len(data) > MAX_REQUEST_BODY_BYTES:
             raise request_entity_too_large(f"limit is {MAX_REQUEST_BODY_BYTES}")
         if ctx.request.dry_run:
@@ -364,6 +364,11 @@ class Registry:
                            group=ctx.served.info.group)
         if ctx.served.affects_server:
             self.server.after_write(ctx.served, key, None)
+
+
+def _stored(served: Served, obj: Object) -> Object:
+    """What the store holds: a custom object in its storage version (crd_versions.py)."""
+    return served.custom.storage_form(obj) if served.custom is not None else obj
 
 
 def _single_key(served: Served, predicate: Predicate) -> str | None:

@@ -50,6 +50,7 @@ from kubelab.apiserver.authn import (
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import RequestContext, Served
+from kubelab.apiserver.crd_versions import to_version, versioned_events
 from kubelab.apiserver.decode import decode_body
 from kubelab.apiserver.eviction import evict
 from kubelab.apiserver.patch import apply_patch
@@ -177,7 +178,10 @@ class APIServer:
         record = AuditRecord(self.clock.now, "", request.verb, request.resource,
                              request.namespace, request.name, request.subresource)
         with self._audited(record):
-            result = self._dispatch(self._admit_request(request, record))
+            ctx = self._admit_request(request, record)
+            result = self._dispatch(ctx)
+            if not ctx.served.builtin:  # a custom object says the version it was asked at
+                result = to_version(result, ctx.served.info.api_version)
             record.code = 201 if request.verb == "create" else 200
         return result
 
@@ -226,8 +230,8 @@ class APIServer:
         return RequestContext(request, served, user, record, self)
 
     def _resolve(self, r: Request) -> Served:
-        served = self.served.lookup(r.group, r.resource)
-        if served is None or r.version != served.info.version:
+        served = self.served.lookup_version(r.group, r.resource, r.version)
+        if served is None:
             raise server_not_found()
         verbs = served.verbs(r.subresource)
         if not verbs:
@@ -274,7 +278,8 @@ class APIServer:
             return server_side_apply(reg, ctx)
         if verb == "patch":
             kv = reg.read(ctx, r.namespace, r.name)
-            live = decode(kv.value, kv.mod_revision)
+            live = to_version(decode(kv.value, kv.mod_revision), served.info.api_version) \
+                if not served.builtin else decode(kv.value, kv.mod_revision)
             ctx.enter("decode")
             target = subresources.scale_of(live, served.custom) if sub == "scale" else live
             patch_type = str(r.options.get("patchType", "merge"))
@@ -344,6 +349,10 @@ class APIServer:
             interceptor = self.watch_interceptor
             if interceptor is not None and interceptor.on_open(info):  # this client lost events
                 rv = -1  # older than anything the cache can replay: 410, and the client relists
+            if not served.builtin:
+                on_event = versioned_events(on_event, served.info.api_version)
+                initial = [{**e, "object": to_version(dict(e["object"]), served.info.api_version)}
+                           for e in initial]
             watcher = self.served.cachers[(served.info.group, served.info.resource)].add(
                 info, predicate, rv, initial, on_event, on_close)
             record.code = 200

@@ -11,9 +11,12 @@ from typing import TYPE_CHECKING
 
 from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo, ResourceTable
+from kubelab.apiserver.admission_policy_match import validate_binding, validate_policy
 from kubelab.apiserver.codec import decode
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.crd import crd_resource_info, crd_schema, validate_crd
+from kubelab.apiserver.crd_finalizer import CRDFinalizer
+from kubelab.apiserver.crd_versions import served_versions
 from kubelab.apiserver.rbac import RBAC_RESOURCES
 from kubelab.apiserver.schema import SCHEMAS
 from kubelab.apiserver.strategy import strategy_for
@@ -25,29 +28,44 @@ if TYPE_CHECKING:
 __all__ = ["ServedResources"]
 
 GroupResource = tuple[str, str]
+# The rules of built-in kinds validated next to their own code.
+EXTRA_VALIDATION = {"customresourcedefinitions": validate_crd,
+                    "validatingadmissionpolicies": validate_policy,
+                    "validatingadmissionpolicybindings": validate_binding}
 
 
 class ServedResources:
     def __init__(self, server: APIServer, table: ResourceTable) -> None:
         self.server, self.table = server, table
         self._served: dict[GroupResource, Served] = {}
+        # A custom resource's other served versions (crd_versions.py), by version.
+        self._versions: dict[GroupResource, dict[str, Served]] = {}
         self.cachers: dict[GroupResource, Cacher] = {}
         self._namespace_phases: dict[str, str | None] = {}
+        self.crd_finalizer = CRDFinalizer(server)
         for info in table:
             self._serve_builtin(info)
 
     def lookup(self, group: str, resource: str) -> Served | None:
         return self._served.get((group, resource))
 
+    def lookup_version(self, group: str, resource: str, version: str) -> Served | None:
+        """The resource as served at version (a custom resource may serve several)."""
+        served = self._served.get((group, resource))
+        if served is None or served.info.version == version:
+            return served
+        return self._versions.get((group, resource), {}).get(version)
+
     def __iter__(self) -> Iterator[Served]:
-        return iter(list(self._served.values()))
+        return iter([*self._served.values(),
+                     *(s for versions in self._versions.values() for s in versions.values())])
 
     def __len__(self) -> int:
         return len(self._served)
 
     def _serve_builtin(self, info: ResourceInfo) -> None:
         subs = set(info.subresources) | ({"finalize"} if info.resource == "namespaces" else set())
-        extra = validate_crd if info.resource == "customresourcedefinitions" else None
+        extra = EXTRA_VALIDATION.get(info.resource)
         affects = info.resource in RBAC_RESOURCES or info.resource in (
             "namespaces", "customresourcedefinitions")
         self._served[(info.group, info.resource)] = Served(
@@ -67,16 +85,19 @@ class ServedResources:
             info, strategy_for(info.resource, custom=True, has_status=has_status),
             f"/registry/{info.group}/{info.resource}/", False, None, frozenset(info.subresources),
             custom=crd_schema(crd))
+        self._versions[gr] = served_versions(crd, self._served[gr])
         if self.table.get(info.group, info.resource) is None:
             self.table.register(info)
         if self.server.running and gr not in self.cachers:
             self.cachers[gr] = self._cacher(self._served[gr])
+        self.crd_finalizer.enqueue(crd)
 
     def unserve_crd(self, crd_name: str) -> None:
         """The CRD named <plural>.<group> is gone: so are its resource and its objects."""
         for gr, served in list(self._served.items()):
             if not served.builtin and f"{served.info.resource}.{served.info.group}" == crd_name:
                 del self._served[gr]
+                self._versions.pop(gr, None)
                 self.server.store.delete_range(served.prefix, prefix=True)
                 cacher = self.cachers.pop(gr, None)
                 if cacher is not None:
@@ -91,6 +112,18 @@ class ServedResources:
             return None
         kvs = self.server.store.range(served.key(namespace, name)).kvs
         return decode(kvs[0].value, kvs[0].mod_revision) if kvs else None
+
+    def list_objects(self, resource: str, group: str = "", namespace: str = "") -> list[Object]:
+        """Every live object of a resource (in namespace, if given), for admission plugins."""
+        served = self._served.get((group, resource))
+        if served is None:
+            return []
+        prefix = served.prefix + (f"{namespace}/" if served.info.namespaced and namespace else "")
+        return [decode(kv.value, kv.mod_revision)
+                for kv in self.server.store.range(prefix, prefix=True).kvs]
+
+    def resource_for(self, api_version: str, kind: str) -> ResourceInfo | None:
+        return self.table.for_kind(api_version, kind)
 
     def namespace_phase(self, name: str) -> str | None:
         """admission.Lister.namespace_phase, cached until a namespace changes."""
@@ -117,6 +150,7 @@ class ServedResources:
         for gr, served in self._served.items():
             if "watch" in served.verbs(""):  # a review has nothing to watch
                 self.cachers[gr] = self._cacher(served)
+        self.crd_finalizer.resume()
 
     def stop_cachers(self) -> None:
         cachers, self.cachers = list(self.cachers.values()), {}

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.crd_versions import kube_version_key
 
 __all__ = ["AGGREGATED_V2", "KUBE_VERSION", "aggregated", "api_group_list", "api_versions",
            "resource_list", "version_info", "wants_aggregated"]
@@ -60,7 +61,8 @@ def _groups(table: Iterable[ResourceInfo]) -> dict[str, list[ResourceInfo]]:
 
 
 def _versions(infos: Iterable[ResourceInfo]) -> list[str]:
-    return sorted({i.version for i in infos}, reverse=True)
+    """The group's versions, preferred first: v1 before v1beta1 (kube-aware order)."""
+    return sorted({i.version for i in infos}, key=kube_version_key)
 
 
 def api_versions(server_address: str) -> dict[str, Any]:

@@ -100,7 +100,8 @@ def validate_value(schema: dict[str, Any], value: Any, path: str = "") -> list[F
     if expected is not None:
         # InvalidType: the value reported is the JSON type the data had.
         actual = json_type(value)
-        return [_invalid(path, actual, f'{name} in {IN} must be of type {expected}: "{actual}"')]
+        errs.append(_invalid(path, actual, f'{name} in {IN} must be of type {expected}: "{actual}"'))
+        # The other validators still run where they apply to the value's own kind.
     if value is None:
         return errs
     if isinstance(value, str):
@@ -192,18 +193,26 @@ def _list_type(schema: dict[str, Any], value: list[Any], path: str) -> list[Fiel
 
 
 def _object(schema: dict[str, Any], value: dict[str, Any], path: str, name: str) -> list[FieldError]:
-    errs: list[FieldError] = []
-    if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-        errs.append(FieldError("Too many", path, len(value),
-                               f"must have at most {schema['maxProperties']} items"))
+    """object_validator.go: too few or too many properties end the check; then forbidden
+    properties, the properties (sorted here: Go's map order is random), then required."""
     if "minProperties" in schema and len(value) < schema["minProperties"]:
-        errs.append(_invalid(path, schema["minProperties"], f"{name} in {IN} should have at least "
-                             f"{schema['minProperties']} properties"))
+        return [_invalid(path, len(value), f"{name} in {IN} should have at least "
+                         f"{schema['minProperties']} properties")]
+    if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+        return [FieldError("Too many", path, len(value),
+                           f"must have at most {schema['maxProperties']} items")]
+    errs: list[FieldError] = []
     properties = schema.get("properties") or {}
     additional = schema.get("additionalProperties")
     if additional is False:
         for key in sorted(set(value) - set(properties)):
             errs.append(_invalid(path, key, f"{name}.{key} in {IN} is a forbidden property"))
+    for key in sorted(value):
+        sub = properties.get(key)
+        if sub is None and isinstance(additional, dict):
+            sub = additional
+        if isinstance(sub, dict) and not (not path and key == "metadata"):
+            errs += validate_value(sub, value[key], _child(path, key))
     for key in schema.get("required") or []:
         if key not in value:
             errs.append(field_required(_child(path, key)))
@@ -211,10 +220,4 @@ def _object(schema: dict[str, Any], value: dict[str, Any], path: str, name: str)
         for key in ("apiVersion", "kind"):
             if not value.get(key):
                 errs.append(field_required(_child(path, key), "must not be empty"))
-    for key in sorted(value):
-        sub = properties.get(key)
-        if sub is None and isinstance(additional, dict):
-            sub = additional
-        if isinstance(sub, dict) and not (not path and key == "metadata"):
-            errs += validate_value(sub, value[key], _child(path, key))
     return errs
