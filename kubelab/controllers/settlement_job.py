@@ -63,12 +63,18 @@ SETTLEMENT_JOB_CRD: Object = {
                      {"name": "Attempts", "type": "integer", "jsonPath": ".status.attempts"},
                      {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                     "spec": {"type": "object", "required": ["book", "businessDate"], "properties": {
-                         "book": {"type": "string", "minLength": 1, "x-kubernetes-validations": [
-                             {"rule": "self == oldSelf", "message": "book is immutable"}]},
-                         "businessDate": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
-                         "maxAttempts": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
-                         "behavior": {"type": "string", "default": "exit=30,code=0"}}},
+                     "spec": {"type": "object", "required": ["book", "businessDate"],
+                              "description": "One night's settlement of one book.", "properties": {
+                         "book": {"type": "string", "minLength": 1, "description": "The ledger book "
+                                  "to settle; locked in the ledger while the SettlementJob exists.",
+                                  "x-kubernetes-validations": [
+                                      {"rule": "self == oldSelf", "message": "book is immutable"}]},
+                         "businessDate": {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+                                          "description": "The business date settled, YYYY-MM-DD."},
+                         "maxAttempts": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3,
+                                         "description": "How many Jobs to try before giving up."},
+                         "behavior": {"type": "string", "default": "exit=30,code=0",
+                                      "description": "The simulated batch's kubelab.dev/behavior."}}},
                      "status": {"type": "object", "properties": {
                          "phase": {"type": "string"}, "attempts": {"type": "integer"},
                          "jobName": {"type": "string"}, "nextAttemptTime": {"type": "string"},
