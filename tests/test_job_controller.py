@@ -266,3 +266,14 @@ def test_defaults_and_immutable_template() -> None:
     with pytest.raises(ApiError) as err:
         c.client.create(wrong)
     assert "`selector` not auto-generated" in err.value.message
+
+
+def test_the_served_table_has_print_jobs_columns() -> None:
+    from kubelab.serve.tables import table_for
+    c = Cluster(nodes=1)
+    c.apply(job(parallelism=2, completions=None))
+    c.run(3)
+    table = table_for("jobs", c.get("jobs"), c.clock.now)
+    assert [col["name"] for col in table["columnDefinitions"]] == \
+        ["Name", "Status", "Completions", "Duration", "Age"]
+    assert table["rows"][0]["cells"][:3] == ["pi", "Running", "0/1 of 2"]
