@@ -277,3 +277,15 @@ def test_the_served_table_has_print_jobs_columns() -> None:
     assert [col["name"] for col in table["columnDefinitions"]] == \
         ["Name", "Status", "Completions", "Duration", "Age"]
     assert table["rows"][0]["cells"][:3] == ["pi", "Running", "0/1 of 2"]
+
+
+def test_kubectl_describe_job() -> None:
+    c = Cluster(nodes=1)
+    c.apply(job(completions=2, ttlSecondsAfterFinished=600))
+    run_until_finished(c)
+    out = str(c.kubectl("describe job pi"))
+    for line in ("Parallelism:      1", "Completions:      2", "Completion Mode:  NonIndexed",
+                 "Suspend:          false", "Backoff Limit:    6", "TTL Seconds After Finished:  600",
+                 "Pods Statuses:    0 Active (0 Ready) / 2 Succeeded / 0 Failed"):
+        assert any(row.split() == line.split() for row in out.splitlines()), (line, out)
+    assert "Normal  Completed" in out and "Job completed" in out
