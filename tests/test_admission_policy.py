@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from test_apiserver_support import Env, config_map, deployment
 
+from kubelab.api.errors import ApiError
 from kubelab.api.yamlio import load_objects
 from kubelab.apiserver.admission_policy import ValidatingAdmissionPolicy
 
@@ -276,3 +277,21 @@ def test_policies_do_not_apply_to_policies() -> None:
     assert env.error("create", "configmaps", body=cm()).code == 422
     env.req("delete", "validatingadmissionpolicybindings", "", "b", group=GROUP)
     env.create("configmaps", cm())
+
+
+def test_a_second_api_server_sees_a_new_binding_through_its_watch_cache() -> None:
+    from kubelab.api.request import Request
+    from kubelab.apiserver import APIServer
+    env = Env()
+    create(env, "validatingadmissionpolicies", policy({"expression": "false"}))
+    other = APIServer(env.store, env.clock, env.server.rand)
+    token = other.token_for("admin")
+    other.handle(Request("create", "configmaps", namespace="default", token=token,
+                         body=cm()))  # reads (and caches) the policies: no binding yet
+    create(env, "validatingadmissionpolicybindings", binding("Deny"))
+    env.settle()
+    second = {**cm(), "metadata": {"name": "d", "namespace": "default"}}
+    with pytest.raises(ApiError) as err:
+        other.handle(Request("create", "configmaps", namespace="default", token=token,
+                             body=second))
+    assert err.value.code == 422

@@ -119,6 +119,20 @@ CASES = [
      'spec.x.a: Invalid value: "string": spec.x.a in body must be of type integer: "string"'),
     ({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}, {},
      "spec.x.name: Required value"),
+    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+      "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": "1", "b": "2"},
+     '<nil>: Invalid value: "": spec.x must validate one and only one schema (oneOf). Found 2 '
+     "valid alternatives"),
+    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+      "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}, {},
+     '[<nil>: Invalid value: "": spec.x must validate at least one schema (anyOf), '
+     "spec.x.a: Required value]"),
+    ({"type": "string", "allOf": [{"minLength": 2}, {"pattern": "^a"}]}, "b",
+     "[spec.x: Invalid value: \"b\": spec.x in body should be at least 2 chars long, "
+     "spec.x: Invalid value: \"b\": spec.x in body should match '^a', "
+     '<nil>: Invalid value: "": spec.x must validate all the schemas (allOf). None validated]'),
+    ({"type": "string", "not": {"enum": ["root"]}}, "root",
+     '<nil>: Invalid value: "": spec.x must not validate the schema (not)'),
     ({"x-kubernetes-int-or-string": True}, True,
      'spec.x: Invalid value: "boolean": spec.x in body must be of type integer,string: "boolean"'),
     ({"type": "object", "x-kubernetes-embedded-resource": True,
@@ -147,6 +161,10 @@ GOOD = [
     ({"type": "string", "format": "cidr"}, "10.0.0.0/8"),
     ({"type": "string", "format": "hostname"}, "web-1.example.com"),
     ({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"}, ["a", "b"]),
+    ({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True},
+     "25%"),
+    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+      "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"b": "2"}),
 ]
 
 
@@ -231,3 +249,23 @@ def test_defaults_fill_absent_and_null_fields_on_create_and_update() -> None:
                                              (0.0001, "0.0001"), (0.00001, "1e-05"), (-3, "-3")])
 def test_numbers_print_as_go_prints_a_float64(value: float, text: str) -> None:
     assert go_float(value) == text
+
+
+def test_defaults_also_apply_on_read_to_objects_stored_before_them() -> None:
+    from kubelab.api.request import Request
+    env = serve(prop({"type": "integer"}))
+    env.create("widgets", widget({"x": 1}), group="example.com")
+    definition = env.get("customresourcedefinitions", "widgets.example.com", "",
+                         group="apiextensions.k8s.io")
+    spec = definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["mode"] = {"type": "string", "default": "fast"}
+    env.update("customresourcedefinitions", definition, group="apiextensions.k8s.io")
+    assert env.get("widgets", "w", group="example.com")["spec"] == {"x": 1, "mode": "fast"}
+    assert env.req("list", "widgets", group="example.com")["items"][0]["spec"]["mode"] == "fast"
+    events: list[Any] = []
+    env.server.watch(Request("watch", "widgets", namespace="default", group="example.com",
+                             token=env.admin), events.append)
+    env.settle()
+    assert events[0]["object"]["spec"] == {"x": 1, "mode": "fast"}
+    stored = env.store.range("/registry/example.com/widgets/default/w").kvs[0].value
+    assert b"mode" not in stored

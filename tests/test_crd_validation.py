@@ -75,6 +75,15 @@ CASES = [
     (crd({"type": "integer", "minimum": 0, "default": -1}),
      f"{P}.properties[spec].default: Invalid value: -1: {P}.properties[spec].default in body "
      "should be greater than or equal to 0"),
+    (crd({"type": "object", "properties": {"a": {"type": "string"}},
+          "anyOf": [{"type": "object", "required": ["a"]}]}),
+     f"{P}.properties[spec].anyOf[0].type: Forbidden: must be empty to be structural"),
+    (crd({"type": "object", "properties": {"a": {"type": "string"}},
+          "oneOf": [{"properties": {"b": {"minLength": 1}}}]}),
+     f"{P}.properties[spec].properties[b]: Required value: because it is defined in "
+     f"{P}.properties[spec].oneOf[0].properties[b]"),
+    (crd({"type": "object", "not": {"description": "x"}}),
+     f"{P}.properties[spec].not.description: Forbidden: must be empty to be structural"),
     (crd({"type": "object", "x-kubernetes-validations": [{"rule": " "}]}),
      f"{P}.properties[spec].x-kubernetes-validations[0].rule: Required value: rule is not specified"),
     (crd({"type": "object", "x-kubernetes-validations": [{"rule": "self.a", "reason": "Nope"}]}),
@@ -108,3 +117,14 @@ def test_two_storage_versions_are_refused() -> None:
     definition["spec"]["versions"].append({**definition["spec"]["versions"][0], "name": "v2"})
     assert refused(definition).startswith("spec.versions: Invalid value")
     assert refused(definition).endswith("must have exactly one version marked as storage version")
+
+
+def test_the_int_or_string_pattern_kubebuilder_writes_is_structural() -> None:
+    env = Env()
+    pattern = {"anyOf": [{"type": "integer"}, {"type": "string"}],
+               "x-kubernetes-int-or-string": True}
+    definition = crd({"type": "object", "properties": {"maxUnavailable": pattern}})
+    env.create("customresourcedefinitions", definition, namespace="", group=GROUP)
+
+
+GROUP = "apiextensions.k8s.io"

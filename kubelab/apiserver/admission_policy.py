@@ -47,6 +47,9 @@ class PolicyLister(Lister, Protocol):
     def list_objects(self, resource: str, group: str = "", namespace: str = "") -> list[Object]:
         ...
 
+    def admission_policies(self) -> tuple[list[Object], list[Object]]:
+        ...
+
     def resource_for(self, api_version: str, kind: str) -> ResourceInfo | None:
         ...
 
@@ -68,12 +71,13 @@ class ValidatingAdmissionPolicy(AdmissionPlugin):
 
     def validate(self, attrs: Attributes) -> None:
         lister = attrs.lister
-        if attrs.group == GROUP or not hasattr(lister, "list_objects"):
+        if attrs.group == GROUP or not hasattr(lister, "admission_policies"):
             return  # IsExemptAdmissionConfigurationResource
-        policies = {p["metadata"]["name"]: p for p in lister.list_objects(
-            "validatingadmissionpolicies", GROUP)}
-        bindings = sorted(lister.list_objects("validatingadmissionpolicybindings", GROUP),
-                          key=lambda b: b["metadata"]["name"])
+        all_policies, all_bindings = lister.admission_policies()
+        if not all_bindings:
+            return
+        policies = {p["metadata"]["name"]: p for p in all_policies}
+        bindings = sorted(all_bindings, key=lambda b: b["metadata"]["name"])
         for name in sorted(policies):
             policy = policies[name]
             spec = _dict(policy.get("spec"))

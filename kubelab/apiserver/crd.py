@@ -5,9 +5,9 @@ does (staging/src/k8s.io/apiextensions-apiserver: pkg/apis/apiextensions/validat
 rules, pkg/registry/customresource for the objects). Custom objects are stored under
 /registry/<group>/<plural>/ and checked against the storage version's openAPIV3Schema
 (crd_schema/, crd_handler.py); the storage version may ask for the status and scale
-subresources and for additionalPrinterColumns. Only the storage version is served. Deleting
-the CRD deletes its objects first, through the customresourcecleanup finalizer
-(crd_finalizer.py).
+subresources and for additionalPrinterColumns. Every served version is served, the storage
+version stores (crd_versions.py). Deleting the CRD deletes its objects first, through the
+customresourcecleanup finalizer (crd_finalizer.py).
 """
 
 from __future__ import annotations

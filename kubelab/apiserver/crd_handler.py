@@ -41,6 +41,7 @@ class CustomResourceSchema:
         self.schema: dict[str, Any] = schema if isinstance(schema, dict) else \
             {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         self.has_rules = "x-kubernetes-validations" in json.dumps(self.schema)
+        self.has_defaults = _has_default(self.schema)
 
     def decode(self, obj: Object, info: ResourceInfo, creating: bool = False) -> None:
         """Prune (refusing what would be pruned, as Strict does), then default, in place.
@@ -102,6 +103,14 @@ class CustomResourceSchema:
                 child = node[part] = {}
             node = child
         node[parts[-1]] = replicas
+
+
+def _has_default(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    return "default" in schema or any(_has_default(s) for s in (
+        *(schema.get("properties") or {}).values(), schema.get("items"),
+        schema.get("additionalProperties")))
 
 
 def _nested(obj: Object, path: Any) -> Any:

@@ -15,6 +15,7 @@ GA before beta before alpha, higher numbers first, then other strings alphabetic
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from collections.abc import Callable
@@ -24,6 +25,8 @@ from kubelab.api import Object
 from kubelab.api.request import WatchEvent
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.crd import crd_schema
+from kubelab.apiserver.crd_handler import CustomResourceSchema
+from kubelab.apiserver.crd_schema import apply_defaults
 from kubelab.apiserver.strategy import strategy_for
 
 __all__ = ["kube_version_key", "served_versions", "to_version", "versioned_events"]
@@ -60,25 +63,35 @@ def served_versions(crd: Object, storage: Served) -> dict[str, Served]:
     return out
 
 
-def to_version(result: Any, api_version: str) -> Any:
-    """What a request at api_version gets back: objects and list items say api_version."""
-    if isinstance(result, dict) and result.get("kind") != "Status":
-        if "apiVersion" in result:
-            result["apiVersion"] = api_version
-        for item in result.get("items") or () if isinstance(result.get("items"), list) else ():
-            if isinstance(item, dict):
-                item["apiVersion"] = api_version
+def to_version(result: Any, api_version: str, custom: CustomResourceSchema | None = None) -> Any:
+    """What a request at api_version gets back: objects and list items say api_version, and
+    (custom given) carry the schema's defaults, which upstream applies when it reads from
+    etcd, so an object stored before a default was added shows it."""
+    if not isinstance(result, dict) or result.get("kind") in ("Status", "Scale"):
+        return result  # not an object of the kind (a subresource's own kind, a Status)
+    items = result.get("items")
+    objects = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else [result]
+    if isinstance(items, list) and "apiVersion" in result:  # the list itself
+        result["apiVersion"] = api_version
+    for obj in objects:
+        if "apiVersion" in obj:
+            obj["apiVersion"] = api_version
+        if custom is not None and custom.has_defaults:
+            apply_defaults(obj, custom.schema)
     return result
 
 
-def versioned_events(on_event: Callable[[WatchEvent], None],
-                     api_version: str) -> Callable[[WatchEvent], None]:
-    """A watch callback that sees each object at api_version (a copy: the cache's own object
-    is shared by every watcher)."""
+def versioned_events(on_event: Callable[[WatchEvent], None], api_version: str,
+                     custom: CustomResourceSchema | None = None) -> Callable[[WatchEvent], None]:
+    """A watch callback that sees each object at api_version, defaulted (a copy: the cache's
+    own object is shared by every watcher)."""
+    defaults = custom is not None and custom.has_defaults
+
     def deliver(event: WatchEvent) -> None:
         obj = event.get("object")
         if isinstance(obj, dict) and obj.get("kind") != "Status" and \
-                obj.get("apiVersion") != api_version:
-            event = {**event, "object": {**obj, "apiVersion": api_version}}
+                (defaults or obj.get("apiVersion") != api_version):
+            copied = copy.deepcopy(obj) if defaults else dict(obj)
+            event = {**event, "object": to_version(copied, api_version, custom)}
         on_event(event)
     return deliver

@@ -180,8 +180,8 @@ class APIServer:
         with self._audited(record):
             ctx = self._admit_request(request, record)
             result = self._dispatch(ctx)
-            if not ctx.served.builtin:  # a custom object says the version it was asked at
-                result = to_version(result, ctx.served.info.api_version)
+            if not ctx.served.builtin:  # the version it was asked at, defaulted (crd_versions.py)
+                result = to_version(result, ctx.served.info.api_version, ctx.served.custom)
             record.code = 201 if request.verb == "create" else 200
         return result
 
@@ -350,9 +350,9 @@ class APIServer:
             if interceptor is not None and interceptor.on_open(info):  # this client lost events
                 rv = -1  # older than anything the cache can replay: 410, and the client relists
             if not served.builtin:
-                on_event = versioned_events(on_event, served.info.api_version)
-                initial = [{**e, "object": to_version(dict(e["object"]), served.info.api_version)}
-                           for e in initial]
+                on_event = versioned_events(on_event, served.info.api_version, served.custom)
+                initial = [{**e, "object": to_version(e["object"], served.info.api_version,
+                                                      served.custom)} for e in initial]
             watcher = self.served.cachers[(served.info.group, served.info.resource)].add(
                 info, predicate, rv, initial, on_event, on_close)
             record.code = 200

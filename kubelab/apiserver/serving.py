@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["ServedResources"]
 
 GroupResource = tuple[str, str]
+POLICY_RESOURCES = ("validatingadmissionpolicies", "validatingadmissionpolicybindings")
 # The rules of built-in kinds validated next to their own code.
 EXTRA_VALIDATION = {"customresourcedefinitions": validate_crd,
                     "validatingadmissionpolicies": validate_policy,
@@ -43,6 +44,8 @@ class ServedResources:
         self.cachers: dict[GroupResource, Cacher] = {}
         self._namespace_phases: dict[str, str | None] = {}
         self.crd_finalizer = CRDFinalizer(server)
+        # The admission policies and bindings, read once until one of them changes.
+        self._policies: tuple[list[Object], list[Object]] | None = None
         for info in table:
             self._serve_builtin(info)
 
@@ -67,7 +70,7 @@ class ServedResources:
         subs = set(info.subresources) | ({"finalize"} if info.resource == "namespaces" else set())
         extra = EXTRA_VALIDATION.get(info.resource)
         affects = info.resource in RBAC_RESOURCES or info.resource in (
-            "namespaces", "customresourcedefinitions")
+            "namespaces", "customresourcedefinitions", *POLICY_RESOURCES)
         self._served[(info.group, info.resource)] = Served(
             info, strategy_for(info.resource), f"/registry/{info.resource}/", True,
             SCHEMAS.get(info.kind), frozenset(subs), extra, affects)
@@ -122,6 +125,18 @@ class ServedResources:
         return [decode(kv.value, kv.mod_revision)
                 for kv in self.server.store.range(prefix, prefix=True).kvs]
 
+    def admission_policies(self) -> tuple[list[Object], list[Object]]:
+        """(ValidatingAdmissionPolicies, their bindings), cached as RBAC decisions are: a
+        write here or a watch event from another server drops the cache."""
+        if self._policies is None:
+            group = "admissionregistration.k8s.io"
+            self._policies = (self.list_objects(POLICY_RESOURCES[0], group),
+                              self.list_objects(POLICY_RESOURCES[1], group))
+        return self._policies
+
+    def forget_policies(self) -> None:
+        self._policies = None
+
     def resource_for(self, api_version: str, kind: str) -> ResourceInfo | None:
         return self.table.for_kind(api_version, kind)
 
@@ -170,6 +185,8 @@ class ServedResources:
             return lambda _events: self.server.authorizer.invalidate()
         if served.builtin and served.info.resource == "namespaces":
             return lambda _events: self.forget_namespaces()
+        if served.builtin and served.info.resource in POLICY_RESOURCES:
+            return lambda _events: self.forget_policies()
         return None
 
     def after_write(self, served: Served, key: str, obj: Object | None) -> None:
@@ -181,6 +198,8 @@ class ServedResources:
             self.server.authorizer.invalidate()
         elif resource == "namespaces":
             self.forget_namespaces(key.rsplit("/", 1)[-1])
+        elif resource in POLICY_RESOURCES:
+            self.forget_policies()
         elif resource == "customresourcedefinitions":
             if obj is None:
                 self.unserve_crd(key.rsplit("/", 1)[-1])

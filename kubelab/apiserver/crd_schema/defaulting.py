@@ -9,9 +9,9 @@ the unstructured decoder's strict mode do the same upstream).
 
 apply_defaults follows pkg/apiserver/schema/defaulting/algorithm.go: a field that is absent,
 or null where the schema is not nullable, gets a copy of its `default`; then defaulting goes
-on inside it. Upstream defaults when a request is decoded and when an object is read from
-etcd; kubelab defaults on create and update (objects written under an older schema keep
-their fields until their next write).
+on inside it. As upstream, defaults apply when a request is decoded (create, update) and when
+an object is read from the store (get, list, watch: crd_versions.to_version), so an object
+written before a default existed shows it without being rewritten.
 """
 
 from __future__ import annotations

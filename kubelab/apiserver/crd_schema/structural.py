@@ -8,9 +8,8 @@
   (pkg/apis/apiextensions/validation/validation.go): uniqueItems is refused,
   additionalProperties and properties exclude each other,
   x-kubernetes-preserve-unknown-fields is true or unset, the list and map types, and each
-  x-kubernetes-validations rule must compile.
-
-kubelab does not accept allOf, anyOf, oneOf or not (it does not evaluate them), and says so.
+  x-kubernetes-validations rule must compile;
+- the junctors allOf, anyOf, oneOf and not hold value validations only (junctors.py).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from typing import Any
 
 from kubelab.api.errors import FieldError, field_forbidden, field_invalid, field_not_supported, field_required
 from kubelab.apiserver.cel import CelCompileError, compile_expression
+from kubelab.apiserver.crd_schema.junctors import nested_errors
 from kubelab.apiserver.crd_schema.validate import validate_value
 
 __all__ = ["validate_schema"]
@@ -66,10 +66,7 @@ def _structural(s: dict[str, Any], level: str, path: str) -> list[FieldError]:
     if int_or_string and embedded:
         errs.append(field_invalid(f"{path}.x-kubernetes-embedded-resource", True,
                                   "must be false if x-kubernetes-int-or-string is true"))
-    for junctor in ("allOf", "anyOf", "oneOf", "not"):
-        if junctor in s:
-            errs.append(field_forbidden(f"{path}.{junctor}", "kubelab does not evaluate "
-                                        f"{junctor}; use x-kubernetes-validations"))
+    errs += nested_errors(s, path, s)
     if embedded and kind != "object":
         errs.append(field_required(f"{path}.type", "must be object if x-kubernetes-embedded-resource "
                                    "is true") if not kind else

@@ -28,6 +28,7 @@ from kubelab.api.errors import (
     field_too_long,
 )
 from kubelab.apiserver.crd_schema.formats import valid_format
+from kubelab.apiserver.crd_schema.junctors import JUNCTORS, validate_junctors
 
 __all__ = ["go_float", "json_type", "validate_value"]
 
@@ -104,6 +105,8 @@ def validate_value(schema: dict[str, Any], value: Any, path: str = "") -> list[F
         # The other validators still run where they apply to the value's own kind.
     if value is None:
         return errs
+    if any(j in schema for j in JUNCTORS):
+        errs += validate_junctors(schema, value, path, validate_value)
     if isinstance(value, str):
         errs += _string(schema, value, path, name)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
