@@ -289,3 +289,28 @@ def test_kubectl_describe_job() -> None:
                  "Pods Statuses:    0 Active (0 Ready) / 2 Succeeded / 0 Failed"):
         assert any(row.split() == line.split() for row in out.splitlines()), (line, out)
     assert "Normal  Completed" in out and "Job completed" in out
+
+
+def test_lower_parallelism_deletes_pods_without_counting_failures() -> None:
+    """deleteJobPods: pods removed for a smaller parallelism lose the finalizer first."""
+    c = Cluster(nodes=2)
+    c.apply(job(behavior="exit=300", parallelism=3, completions=6))
+    c.run(5)
+    assert c.get("jobs", "pi")["status"]["active"] == 3
+    c.client.patch("jobs", "pi", {"spec": {"parallelism": 1}})
+    c.run(40)
+    status = c.get("jobs", "pi")["status"]
+    assert status["active"] == 1 and "failed" not in status
+    assert len([p for p in c.get("pods") if not p["metadata"].get("deletionTimestamp")]) == 1
+
+
+def test_suspend_deletes_active_pods_and_resume_makes_them_again() -> None:
+    c = Cluster(nodes=1)
+    c.apply(job(behavior="exit=300", parallelism=2, completions=2))
+    c.run(5)
+    c.client.patch("jobs", "pi", {"spec": {"suspend": True}})
+    c.run(40)
+    assert c.get("pods") == [] and "active" not in c.get("jobs", "pi")["status"]
+    c.client.patch("jobs", "pi", {"spec": {"suspend": False}})
+    c.run(5)
+    assert c.get("jobs", "pi")["status"]["active"] == 2
