@@ -9,7 +9,7 @@ import pytest
 from test_apiserver_support import Env
 from test_crd_schema import crd, widget
 
-from kubelab.apiserver.cel import CelCompileError, compile_expression
+from kubelab.apiserver.cel import CelCompileError, CelEvalError, compile_expression
 
 Object = dict[str, Any]
 HEAD = 'Widget.example.com "w" is invalid: '
@@ -133,7 +133,12 @@ def test_library_functions() -> None:
                        ("self.s.indexOf('b')", 2), ("['a', 'b'].join('-')", "a-b"),
                        ("self.s.upperAscii()", "A,B"), ("self.l.exists_one(x, x == 1)", True),
                        ("self.l.filter(x, x > 1)", [3, 2]), ("'b' in self.s.split(',')", True),
-                       ("self.s.matches('^a')", True)]:
+                       ("self.s.matches('^a')", True), ("self.s.substring(2)", "b"),
+                       ("self.s.charAt(0)", "a"), ("self.s.lastIndexOf(',')", 1),
+                       ("'a1b22'.find('[0-9]+')", "1"), ("'a1b22'.findAll('[0-9]')", ["1", "2", "2"]),
+                       ("'a1b22'.findAll('[0-9]', 2)", ["1", "2"])]:
         assert compile_expression(text).evaluate({"self": values}) == want, text
     with pytest.raises(CelCompileError):
         compile_expression("self.s ==")
+    with pytest.raises(CelEvalError, match=r"^undeclared reference to 'nope'$"):
+        compile_expression("self.s.nope()").evaluate({"self": values})

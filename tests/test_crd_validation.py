@@ -84,6 +84,11 @@ CASES = [
      f"{P}.properties[spec].oneOf[0].properties[b]"),
     (crd({"type": "object", "not": {"description": "x"}}),
      f"{P}.properties[spec].not.description: Forbidden: must be empty to be structural"),
+    (crd({"type": "array", "items": {"type": "string", "x-kubernetes-validations": [
+        {"rule": "self == oldSelf"}]}}),
+     f'{P}.properties[spec].items.x-kubernetes-validations[0].rule: Invalid value: "self == '
+     'oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within '
+     f"{P}.properties[spec]"),
     (crd({"type": "object", "x-kubernetes-validations": [{"rule": " "}]}),
      f"{P}.properties[spec].x-kubernetes-validations[0].rule: Required value: rule is not specified"),
     (crd({"type": "object", "x-kubernetes-validations": [{"rule": "self.a", "reason": "Nope"}]}),

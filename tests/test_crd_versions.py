@@ -101,3 +101,31 @@ def test_discovery_lists_served_versions_preferred_first(env: Env) -> None:
     assert sorted(["v1alpha1", "v2", "foo", "v1", "v1beta2", "v1beta1", "v10"],
                   key=kube_version_key) == ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1",
                                             "foo"]
+
+
+def test_a_new_storage_version_joins_stored_versions(env: Env) -> None:
+    definition = env.get("customresourcedefinitions", "widgets.example.com", "",
+                         group="apiextensions.k8s.io")
+    assert definition["status"]["storedVersions"] == ["v1"]
+    versions = definition["spec"]["versions"]
+    versions[0]["storage"], versions[1]["storage"] = True, False
+    updated = env.update("customresourcedefinitions", definition, group="apiextensions.k8s.io")
+    assert updated["status"]["storedVersions"] == ["v1", "v1beta1"]
+    # A stored version may not leave spec.versions while objects may still be stored in it.
+    updated["spec"]["versions"] = [v for v in versions if v["name"] != "v1"]
+    err = env.error("update", "customresourcedefinitions", "", "widgets.example.com",
+                    body=updated, group="apiextensions.k8s.io")
+    assert err.message.endswith('status.storedVersions[0]: Invalid value: "v1": must appear in '
+                                "spec.versions")
+
+
+def test_a_storage_version_that_is_not_served_is_stored_but_not_reachable() -> None:
+    env = Env()
+    definition = copy.deepcopy(CRD)
+    definition["spec"]["versions"][1]["served"] = False  # v1 stores, only v1beta1 serves
+    env.create("customresourcedefinitions", definition, namespace="", group="apiextensions.k8s.io")
+    at(env, "v1beta1", "create", body=widget("v1beta1"))
+    stored = env.store.range("/registry/example.com/widgets/default/w").kvs[0].value
+    assert json.loads(stored)["apiVersion"] == "example.com/v1"
+    assert env.error("get", "widgets", name="w", version="v1", group=G).code == 404
+    assert [(i.version) for i in (s.info for s in env.server.served) if i.group == G] == ["v1beta1"]

@@ -9,7 +9,9 @@ Read the modules in pipeline order: server.py (the pipeline), authn.py, rbac.py 
 bootstrap.py (who may do what), decode.py and schema.py (strict decoding), admission.py and
 admission_plugins.py (with defaults.py), validation/, registry.py, deletion.py, strategy.py and
 subresources.py (storage semantics), codec.py (the bytes the store holds), watch_cache.py
-(watch fan-out and the spec.nodeName index), crd.py, audit.py.
+(watch fan-out and the spec.nodeName index), crd.py (with crd_schema/, crd_handler.py,
+crd_versions.py, crd_finalizer.py and cel.py: custom resources), admission_policy.py
+(ValidatingAdmissionPolicy), audit.py.
 """
 
 from kubelab.apiserver.admission import (

@@ -7,15 +7,19 @@ standard functions: field selection, `has()`, `size()`, the macros `all`, `exist
 `exists_one`, `map`, `filter`, `in`, `matches`, `startsWith`, `endsWith`, `contains`, type
 conversions and the duration/timestamp types. kubelab adds these Kubernetes library functions:
 the strings extension's `lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`,
-`indexOf`, and the lists library's `isSorted`, `sum`, `min`, `max`. Not supported: `quantity`,
-`url`, `ip`, `cidr`, `format`, regex `find`/`findAll`, optional types, and the runtime cost
-limit (upstream stops a rule past its cost budget; kubelab does not estimate or count cost).
+`indexOf`, `lastIndexOf`, `substring`, `charAt`, the regex library's `find` and `findAll`, and
+the lists library's `isSorted`, `sum`, `min`, `max`. Not supported: `quantity`, `url`, `ip`,
+`cidr`, `format`, optional types (`self.?x`), and the cost limits (upstream estimates a rule's
+cost when the CRD is written and stops a rule past its runtime budget; kubelab does neither).
+An unknown function is found when the rule runs (`undeclared reference to 'f'`), not when the
+CRD or policy is written, as cel-go's type-checker would.
 
 Compiled programs are cached by their text, as upstream caches them per CRD.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
@@ -68,6 +72,25 @@ def _values(items: celtypes.ListType) -> list[Any]:
     return list(items)
 
 
+def _substring(s: celtypes.StringType, start: celtypes.IntType,
+               end: celtypes.IntType | None = None) -> celtypes.StringType:
+    text = str(s)
+    if start < 0 or start > len(text) or (end is not None and not start <= end <= len(text)):
+        raise ValueError(f"index out of range: {end if end is not None else start}")
+    return celtypes.StringType(text[start:end])
+
+
+def _find(s: celtypes.StringType, pattern: celtypes.StringType) -> celtypes.StringType:
+    match = re.search(str(pattern), str(s))
+    return celtypes.StringType(match.group(0) if match else "")
+
+
+def _find_all(s: celtypes.StringType, pattern: celtypes.StringType,
+              limit: celtypes.IntType | None = None) -> celtypes.ListType:
+    found = [celtypes.StringType(m.group(0)) for m in re.finditer(str(pattern), str(s))]
+    return celtypes.ListType(found if limit is None or limit < 0 else found[:limit])
+
+
 def _is_sorted(items: celtypes.ListType) -> celtypes.BoolType:
     return celtypes.BoolType(all(a <= b for a, b in pairwise(_values(items))))
 
@@ -83,6 +106,9 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "lowerAscii": _lower_ascii, "upperAscii": _upper_ascii,
     "trim": lambda s: celtypes.StringType(str(s).strip()),
     "split": _split, "join": _join, "replace": _replace, "indexOf": _index_of,
+    "substring": _substring, "find": _find, "findAll": _find_all,
+    "charAt": lambda s, i: celtypes.StringType(str(s)[i:i + 1]),
+    "lastIndexOf": lambda s, sub: celtypes.IntType(str(s).rfind(str(sub))),
     "isSorted": _is_sorted, "sum": _sum,
     "min": lambda items: min(items), "max": lambda items: max(items),
 }
@@ -117,6 +143,8 @@ class Program:
 def _eval_message(err: Exception) -> str:
     """cel-go's words where kubelab can tell which error it is."""
     text = str(err.args[0]) if err.args else str(err)
+    if text.startswith("undeclared reference to"):  # cel-go finds these when it compiles
+        return text.split(" (in activation", 1)[0]
     if "no such member" in text or (len(err.args) > 1 and err.args[1] is KeyError):
         key = text.rsplit(":", 1)[-1].strip().strip("'")
         return f"no such key: {key}"

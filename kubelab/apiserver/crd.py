@@ -26,8 +26,9 @@ from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain
 from kubelab.apiserver.crd_handler import CustomResourceSchema
 from kubelab.apiserver.crd_schema import validate_schema
 
-__all__ = ["CLEANUP_FINALIZER", "crd_resource_info", "crd_schema", "crd_status", "mark_for_cleanup",
-           "set_condition", "storage_version", "terminating", "validate_crd"]
+__all__ = ["CLEANUP_FINALIZER", "add_stored_version", "crd_resource_info", "crd_schema",
+           "crd_status", "mark_for_cleanup", "set_condition", "storage_version", "terminating",
+           "validate_crd"]
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
@@ -82,7 +83,21 @@ def validate_crd(crd: Object) -> list[FieldError]:
                                       "must contain unique version names"))
         names_seen.add(str(version.get("name") or ""))
         errs += _version(version, f"spec.versions[{i}]")
+    stored = _dict(crd.get("status")).get("storedVersions") or []
+    for i, name in enumerate(stored):  # ValidateCustomResourceDefinitionStoredVersions
+        if name not in names_seen:
+            errs.append(field_invalid(f"status.storedVersions[{i}]", name,
+                                      "must appear in spec.versions"))
     return errs
+
+
+def add_stored_version(crd: Object) -> None:
+    """strategy.go PrepareForUpdate: a new storage version joins status.storedVersions (objects
+    in the old one stay until a migration rewrites them and someone removes it)."""
+    version = storage_version(crd)
+    stored = crd.setdefault("status", {}).setdefault("storedVersions", [])
+    if version is not None and version.get("name") and version["name"] not in stored:
+        stored.append(version["name"])
 
 
 def _version(version: dict[str, Any], path: str) -> list[FieldError]:
@@ -130,7 +145,8 @@ def crd_schema(crd: Object, name: str | None = None) -> CustomResourceSchema:
         printer_columns=[dict(c) for c in version.get("additionalPrinterColumns") or []
                          if isinstance(c, dict)],
         terminating=terminating(crd),
-        storage_api_version=f"{_dict(crd.get('spec')).get('group', '')}/{storage.get('name', '')}")
+        storage_api_version=f"{_dict(crd.get('spec')).get('group', '')}/{storage.get('name', '')}",
+        served=bool(version.get("served", True)))
 
 
 def crd_status(crd: Object) -> Object:

@@ -32,8 +32,10 @@ class CustomResourceSchema:
     def __init__(self, kind: str, version: str, schema: dict[str, Any] | None,
                  scale: dict[str, Any] | None = None,
                  printer_columns: list[dict[str, Any]] | None = None,
-                 terminating: bool = False, storage_api_version: str = "") -> None:
+                 terminating: bool = False, storage_api_version: str = "",
+                 served: bool = True) -> None:
         self.kind, self.version = kind, version
+        self.served = served                     # the version's `served` flag
         self.storage_api_version = storage_api_version  # what the store holds: group/version
         self.terminating = terminating           # the CRD is being deleted: no new objects
         self.scale = scale                       # subresources.scale: the replicas paths

@@ -56,11 +56,12 @@ class ServedResources:
         """The resource as served at version (a custom resource may serve several)."""
         served = self._served.get((group, resource))
         if served is None or served.info.version == version:
-            return served
+            return served if served is None or _served_version(served) else None
         return self._versions.get((group, resource), {}).get(version)
 
     def __iter__(self) -> Iterator[Served]:
-        return iter([*self._served.values(),
+        """What clients can reach: every served version (discovery lists these)."""
+        return iter([*(s for s in self._served.values() if _served_version(s)),
                      *(s for versions in self._versions.values() for s in versions.values())])
 
     def __len__(self) -> int:
@@ -205,3 +206,8 @@ class ServedResources:
                 self.unserve_crd(key.rsplit("/", 1)[-1])
             else:
                 self.serve_crd(obj)
+
+
+def _served_version(served: Served) -> bool:
+    """A custom resource's storage version may be stored without being served."""
+    return served.custom is None or served.custom.served

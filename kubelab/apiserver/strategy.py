@@ -15,7 +15,7 @@ from kubelab.api import Object
 from kubelab.api.errors import ParseError
 from kubelab.api.quantity import Quantity, parse_quantity
 from kubelab.apiserver.batch import generate_selector
-from kubelab.apiserver.crd import crd_status
+from kubelab.apiserver.crd import add_stored_version, crd_status
 
 __all__ = ["Strategy", "grace_period", "prepare_for_create", "prepare_for_update", "qos_class",
            "strategy_for"]
@@ -117,6 +117,8 @@ def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Obje
             obj["status"] = old["status"]
     if resource == "nodes":
         node_pod_cidrs(obj)
+    if resource == "customresourcedefinitions":
+        add_stored_version(obj)
     if resource == "namespaces":
         obj.setdefault("spec", {})["finalizers"] = (old.get("spec") or {}).get("finalizers", [])
     meta, old_meta = obj["metadata"], old["metadata"]

@@ -43,6 +43,11 @@ _FORBIDDEN = [  # (key, message) for keys a nested value validation may not have
 ]
 
 
+# Keys whose mere presence counts (a default of 0 is a default); the rest count when true/non-empty.
+_SET_MEANS_USED = frozenset({"additionalProperties", "default", "externalDocs",
+                             "x-kubernetes-list-type", "x-kubernetes-map-type"})
+
+
 def is_int_or_string_pattern(schema: dict[str, Any]) -> tuple[bool, bool]:
     """(anyOf is the IntOrString pattern, allOf[0].anyOf is)."""
     any_of = schema.get("anyOf") == INT_OR_STRING
@@ -77,7 +82,8 @@ def _nested(sub: dict[str, Any], where: str, outside: dict[str, Any], spath: str
     if "type" in sub and not typed:
         errs.append(field_forbidden(f"{where}.type", "must be empty to be structural"))
     for key, message in _FORBIDDEN:
-        if sub.get(key) not in (None, False, [], ""):
+        present = key in sub if key in _SET_MEANS_USED else bool(sub.get(key))
+        if present:
             errs.append(field_forbidden(f"{where}.{key}", message))
     if sub.get("nullable"):
         errs.append(field_forbidden(f"{where}.nullable", "must be false to be structural"))

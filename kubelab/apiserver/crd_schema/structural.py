@@ -20,6 +20,7 @@ from typing import Any
 from kubelab.api.errors import FieldError, field_forbidden, field_invalid, field_not_supported, field_required
 from kubelab.apiserver.cel import CelCompileError, compile_expression
 from kubelab.apiserver.crd_schema.junctors import nested_errors
+from kubelab.apiserver.crd_schema.rules import has_old_self
 from kubelab.apiserver.crd_schema.validate import validate_value
 
 __all__ = ["validate_schema"]
@@ -37,7 +38,7 @@ def validate_schema(schema: Any, path: str) -> list[FieldError]:
     if not isinstance(schema, dict):
         return [field_required(path, "schemas are required")]
     structural = sorted(_structural(schema, ROOT, path), key=str)
-    return structural + _openapi(schema, path, True)
+    return structural + _openapi(schema, path, True, None)
 
 
 def _structural(s: dict[str, Any], level: str, path: str) -> list[FieldError]:
@@ -114,7 +115,9 @@ def _metadata(s: dict[str, Any], resource: bool, level: str, path: str) -> list[
     return errs
 
 
-def _openapi(s: dict[str, Any], path: str, root: bool) -> list[FieldError]:
+def _openapi(s: dict[str, Any], path: str, root: bool, uncorrelated: str | None) -> list[FieldError]:
+    """uncorrelated: the list or atomic map above s (its path) whose items old and new values
+    cannot be matched up in, so no rule there may use oldSelf (withForbidOldSelfValidations)."""
     errs: list[FieldError] = []
     if s.get("uniqueItems"):
         errs.append(field_forbidden(f"{path}.uniqueItems", "uniqueItems cannot be set to true "
@@ -126,21 +129,25 @@ def _openapi(s: dict[str, Any], path: str, root: bool) -> list[FieldError]:
             errs.append(field_forbidden(f"{path}.additionalProperties",
                                         "additionalProperties and properties are mutual exclusive"))
         if isinstance(additional, dict):
-            errs += _openapi(additional, f"{path}.additionalProperties", False)
+            errs += _openapi(additional, f"{path}.additionalProperties", False,
+                             uncorrelated or (path if s.get("x-kubernetes-map-type") == "atomic"
+                                              else None))
     for key in sorted(properties):
         if isinstance(properties[key], dict):
             sub_path = f"{path}.properties[{key}]"
             if root and key in ("metadata", "kind", "apiVersion") and \
                     "default" in properties[key]:
                 errs.append(field_forbidden(f"{sub_path}.default", f"must not be set in top-level {key}"))
-            errs += _openapi(properties[key], sub_path, False)
+            errs += _openapi(properties[key], sub_path, False, uncorrelated or (
+                path if s.get("x-kubernetes-map-type") == "atomic" else None))
     if isinstance(s.get("items"), dict):
-        errs += _openapi(s["items"], f"{path}.items", False)
+        errs += _openapi(s["items"], f"{path}.items", False, uncorrelated or (
+            None if s.get("x-kubernetes-list-type") == "map" else path))
     if s.get("x-kubernetes-preserve-unknown-fields") is False:
         errs.append(field_invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False,
                                   "must be true or undefined"))
     errs += _list_type(s, path)
-    errs += _validations(s, path)
+    errs += _validations(s, path, uncorrelated)
     if "default" in s and not root:
         errs += validate_value(_without_default(s), s["default"], f"{path}.default")
     return errs
@@ -187,7 +194,7 @@ def _list_type(s: dict[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
-def _validations(s: dict[str, Any], path: str) -> list[FieldError]:
+def _validations(s: dict[str, Any], path: str, uncorrelated: str | None) -> list[FieldError]:
     errs: list[FieldError] = []
     for i, rule in enumerate(s.get("x-kubernetes-validations") or []):
         where = f"{path}.x-kubernetes-validations[{i}]"
@@ -211,6 +218,9 @@ def _validations(s: dict[str, Any], path: str) -> list[FieldError]:
         if expression is not None and expression and not str(expression).strip():
             errs.append(field_required(f"{where}.messageExpression",
                                        "messageExpression must be non-empty if specified"))
+        if uncorrelated is not None and has_old_self(text):
+            errs.append(field_invalid(f"{where}.rule", text, "oldSelf cannot be used on the "
+                                      f"uncorrelatable portion of the schema within {uncorrelated}"))
         if rule.get("reason") is not None and rule["reason"] not in REASONS:
             errs.append(field_not_supported(f"{where}.reason", rule["reason"], REASONS))
         for field_name, expr in (("rule", text), ("messageExpression", expression)):
