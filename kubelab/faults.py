@@ -311,6 +311,19 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults):
         self._cluster.restart_component(component)
         self._record("restart", component)
 
+    # ------------------------------------------------------------------ the outside world (notebook 08)
+
+    def ledger_down(self) -> None:
+        """Make the settlement ledger (kubelab/ledger.py) refuse every call."""
+        from kubelab.ledger import ledger_for
+        ledger_for(self._cluster).available = False
+        self._record("ledger_down")
+
+    def ledger_up(self) -> None:
+        from kubelab.ledger import ledger_for
+        ledger_for(self._cluster).available = True
+        self._record("ledger_up")
+
     # ------------------------------------------------------------------ nodes and the registry
 
     def node_link(self, node: str) -> NodeLink:

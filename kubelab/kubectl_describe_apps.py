@@ -9,6 +9,7 @@ from typing import Any
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.labels import selector_from_label_selector
+from kubelab.api.meta import parse_time
 from kubelab.api.quantity import Quantity, parse_quantity
 from kubelab.api.resources import ResourceInfo
 from kubelab.client.client import Client
@@ -25,6 +26,7 @@ from kubelab.kubectl_describe import (
     since,
     tolerations_multiline,
 )
+from kubelab.kubectl_printers import human_duration
 from kubelab.kubectl_tabwriter import PrefixWriter
 from kubelab.kubectl_taint import to_string
 
@@ -254,7 +256,45 @@ def describe_replica_set(client: Client, rs: Object, events: list[Object], now: 
     return w.text()
 
 
+def describe_job(client: Client, job: Object, events: list[Object], now: float) -> str:
+    """describeJob (notebook 08)."""
+    meta, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{meta['name']}\n")
+    w.write(0, f"Namespace:\t{meta.get('namespace', '')}\n")
+    w.write(0, f"Selector:\t{selector_from_label_selector(spec.get('selector'))}\n")
+    labels_multiline(w, "Labels", meta.get("labels"))
+    annotations_multiline(w, "Annotations", meta.get("annotations"))
+    if owner := controlled_by(job):
+        w.write(0, f"Controlled By:\t{owner}\n")
+    w.write(0, f"Parallelism:\t{spec.get('parallelism', 1)}\n")
+    w.write(0, f"Completions:\t{spec['completions'] if spec.get('completions') is not None else '<unset>'}\n")
+    for field, label in (("completionMode", "Completion Mode"), ("suspend", "Suspend"),
+                         ("backoffLimit", "Backoff Limit"),
+                         ("ttlSecondsAfterFinished", "TTL Seconds After Finished")):
+        if spec.get(field) is not None:
+            value = str(spec[field]).lower() if isinstance(spec[field], bool) else spec[field]
+            w.write(0, f"{label}:\t{value}\n")
+    if status.get("startTime"):
+        w.write(0, f"Start Time:\t{rfc1123z(status['startTime'])}\n")
+    if status.get("completionTime"):
+        w.write(0, f"Completed At:\t{rfc1123z(status['completionTime'])}\n")
+        if status.get("startTime"):
+            took = parse_time(status["completionTime"]) - parse_time(status["startTime"])
+            w.write(0, f"Duration:\t{human_duration(took)}\n")
+    if spec.get("activeDeadlineSeconds") is not None:
+        w.write(0, f"Active Deadline Seconds:\t{spec['activeDeadlineSeconds']}s\n")
+    counts = f"{status.get('succeeded', 0)} Succeeded / {status.get('failed', 0)} Failed"
+    ready = f" ({status['ready']} Ready)" if status.get("ready") is not None else ""
+    w.write(0, f"Pods Statuses:\t{status.get('active', 0)} Active{ready} / {counts}\n")
+    if spec.get("completionMode") == "Indexed":
+        w.write(0, f"Completed Indexes:\t{status.get('completedIndexes') or '<none>'}\n")
+    describe_pod_template(w, spec.get("template") or {})
+    describe_events(w, events, now)
+    return w.text()
+
+
 DESCRIBERS: dict[str, Describer] = {
     "pods": describe_pod, "nodes": describe_node, "deployments": describe_deployment,
-    "replicasets": describe_replica_set,
+    "replicasets": describe_replica_set, "jobs": describe_job,
 }

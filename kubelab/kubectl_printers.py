@@ -1,7 +1,7 @@
 """How kubectl prints objects: tables per kind, ages, pod status.
 
 Follows kubectl's printers (pkg/printers/internalversion/printers.go: printPod, printNode,
-printDeployment, printReplicaSet, printEvent) and apimachinery's duration.HumanDuration.
+printDeployment, printReplicaSet, printJob, printEvent) and apimachinery's duration.HumanDuration.
 """
 
 from __future__ import annotations
@@ -121,6 +121,35 @@ def _replicaset_row(rs: Object, now: float, wide: bool) -> list[str]:
             str(st.get("readyReplicas", 0)), _age(rs, now)]
 
 
+def _job_row(job: Object, now: float, wide: bool) -> list[str]:
+    """printJob (1.34): STATUS from the conditions, COMPLETIONS succeeded/completions,
+    DURATION from startTime to completionTime (or now)."""
+    st, spec = job.get("status") or {}, job.get("spec") or {}
+    succeeded, parallelism = st.get("succeeded", 0), spec.get("parallelism") or 0
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{spec['completions']}"
+    else:
+        completions = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    duration = ""
+    if st.get("startTime"):
+        end = parse_time(st["completionTime"]) if st.get("completionTime") else now
+        duration = human_duration(end - parse_time(st["startTime"]))
+    true = {c.get("type") for c in st.get("conditions") or () if c.get("status") == "True"}
+    if "Complete" in true:
+        status = "Complete"
+    elif "Failed" in true:
+        status = "Failed"
+    elif (job.get("metadata") or {}).get("deletionTimestamp"):
+        status = "Terminating"
+    elif "Suspended" in true:
+        status = "Suspended"
+    elif "FailureTarget" in true:
+        status = "FailureTarget"
+    else:
+        status = "Running"
+    return [job["metadata"]["name"], status, completions, duration, _age(job, now)]
+
+
 def _event_row(ev: Object, now: float, wide: bool) -> list[str]:
     last = ev.get("lastTimestamp") or ev.get("eventTime")
     seen = human_duration(now - parse_time(last)) if last else "<unknown>"
@@ -184,6 +213,7 @@ COLUMNS: dict[str, tuple[list[str], Row]] = {
                      "MISSINGPL"], _flow_schema_row),
     "prioritylevelconfigurations": (["NAME", "TYPE", "NOMINALCONCURRENCYSHARES", "QUEUES",
                                      "HANDSIZE", "QUEUELENGTHLIMIT", "AGE"], _priority_level_row),
+    "jobs": (["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"], _job_row),
 }
 WIDE_EXTRA = {"pods": ["IP", "NODE", "NOMINATED NODE", "READINESS GATES"]}
 # Kinds whose list printer sorts the items first.

@@ -210,6 +210,7 @@ def _version(client: Client, args: argparse.Namespace, now: float, stdin: str) -
 def _api_resources(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
     """NAME SHORTNAMES APIVERSION NAMESPACED KIND, ordered by group as upstream sorts."""
     expect_args(args, 0)
+    client.discover()  # kubectl asks the server's discovery each time: a new CRD is listed at once
     infos = sorted(client.resources, key=lambda i: (i.group, i.resource))
     rows = [["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]]
     rows += [[i.resource, ",".join(i.short_names), i.api_version, str(i.namespaced).lower(), i.kind]

@@ -67,6 +67,8 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  namespaced=False),
     ResourceInfo("customresourcedefinitions", "CustomResourceDefinition",
                  group="apiextensions.k8s.io", namespaced=False, short_names=("crd", "crds")),
+    # batch/v1 (notebook 08): the Job controller's kind; no short name, as upstream.
+    ResourceInfo("jobs", "Job", group="batch", subresources=("status",)),
     ResourceInfo("selfsubjectaccessreviews", "SelfSubjectAccessReview", group="authorization.k8s.io",
                  namespaced=False, verbs=("create",)),
     # Admission policies (kubelab/apiserver/admission_policy.py)

@@ -82,11 +82,13 @@ CLUSTER_ROLES = [
         rule(READ + WRITE, [RBAC], ["roles", "rolebindings"])], {AGGREGATE + "admin": "true"}),
     cluster_role("system:aggregate-to-edit", [
         rule(READ + WRITE, [""], ["pods", "configmaps", "secrets", "serviceaccounts"]),
-        rule(READ + WRITE, ["apps"], APPS)], {AGGREGATE + "edit": "true"}),
+        rule(READ + WRITE, ["apps"], APPS),
+        rule(READ + WRITE, ["batch"], ["jobs"])], {AGGREGATE + "edit": "true"}),
     cluster_role("system:aggregate-to-view", [
         rule(READ, [""], ["pods", "pods/status", "configmaps", "serviceaccounts", "events",
                           "namespaces", "namespaces/status"]),
-        rule(READ, ["apps"], [*APPS, "deployments/status", "replicasets/status"])],
+        rule(READ, ["apps"], [*APPS, "deployments/status", "replicasets/status"]),
+        rule(READ, ["batch"], ["jobs", "jobs/status"])],
         {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.

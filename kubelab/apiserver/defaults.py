@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.apiserver.batch import set_defaults_job
 from kubelab.apiserver.defaults_flowcontrol import (
     set_flow_schema_defaults,
     set_priority_level_defaults,
@@ -110,6 +111,13 @@ def _replicaset(obj: Object) -> None:
         _template(spec)
 
 
+def _job(obj: Object) -> None:
+    set_defaults_job(obj)  # kubelab/apiserver/batch.py
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        _template(spec)
+
+
 def _namespace(obj: Object) -> None:
     # The immutable label every namespace carries (NamespaceDefaultLabelName, since 1.21).
     meta = obj.get("metadata")
@@ -141,6 +149,7 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "clusterrolebindings": _role_binding,
     "flowschemas": set_flow_schema_defaults,
     "prioritylevelconfigurations": set_priority_level_defaults,
+    "jobs": _job,
 }
 
 

@@ -199,6 +199,29 @@ BINDING_FIELDS: dict[str, Type] = {
 OBJECT_REFERENCE = struct("ObjectReference", **_strings(
     "kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"))
 
+# ------------------------------------------------------------------------------ batch/v1 (notebook 08)
+
+POD_FAILURE_POLICY = struct("PodFailurePolicy", rules=ListOf(struct(
+    "PodFailurePolicyRule", action=STRING,
+    onExitCodes=struct("PodFailurePolicyOnExitCodesRequirement", containerName=STRING,
+                       operator=STRING, values=ListOf(INT32)),
+    onPodConditions=ListOf(struct("PodFailurePolicyOnPodConditionsPattern", type=STRING,
+                                  status=STRING)))))
+JOB = kind(
+    "Job",
+    spec=struct("JobSpec", parallelism=INT32, completions=INT32, activeDeadlineSeconds=INT64,
+                podFailurePolicy=POD_FAILURE_POLICY, successPolicy=ANY, backoffLimit=INT32,
+                backoffLimitPerIndex=INT32, maxFailedIndexes=INT32, selector=LABEL_SELECTOR,
+                manualSelector=BOOL, template=POD_TEMPLATE, ttlSecondsAfterFinished=INT32,
+                completionMode=STRING, suspend=BOOL, podReplacementPolicy=STRING,
+                managedBy=STRING),
+    status=struct("JobStatus", conditions=ListOf(struct("JobCondition", **CONDITION_FIELDS)),
+                  startTime=STRING, completionTime=STRING, active=INT32, succeeded=INT32,
+                  failed=INT32, terminating=INT32, completedIndexes=STRING, failedIndexes=STRING,
+                  uncountedTerminatedPods=struct("UncountedTerminatedPods", succeeded=STRINGS,
+                                                 failed=STRINGS),
+                  ready=INT32))
+
 SCHEMAS: dict[str, Struct] = {s.name: s for s in (
     kind("Pod", spec=POD_SPEC, status=POD_STATUS),
     DEPLOYMENT,
@@ -246,4 +269,5 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
         status=ANY),
     kind("Scale", spec=struct("ScaleSpec", replicas=INT32),
          status=struct("ScaleStatus", replicas=INT32, selector=STRING)),
+    JOB,
 )}

@@ -14,6 +14,7 @@ from typing import Any
 from kubelab.api import Object
 from kubelab.api.errors import ParseError
 from kubelab.api.quantity import Quantity, parse_quantity
+from kubelab.apiserver.batch import generate_selector
 from kubelab.apiserver.crd import add_stored_version, crd_status
 
 __all__ = ["Strategy", "grace_period", "prepare_for_create", "prepare_for_update", "qos_class",
@@ -45,6 +46,7 @@ STRATEGIES = {
     "flowschemas": Strategy(has_status=True, generation=True, create_clears_status=True),
     "prioritylevelconfigurations": Strategy(has_status=True, generation=True,
                                             create_clears_status=True),
+    "jobs": Strategy(has_status=True, generation=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -85,6 +87,9 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
         obj["status"] = {}
     elif resource == "customresourcedefinitions":
         obj["status"] = crd_status(obj)
+    elif resource == "jobs":
+        generate_selector(obj)
+        obj["status"] = {}
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,

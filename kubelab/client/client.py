@@ -99,6 +99,10 @@ class Client:
             raise ApiError(404, "NotFound", f'no matches for kind "{kind}" in version "{api_version}"')
         return info
 
+    def discover(self) -> None:
+        """Ask the server which custom resources it serves now (`kubectl api-resources`)."""
+        self._discover()
+
     def _discover(self) -> None:
         """Learn custom resources the way kubectl's discovery does: ask the server."""
         try:

@@ -37,6 +37,8 @@ CONTROLLERS: dict[str, str] = {
     "namespace-controller": "kubelab.controllers.namespace:NamespaceController",
     "node-lifecycle-controller": "kubelab.controllers.node_lifecycle:NodeLifecycleController",
     "taint-eviction-controller": "kubelab.controllers.node_lifecycle:TaintEvictionController",
+    "job-controller": "kubelab.controllers.job:JobController",
+    "ttl-after-finished-controller": "kubelab.controllers.ttl_after_finished:TTLAfterFinishedController",
 }
 SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
 

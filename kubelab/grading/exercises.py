@@ -83,6 +83,13 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
              ("kubelab.client.leaderelection.leaderelection",)),
     Exercise("7.2", "Raft's vote and commit rules", "ex07_ha", "RaftRules", "07_failures_ha",
              "The etcd quorum", "hard", 10, ("kubelab.store.raft.rules",)),
+    # notebook 08 (operators)
+    Exercise("8.1", "Reconcile a Website", "ex08_operators", "reconcile_website", "08_operators",
+             "3. Write the operator", "hard", 10, ("kubelab.controllers",)),
+    Exercise("8.2", "A finalizer for an outside lock", "ex08_operators", "reconcile_ledger_lock",
+             "08_operators", "5. Clean up outside the cluster: a finalizer", "medium", 10,
+             ("kubelab.controllers",)),
+    # notebook 10: scale
     Exercise("10.1", "A fair queue", "ex10_scale", "FairQueue", "10_scale",
              "A noisy tenant and API Priority and Fairness", "hard", 10,
              ("kubelab.apiserver.flowcontrol",)),

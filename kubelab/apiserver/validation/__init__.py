@@ -23,6 +23,11 @@ from kubelab.apiserver.validation.apps import (
     validate_replica_set_status_update,
     validate_replica_set_update,
 )
+from kubelab.apiserver.validation.batch import (
+    validate_job,
+    validate_job_status_update,
+    validate_job_update,
+)
 from kubelab.apiserver.validation.core import (
     validate_config_map,
     validate_node,
@@ -84,6 +89,7 @@ CREATE_RULES: dict[str, Validator] = {
     "clusterrolebindings": _binding(["ClusterRole"]),
     "flowschemas": validate_flow_schema,
     "prioritylevelconfigurations": validate_priority_level_configuration,
+    "jobs": validate_job,
 }
 
 
@@ -104,6 +110,7 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "replicasets": validate_replica_set_update,
     "rolebindings": _binding_update(["Role", "ClusterRole"]),
     "clusterrolebindings": _binding_update(["ClusterRole"]),
+    "jobs": validate_job_update,
 }
 
 
@@ -114,6 +121,7 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_status_update,
     "replicasets": validate_replica_set_status_update,
     "deployments": validate_deployment_status_update,
+    "jobs": validate_job_status_update,
 }
 
 

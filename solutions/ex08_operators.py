@@ -1,0 +1,143 @@
+"""Exercises for notebook 08 · Extending Kubernetes: CRDs and operators.
+
+Two reconcilers in the shape of kubelab.client.operator (controller-runtime's ideas). The
+grader runs yours inside an Operator component: every event on the custom kind, or on an
+object it owns, becomes a call with the object's namespace and name; `client` writes to the
+API server and `cache` reads the informers (`cache.get(resource, name, namespace)` returns the
+object or None, `cache.list(...)` a list; no API request). Let errors propagate: the Operator
+retries the key with back-off. The grader crashes your operator, drops its watch events,
+deletes what it owns and edits the spec while it works; for 8.1 it also counts the requests of
+every reconcile.
+
+    kubelab grade 8                                          # both exercises
+    from kubelab.grading import grade; grade("8.1")
+
+Helpers you may use: kubelab.client.operator (set_status_condition, set_controller_reference,
+add_finalizer, remove_finalizer, create_or_update) and kubelab.api.meta.deep_copy. Do not
+import kubelab.controllers: the sample operator there is the answer's neighbour.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubelab.api.meta import deep_copy
+from kubelab.client.client import Client
+from kubelab.client.operator import (
+    Cache,
+    add_finalizer,
+    contains_finalizer,
+    remove_finalizer,
+    set_controller_reference,
+    set_status_condition,
+)
+
+FINALIZER = "batch.kubelab.dev/release-lock"
+
+
+def reconcile_website(namespace: str, name: str, client: Client, cache: Cache, now: float) -> None:
+    """Exercise 8.1: Reconcile a Website.
+
+    Notebook 08_operators, section "3. Write the operator". Hard, 10 points.
+
+    A Website (web.kubelab.dev/v1: spec.image, spec.replicas) is served by a Deployment of the
+    same name that it owns. Read the Website from cache.get("websites", name, namespace); if it
+    is gone, there is nothing to do (the garbage collector deletes the Deployment).
+
+    - The Deployment: {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name":
+      name, "namespace": namespace, "labels": {"website": name}}, "spec": {"replicas":
+      spec.replicas, "selector": {"matchLabels": {"website": name}}, "template": {"metadata":
+      {"labels": {"website": name}}, "spec": {"containers": [{"name": "web", "image":
+      spec.image}]}}}}, with an ownerReference to the Website (controller: true,
+      blockOwnerDeletion: true: set_controller_reference). Create it if the cache has none;
+      if its replicas or its container's image differ, update a copy; otherwise leave it.
+    - Status: readyReplicas = the Deployment's status.availableReplicas (0 if none yet);
+      observedGeneration = the Website's metadata.generation; one condition "Ready": "True"
+      with reason "Available" when readyReplicas == spec.replicas, else "False" with reason
+      "Progressing"; message "<ready>/<replicas> replicas available"; the condition's
+      observedGeneration too; its lastTransitionTime changes only when its status does
+      (set_status_condition, with `now`). Write it with client.update_status on a copy, and
+      only if it differs from the status the Website has.
+    The budget: a reconcile that finds nothing to change sends no request at all, and no
+    reconcile ever lists: the cache has the answer.
+    """
+    ### BEGIN SOLUTION
+    site = cache.get("websites", name, namespace)
+    if site is None:
+        return
+    spec = site.get("spec") or {}
+    replicas, image = int(spec.get("replicas", 1)), spec.get("image", "nginx:1.27")
+    deployment = cache.get("deployments", name, namespace)
+    if deployment is None:
+        desired: dict[str, Any] = {
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"website": name}},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"website": name}},
+                     "template": {"metadata": {"labels": {"website": name}},
+                                  "spec": {"containers": [{"name": "web", "image": image}]}}}}
+        set_controller_reference(site, desired)
+        client.create(desired)
+    else:
+        containers = deployment["spec"]["template"]["spec"]["containers"]
+        if deployment["spec"].get("replicas") != replicas or containers[0].get("image") != image:
+            updated = deep_copy(deployment)
+            updated["spec"]["replicas"] = replicas
+            updated["spec"]["template"]["spec"]["containers"][0]["image"] = image
+            client.update(updated)
+    ready = int(((deployment or {}).get("status") or {}).get("availableReplicas") or 0)
+    generation = site["metadata"].get("generation", 1)
+    old = site.get("status") or {}
+    conditions = deep_copy({"c": old.get("conditions") or []})["c"]
+    available = ready == replicas
+    set_status_condition(conditions, {
+        "type": "Ready", "status": "True" if available else "False",
+        "reason": "Available" if available else "Progressing",
+        "message": f"{ready}/{replicas} replicas available", "observedGeneration": generation}, now)
+    status = {**old, "readyReplicas": ready, "observedGeneration": generation, "conditions": conditions}
+    if status != old:
+        client.update_status({**deep_copy(site), "status": status})
+    ### END SOLUTION
+
+
+def reconcile_ledger_lock(namespace: str, name: str, client: Client, cache: Cache, ledger: Any) -> None:
+    """Exercise 8.2: A finalizer for an outside lock.
+
+    Notebook 08_operators, section "5. Clean up outside the cluster: a finalizer". Medium, 10 points.
+
+    A LedgerLock (batch.kubelab.dev/v1: spec.book) holds the book's lock in the bank's ledger,
+    outside Kubernetes, for as long as it exists: ledger.acquire_lock(book, holder) returns a
+    token (the same one again for the same holder), ledger.release_lock(book, holder) releases
+    it; holder is the LedgerLock's metadata.uid. Both raise while the ledger is down.
+
+    - Gone from the cache: nothing to do.
+    - Being deleted (metadata.deletionTimestamp set) and still carrying the finalizer
+      "batch.kubelab.dev/release-lock": release the lock, then remove the finalizer (update a
+      copy). In that order: once the finalizer is gone the object is gone, and so is your last
+      chance to release. Never acquire for an object being deleted.
+    - Not being deleted, no finalizer yet: add it (update a copy) before anything else.
+    - Then acquire the lock; if status.token differs from the token, write it
+      (client.update_status on a copy).
+    The grader checks that every lock is acquired once and released exactly once, also when
+    the ledger is down while the LedgerLock is deleted and when your operator crashes then.
+    """
+    ### BEGIN SOLUTION
+    lock = cache.get("ledgerlocks", name, namespace)
+    if lock is None:
+        return
+    book, holder = lock["spec"]["book"], lock["metadata"]["uid"]
+    if lock["metadata"].get("deletionTimestamp"):
+        if contains_finalizer(lock, FINALIZER):
+            ledger.release_lock(book, holder)
+            updated = deep_copy(lock)
+            remove_finalizer(updated, FINALIZER)
+            client.update(updated)
+        return
+    if not contains_finalizer(lock, FINALIZER):
+        updated = deep_copy(lock)
+        add_finalizer(updated, FINALIZER)
+        client.update(updated)
+        return
+    token = ledger.acquire_lock(book, holder)
+    if (lock.get("status") or {}).get("token") != token:
+        client.update_status({**deep_copy(lock), "status": {"token": token}})
+    ### END SOLUTION
