@@ -69,6 +69,9 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  group="apiextensions.k8s.io", namespaced=False, short_names=("crd", "crds")),
     ResourceInfo("selfsubjectaccessreviews", "SelfSubjectAccessReview", group="authorization.k8s.io",
                  namespaced=False, verbs=("create",)),
+    # Services (notebook 09): the Service and the EndpointSlices that list its pods.
+    ResourceInfo("services", "Service", short_names=("svc",), subresources=("status",)),
+    ResourceInfo("endpointslices", "EndpointSlice", group="discovery.k8s.io"),
 )
 
 

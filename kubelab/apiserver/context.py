@@ -48,6 +48,9 @@ class Served:
     extra_validation: Callable[[dict[str, Any]], list[FieldError]] | None = None
     # Writes to it change the server itself (RBAC objects, namespaces, CRDs): see serving.py.
     affects_server: bool = False
+    # The kind's own REST hooks around the generic store (services: ClusterIP and NodePort
+    # allocation, kubelab.apiserver.service.ServiceAllocators); None for every other kind.
+    rest: Any = None
 
     def verbs(self, subresource: str) -> frozenset[str]:
         if not subresource:

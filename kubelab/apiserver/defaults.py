@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.apiserver.service.defaults import set_endpoint_slice_defaults, set_service_defaults
 
 __all__ = ["DEFAULTERS", "image_pull_policy", "set_defaults"]
 
@@ -135,6 +136,8 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "namespaces": _namespace,
     "rolebindings": _role_binding,
     "clusterrolebindings": _role_binding,
+    "services": set_service_defaults,
+    "endpointslices": set_endpoint_slice_defaults,
 }
 
 

@@ -41,6 +41,7 @@ STRATEGIES = {
     "namespaces": Strategy(has_status=True, create_clears_status=True),
     "customresourcedefinitions": Strategy(has_status=True, generation=True,
                                           create_clears_status=True),
+    "services": Strategy(has_status=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -79,6 +80,8 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
         obj["status"] = {"phase": "Active"}
     elif resource in ("deployments", "replicasets"):
         obj["status"] = {}
+    elif resource == "services":
+        obj["status"] = {"loadBalancer": {}}
     elif resource == "customresourcedefinitions":
         obj["status"] = crd_status(obj)
 

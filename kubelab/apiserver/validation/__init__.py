@@ -15,6 +15,13 @@ from collections.abc import Callable
 from kubelab.api import Object
 from kubelab.api.errors import FieldError, field_invalid, field_not_supported, field_required
 from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.service.validation import (
+    validate_endpoint_slice,
+    validate_endpoint_slice_update,
+    validate_service,
+    validate_service_status_update,
+    validate_service_update,
+)
 from kubelab.apiserver.validation.apps import (
     validate_deployment,
     validate_deployment_status_update,
@@ -78,6 +85,8 @@ CREATE_RULES: dict[str, Validator] = {
     "clusterroles": _rules,
     "rolebindings": _binding(["Role", "ClusterRole"]),
     "clusterrolebindings": _binding(["ClusterRole"]),
+    "services": validate_service,
+    "endpointslices": validate_endpoint_slice,
 }
 
 
@@ -98,6 +107,8 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "replicasets": validate_replica_set_update,
     "rolebindings": _binding_update(["Role", "ClusterRole"]),
     "clusterrolebindings": _binding_update(["ClusterRole"]),
+    "services": validate_service_update,
+    "endpointslices": validate_endpoint_slice_update,
 }
 
 
@@ -108,6 +119,7 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_status_update,
     "replicasets": validate_replica_set_status_update,
     "deployments": validate_deployment_status_update,
+    "services": validate_service_status_update,
 }
 
 
