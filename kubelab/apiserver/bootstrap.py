@@ -109,6 +109,7 @@ CLUSTER_ROLES = [
         rule([*READ, "patch", "update", "delete", "deletecollection"], ["*"], ["*"]),
         rule(["create"], ["", "events.k8s.io"], WORKLOADS),
         rule(["create"], ["apps"], ["replicasets", "deployments"]),
+        rule(["create"], ["discovery.k8s.io"], ["endpointslices"]),
         rule(["create"], ["coordination.k8s.io"], ["leases"]),
     ]),
     cluster_role("system:node", [

@@ -42,6 +42,8 @@ STRATEGIES = {
     "customresourcedefinitions": Strategy(has_status=True, generation=True,
                                           create_clears_status=True),
     "services": Strategy(has_status=True, create_clears_status=True),
+    # endpointslice/strategy.go: generation 1, bumped by any change beyond metadata.
+    "endpointslices": Strategy(generation=True, custom=True),
 }
 PLAIN = Strategy()
 

@@ -31,6 +31,7 @@ CONTROLLERS: dict[str, str] = {
     "namespace-controller": "kubelab.controllers.namespace:NamespaceController",
     "node-lifecycle-controller": "kubelab.controllers.node_lifecycle:NodeLifecycleController",
     "taint-eviction-controller": "kubelab.controllers.node_lifecycle:TaintEvictionController",
+    "endpointslice-controller": "kubelab.controllers.endpointslice:EndpointSliceController",
 }
 SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
 
