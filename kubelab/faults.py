@@ -311,18 +311,21 @@ class Faults:
     def kill_node(self, node: str) -> None:
         """The machine dies: its kubelet stops (no more heartbeats) and its containers are gone."""
         self._node(node)
-        if f"kubelet/{node}" in self._cluster.components:
-            self._cluster.crash_component(f"kubelet/{node}")
+        for component in (f"kubelet/{node}", f"kube-proxy/{node}"):
+            if component in self._cluster.components:
+                self._cluster.crash_component(component)
         self._cluster.runtimes[node].power_off()
+        self._cluster.iptables[node].flush()  # the kernel's rules die with it
         self._record("kill_node", node)
 
     def revive_node(self, node: str) -> None:
         """The machine boots again: an empty runtime and a fresh kubelet, which reports in."""
         self._node(node)
         self._cluster.runtimes[node].power_on()
-        if f"kubelet/{node}" not in self._cluster.components and \
-                f"kubelet/{node}" in getattr(self._cluster, "_factories", {}):
-            self._cluster.restart_component(f"kubelet/{node}")
+        for component in (f"kubelet/{node}", f"kube-proxy/{node}"):
+            if component not in self._cluster.components and \
+                    component in getattr(self._cluster, "_factories", {}):
+                self._cluster.restart_component(component)
         self._record("revive_node", node)
 
     def partition(self, node: str) -> None:
