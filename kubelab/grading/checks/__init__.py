@@ -7,7 +7,8 @@ from kubelab.grading.checks import (
     ex04_scheduler,
     ex05_controllers,
     ex06_kubelet,
+    ex09_services,
 )
 
 __all__ = ["ex01_store", "ex02_apiserver", "ex03_watch", "ex04_scheduler", "ex05_controllers",
-           "ex06_kubelet"]
+           "ex06_kubelet", "ex09_services"]
