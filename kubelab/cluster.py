@@ -324,6 +324,42 @@ class Cluster:
             traffic.start()
         return traffic
 
+    def add_cloud_controller_manager(self, pool: str = "203.0.113.0/24") -> Any:
+        """Run a simulated cloud-controller-manager (system:cloud-controller-manager) whose
+        service controller gives LoadBalancer Services an address from `pool`. Its RBAC comes
+        with it, as a CCM's manifest brings its own ClusterRole and binding."""
+        from kubelab.controllers.cloud import CloudControllerManager, FakeCloud
+
+        name, user = "cloud-controller-manager", "system:cloud-controller-manager"
+        if name in self._factories:
+            raise ValueError(f"component {name!r} already exists")
+        self.apply([{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                     "metadata": {"name": user}, "rules": [
+                         {"apiGroups": [""], "resources": ["services"],
+                          "verbs": ["get", "list", "watch", "update", "patch"]},
+                         {"apiGroups": [""], "resources": ["services/status"], "verbs": ["update", "patch"]},
+                         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+                         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"],
+                          "verbs": ["create", "patch", "update"]}]},
+                    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                     "metadata": {"name": user},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                 "name": user},
+                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}])
+        self.apiserver.add_token(f"token-{user}", user)
+        self.cloud = FakeCloud(random.Random(f"{self.seed}/cloud"), pool)
+
+        def start() -> Any:
+            client = Client(self.apiserver, f"token-{user}", user_agent=name)
+            component = CloudControllerManager(ComponentContext(name, client, self.clock, self.rand,
+                                                                self.trace, None, self.cloud))
+            component.start()
+            return component
+
+        self._factories[name] = start
+        self.components[name] = start()
+        return self.components[name]
+
     # ------------------------------------------------------------------ real clients
 
     def serve(self, port: int = 0, *, speed: float = 1.0) -> str:

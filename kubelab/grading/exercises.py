@@ -78,9 +78,9 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
     Exercise("6.2", "A readiness probe", "ex06_kubelet", "ReadinessProbe", "06_kubelet",
              "Liveness vs readiness", "medium", 10, ("kubelab.kubelet",)),
     # Services (notebook 09)
-    Exercise("9.1", "The EndpointSlice reconcile for one Service", "ex09_services", "reconcile_endpoint_slices",
-             "09_services", "4. EndpointSlices: who is behind the Service", "hard", 10,
-             ("kubelab.controllers",)),
+    Exercise("9.1", "The EndpointSlice reconcile for one Service", "ex09_services",
+             "reconcile_endpoint_slices", "09_services",
+             "4. EndpointSlices: who is behind the Service", "hard", 10, ("kubelab.controllers",)),
     Exercise("9.2", "The KUBE-SVC probability ladder", "ex09_services", "service_to_endpoint_rules",
              "09_services", "5. kube-proxy's rules on one node", "medium", 10, ("kubelab.proxy",)),
 )}

@@ -18,7 +18,7 @@ import base64
 import hashlib
 import ipaddress
 import random
-import shlex
+import re
 from dataclasses import dataclass, field
 
 __all__ = ["IPTables", "Rule", "Step", "Walk", "parse_rules", "port_proto_hash",
@@ -70,8 +70,12 @@ def parse_rules(text: str) -> dict[str, dict[str, list[Rule]]]:
     return tables
 
 
+_WORD = re.compile(r'"([^"]*)"|(\S+)')
+
+
 def _parse_rule(line: str) -> Rule:
-    words = shlex.split(line)
+    # iptables-save quotes only comments, and never escapes inside them: no need for shlex
+    words = [quoted if quoted or bare == "" else bare for quoted, bare in _WORD.findall(line)]
     rule = Rule(line, words[1])
     i, negate, after_target = 2, False, False
     while i < len(words):

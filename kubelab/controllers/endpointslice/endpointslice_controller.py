@@ -23,7 +23,7 @@ from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
-from kubelab.api.labels import selector_from_set
+from kubelab.api.labels import Selector, selector_from_set
 from kubelab.api.meta import split_key
 from kubelab.client.component import ComponentContext
 from kubelab.client.controller_loop import Controller
@@ -128,6 +128,9 @@ class EndpointSliceController:
         slices.add_event_handler(ResourceEventHandler(self._on_slice, lambda _o, cur: self._on_slice(cur),
                                                       self._delete_slice))
         self.writes = 0   # API writes made: creates, updates and deletes of slices
+        # ServiceSelectorCache (pkg/controller/util/endpoint): each Service's parsed selector,
+        # kept while its selector stays the same.
+        self.selectors: dict[str, tuple[dict[str, str], Selector]] = {}
 
     def run(self) -> None:
         self.controller.run()
@@ -141,14 +144,25 @@ class EndpointSliceController:
         service = _tombstone(obj)
         self.controller.enqueue(service)
 
+    def selector(self, service: Object) -> Selector | None:
+        """ServiceSelectorCache.Get/Update: the Service's selector, parsed once."""
+        wanted = (service.get("spec") or {}).get("selector")
+        if not wanted:
+            return None
+        key = f"{service['metadata'].get('namespace', '')}/{service['metadata']['name']}"
+        cached = self.selectors.get(key)
+        if cached is None or cached[0] != wanted:
+            cached = self.selectors[key] = (dict(wanted), selector_from_set(wanted))
+        return cached[1]
+
     def _pod_services(self, pod: Object) -> set[str]:
         """getPodServiceMemberships: the Services of the pod's namespace that select it."""
         meta = pod["metadata"]
         namespace, labels = meta.get("namespace", ""), meta.get("labels") or {}
         keys = set()
         for service in self.service_lister.by_namespace(namespace).list():
-            selector = (service.get("spec") or {}).get("selector")
-            if selector and selector_from_set(selector).matches(labels):
+            selector = self.selector(service)
+            if selector is not None and selector.matches(labels):
                 keys.add(f"{namespace}/{service['metadata']['name']}")
         return keys
 
@@ -194,12 +208,15 @@ class EndpointSliceController:
         service, exists = self.service_lister.indexer.get_by_key(key)
         if not exists:
             self.tracker.delete_service(key)
+            self.selectors.pop(key, None)
             return  # its slices go with it (ownerReferences)
         spec = service.get("spec") or {}
         if spec.get("type") == "ExternalName" or not spec.get("selector"):
             return  # not ours: selector-less Services have hand-made slices
+        selector = self.selector(service)
+        assert selector is not None
         pods = [p for p in self.pod_lister.by_namespace(namespace).list()
-                if selector_from_set(spec["selector"]).matches(p["metadata"].get("labels") or {})]
+                if selector.matches(p["metadata"].get("labels") or {})]
         slices = [s for s in self.slice_lister.by_namespace(namespace).list()
                   if self._managed(s) == key and not s["metadata"].get("deletionTimestamp")]
         if self.tracker.stale_slices(key, slices):
