@@ -115,7 +115,13 @@ def route(cluster: Cluster, target: str, *, from_pod: str | None = None, from_no
             return Route(target, node, dns, Walk(verdict="NXDOMAIN"), reason="no such host")
         host = dns.addresses[0]
     dport = int(port_text) if port_text else (port or _service_port(cluster, host))
-    walk = iptables.walk(Packet(src, host, dport), rand, cluster.clock.now, local=from_pod is None)
+    local = from_pod is None
+    # A node's own address (a NodePort): the packet is handled by that node's rules, arriving
+    # from outside unless the client is on that very node.
+    target_node = next((n for n, t in cluster.iptables.items() if t.node_ip == host), None)
+    if target_node is not None and target_node != node:
+        node, iptables, local = target_node, cluster.iptables[target_node], False
+    walk = iptables.walk(Packet(src, host, dport), rand, cluster.clock.now, local=local)
     if walk.verdict in ("REJECT", "DROP"):
         return Route(target, node, dns, walk, reason=f"{walk.verdict} (the Service has no endpoints)")
     destination = walk.destination or f"{host}:{dport}"

@@ -440,8 +440,9 @@ print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
 # Work in new cells below this one.
 #
 # 1. Make `web` a `NodePort` Service with `externalTrafficPolicy: Local` and scale it to 1.
-#    Walk a packet to each node's IP and the NodePort (`c.route(f"{c.node(n).ip}:{port}")` from a
-#    node). Which nodes answer, and why is that the point of `Local`?
+#    Walk a packet from node-1 to each node's IP and the NodePort
+#    (`c.route(f"{c.node(n).ip}:{port}", from_node="node-1")`). Which nodes answer, and why is
+#    that the point of `Local`?
 # 2. Set `sessionAffinity: ClientIP` on `web` and route 20 requests from `client`. How many
 #    different pods answer? Find the `-m recent` rules in node-1's table.
 # 3. Drop kube-proxy's watch events (`c.faults.drop_watch_events(user="system:kube-proxy")`),
@@ -449,8 +450,10 @@ print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
 #
 # <details><summary>Hints</summary>
 #
-# 1. Only the node with the pod DNATs; the others DROP it (`has no local endpoints`). `Local`
-#    keeps the client's source address and skips the second hop, at the price of uneven spread.
+# 1. The node with the pod DNATs to it; the others DROP it (`has no local endpoints`), except
+#    node-1 itself, whose own traffic is sent to the cluster-wide chain ("route LOCAL traffic").
+#    `Local` keeps the client's source address and skips a second hop, at the price of uneven
+#    spread.
 # 2. One: the first request picks an endpoint and `-m recent --set` remembers the client; later
 #    ones match `--rcheck` first, for 10800 s.
 # 3. The rules still list the old endpoints: kube-proxy never heard of the new pods. After the

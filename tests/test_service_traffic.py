@@ -136,3 +136,17 @@ def test_traffic_summary_and_chart() -> None:
     assert t.plot()._repr_svg_().startswith("<svg")
     with pytest.raises(ValueError, match="rate must be > 0"):
         c.traffic("web", rate=0)
+
+
+def test_node_port_with_local_policy_answers_only_where_a_pod_runs() -> None:
+    c = Cluster(nodes=3)
+    one = deployment()
+    one["spec"]["replicas"] = 1
+    c.apply(one)
+    c.apply(service(type="NodePort", externalTrafficPolicy="Local"))
+    c.run(30)
+    port = c.get("services", "web")["spec"]["ports"][0]["nodePort"]
+    home = c.get("pods")[0]["spec"]["nodeName"]
+    verdicts = {n: c.route(f"{c.node(n).ip}:{port}", from_node="node-1") for n in c.node_names}
+    assert verdicts[home].ok and verdicts[home].node == home
+    assert all(r.walk.verdict == "DROP" for n, r in verdicts.items() if n != home and n != "node-1")
