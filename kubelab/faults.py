@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kubelab.api.errors import ApiError, resource_expired
 from kubelab.api.request import API, Request, WatchEvent, WatchHandle
 from kubelab.apiserver.watch_cache import WatchInfo
+from kubelab.faults_services import drop_endpointslice_updates
 from kubelab.sim.clock import Clock
 
 if TYPE_CHECKING:
@@ -116,6 +117,7 @@ class WatchFaults:
         self.rand, self.clock = rand, clock
         self.drop = self.duplicate = self.delay = self.reorder = 0.0
         self.user: str | None = None
+        self.resource: str | None = None  # only this resource's watches (None: all)
         self.dropped = 0
         self.healing = False
         # Clients (user, resource, namespace, selectors) whose cache may now be stale.
@@ -124,12 +126,12 @@ class WatchFaults:
         self._in_flight: dict[int, list[float]] = {}
         self._break_at: dict[int, float] = {}  # watch id -> when it ends (an overtaken event)
 
-    def set(self, *, user: str | None, **settings: float) -> None:
+    def set(self, *, user: str | None, resource: str | None = None, **settings: float) -> None:
         for name, value in settings.items():
             if value < 0 or (name in ("drop", "duplicate") and value > 1):
                 raise ValueError(f"{name} must be in [0, 1] for probabilities, >= 0 for seconds")
             setattr(self, name, float(value))
-        self.user = user
+        self.user, self.resource = user, resource
         self.healing = False
 
     @staticmethod
@@ -143,7 +145,8 @@ class WatchFaults:
         now = self.clock.now
         flight = self._in_flight[watch.id] = [t for t in self._in_flight.get(watch.id, ()) if t > now]
         due = max(flight, default=now)
-        targeted = not self.healing and (self.user is None or watch.user == self.user)
+        targeted = not self.healing and (self.user is None or watch.user == self.user) and \
+            (self.resource is None or watch.resource == self.resource)
         if not targeted:
             at = due
         elif self.drop and self.rand.random() < self.drop:
@@ -367,3 +370,7 @@ class Faults:
         uid = (meta.get("annotations") or {}).get("kubernetes.io/config.mirror") or meta["uid"]
         self._cluster.runtimes[node].crash_container(uid, name, exit_code)
         self._record("crash_container", f"pods/{namespace}/{pod}", container=name, code=exit_code)
+
+
+# Services (notebook 09): kube-proxy's faults live in their own module.
+Faults.drop_endpointslice_updates = drop_endpointslice_updates  # type: ignore[attr-defined]

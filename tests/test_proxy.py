@@ -168,3 +168,19 @@ def test_kill_node_flushes_its_rules_and_revive_resyncs() -> None:
     c.faults.revive_node("node-1")
     c.run(5)
     assert "kube-proxy/node-1" in c.components and dnat_targets(c, "node-1")
+
+
+def test_dropped_endpointslice_updates_leave_every_node_stale_until_healed() -> None:
+    c = Cluster(nodes=2)
+    web(c, replicas=2)
+    c.run_until(lambda: len(dnat_targets(c, "node-1")) == len(dnat_targets(c, "node-2")) == 2, timeout=60)
+    assert "drop_endpointslice_updates" in c.faults.names()
+    c.faults.drop_endpointslice_updates()
+    c.kubectl("scale deployment web --replicas=4")
+    c.run(20)
+    in_slices = {e["addresses"][0] for s in c.get("endpointslices") for e in s["endpoints"]}
+    assert len(in_slices) == 4                      # the controller wrote them ...
+    assert len(dnat_targets(c, "node-1")) == len(dnat_targets(c, "node-2")) == 2   # ... nobody heard
+    c.faults.heal_watch_events()
+    c.run(10)
+    assert dnat_targets(c, "node-1") == dnat_targets(c, "node-2") == in_slices
