@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,15 +24,19 @@ from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.client.component import ComponentContext
 from kubelab.client.leaderelection.config import LeaderElectionConfiguration
+from kubelab.dns import Answer, resolve
 from kubelab.faults import Faults
 from kubelab.kubectl import Output, kubectl
 from kubelab.kubelet.hollow import HollowRuntime
 from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import ContainerRuntime
+from kubelab.network import NodeView, Route, route
+from kubelab.proxy.iptables import IPTables
 from kubelab.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
 from kubelab.store.raft import EtcdClient, EtcdCluster
+from kubelab.traffic import Traffic
 
 if TYPE_CHECKING:
     from kubelab.etcd import EtcdBackend
@@ -48,7 +53,9 @@ COMPONENTS: dict[str, tuple[str, str]] = {
     "scheduler": ("kubelab.scheduler:Scheduler", "system:kube-scheduler"),
     "kubelet": ("kubelab.kubelet:Kubelet", "system:node:{node}"),
     "controller-manager": ("kubelab.controllers:ControllerManager", "system:kube-controller-manager"),
+    "kube-proxy": ("kubelab.proxy:KubeProxy", "system:kube-proxy"),
 }
+PER_NODE = ("kubelet", "kube-proxy")  # one per node: kubelet/node-1, kube-proxy/node-1, ...
 
 
 def _load(path: str) -> Callable[[ComponentContext], Any]:
@@ -166,6 +173,10 @@ class Cluster(ReplicaWiring):
                          for i, name in enumerate(self.node_names)}
         for server in self.apiservers:
             server.kubelet_connection = self._kubelet_connection
+        # Each node's iptables, which kube-proxy writes and packets follow (kubelab.network).
+        self.apiserver.add_token("token-system:kube-proxy", "system:kube-proxy")
+        self.iptables = {name: IPTables(name, runtime.node_ip) for name, runtime in self.runtimes.items()}
+        self.route_rand = random.Random(f"{seed}/route")  # c.route's -m statistic draws
         self._start_components(components)
 
     # ------------------------------------------------------------------ wiring
@@ -213,18 +224,18 @@ class Cluster(ReplicaWiring):
     def _component_factories(self) -> dict[str, Callable[[], Any]]:
         """How to start each component: name -> a function that builds and starts it.
 
-        The kubelet is one component per node: kubelet/node-1, kubelet/node-2, ...
+        The kubelet and kube-proxy are one component per node: kubelet/node-1, kube-proxy/node-1, ...
         """
         factories: dict[str, Callable[[], Any]] = {}
         for name, (path, user) in COMPONENTS.items():
             if name == "kubelet" and self.hollow:
                 path = "kubelab.kubelet.hollow:HollowKubelet"
             cls = self._replace.get(name) or _load(path)
-            if name == "kubelet":
+            if name in PER_NODE:
                 for manifest in self._node_manifests:
                     node = str(manifest["metadata"]["name"])
-                    factories[f"kubelet/{node}"] = self._factory(
-                        f"kubelet/{node}", cls, user.format(node=node), manifest)
+                    factories[f"{name}/{node}"] = self._factory(
+                        f"{name}/{node}", cls, user.format(node=node), manifest)
             else:
                 count = self.replicas.get(name, 1)
                 elect = count > 1 if self._leader_elect is None else self._leader_elect
@@ -241,6 +252,8 @@ class Cluster(ReplicaWiring):
             # A kubelet reaches the API server over its node's network link (faults.partition).
             api = self.faults.node_link(node_name) if node else self.endpoint(name)
             client = Client(api, self.apiserver.token_for(user), user_agent=name)
+            # A kubelet gets its node's container runtime, kube-proxy its node's iptables.
+            runtime = (self.iptables if name.startswith("kube-proxy/") else self.runtimes).get(node_name)
             election = None
             if elect:  # makeLeaderElectionConfig: hostname + "_" + a new uuid per process
                 election = LeaderElectionConfiguration(f"{name}_{new_uid(self.rand)}",
@@ -249,7 +262,7 @@ class Cluster(ReplicaWiring):
                 self._owners[election.identity] = name
             context = ComponentContext(name, client, self.clock, self.rand, self.trace,
                                        copy.deepcopy(node) if node else None,
-                                       self.runtimes.get(node_name) if node else None,
+                                       runtime if node else None,
                                        leader_election=election)
             component = cls(context)
             component.start()
@@ -400,6 +413,70 @@ class Cluster(ReplicaWiring):
                 return False
             raise
         return True
+
+    # ------------------------------------------------------------------ the network (notebook 09)
+
+    def node(self, name: str) -> NodeView:
+        """A node as you would see it logged in: c.node("node-1").iptables_save()."""
+        if name not in self.iptables:
+            raise ValueError(f"no node {name!r}; nodes: {', '.join(self.node_names)}")
+        return NodeView(name, self.iptables[name], self)
+
+    def route(self, target: str, *, from_pod: str | None = None, from_node: str | None = None,
+              port: int | None = None, namespace: str = "default") -> Route:
+        """Walk one request, e.g. c.route("web.default.svc", from_pod="client"): the DNS answer,
+        each iptables rule it matched on the client's node, and the pod that answered."""
+        return route(self, target, from_pod=from_pod, from_node=from_node, port=port,
+                     namespace=namespace)
+
+    def resolve(self, name: str, namespace: str = "default") -> Answer:
+        """Cluster DNS from a pod of `namespace`: c.resolve("web") -> web.default.svc.cluster.local."""
+        return resolve(self.client, name, namespace)
+
+    def traffic(self, target: str, *, rate: float = 10.0, port: int | None = None,
+                namespace: str = "default", start: bool = True) -> Traffic:
+        """A seeded load generator sending `rate` requests per virtual second to target from
+        every node in turn; its results say what users felt (c.traffic("web").summary())."""
+        traffic = Traffic(self, target, rate=rate, port=port, namespace=namespace)
+        if start:
+            traffic.start()
+        return traffic
+
+    def add_cloud_controller_manager(self, pool: str = "203.0.113.0/24") -> Any:
+        """Run a simulated cloud-controller-manager (system:cloud-controller-manager) whose
+        service controller gives LoadBalancer Services an address from `pool`. Its RBAC comes
+        with it, as a CCM's manifest brings its own ClusterRole and binding."""
+        from kubelab.controllers.cloud import CloudControllerManager, FakeCloud
+
+        name, user = "cloud-controller-manager", "system:cloud-controller-manager"
+        if name in self._factories:
+            raise ValueError(f"component {name!r} already exists")
+        self.apply([{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                     "metadata": {"name": user}, "rules": [
+                         {"apiGroups": [""], "resources": ["services"],
+                          "verbs": ["get", "list", "watch", "update", "patch"]},
+                         {"apiGroups": [""], "resources": ["services/status"], "verbs": ["update", "patch"]},
+                         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+                         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"],
+                          "verbs": ["create", "patch", "update"]}]},
+                    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                     "metadata": {"name": user},
+                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                 "name": user},
+                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}])
+        self.apiserver.add_token(f"token-{user}", user)
+        self.cloud = FakeCloud(random.Random(f"{self.seed}/cloud"), pool)
+
+        def start() -> Any:
+            client = Client(self.apiserver, f"token-{user}", user_agent=name)
+            component = CloudControllerManager(ComponentContext(name, client, self.clock, self.rand,
+                                                                self.trace, None, self.cloud))
+            component.start()
+            return component
+
+        self._factories[name] = start
+        self.components[name] = start()
+        return self.components[name]
 
     # ------------------------------------------------------------------ real clients
 

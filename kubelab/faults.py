@@ -19,6 +19,7 @@ from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.faults_ha import ReplicaFaults
 from kubelab.faults_raft import EtcdFaults
 from kubelab.faults_scale import ScaleFaults
+from kubelab.faults_services import drop_endpointslice_updates
 from kubelab.sim.clock import Clock
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ class WatchFaults:
         self.rand, self.clock = rand, clock
         self.drop = self.duplicate = self.delay = self.reorder = 0.0
         self.user: str | None = None
+        self.resource: str | None = None  # only this resource's watches (None: all)
         self.dropped = 0
         self.healing = False
         # Clients (user, resource, namespace, selectors) whose cache may now be stale.
@@ -128,12 +130,12 @@ class WatchFaults:
         self._in_flight: dict[int, list[float]] = {}
         self._break_at: dict[int, float] = {}  # watch id -> when it ends (an overtaken event)
 
-    def set(self, *, user: str | None, **settings: float) -> None:
+    def set(self, *, user: str | None, resource: str | None = None, **settings: float) -> None:
         for name, value in settings.items():
             if value < 0 or (name in ("drop", "duplicate") and value > 1):
                 raise ValueError(f"{name} must be in [0, 1] for probabilities, >= 0 for seconds")
             setattr(self, name, float(value))
-        self.user = user
+        self.user, self.resource = user, resource
         self.healing = False
 
     @staticmethod
@@ -147,7 +149,8 @@ class WatchFaults:
         now = self.clock.now
         flight = self._in_flight[watch.id] = [t for t in self._in_flight.get(watch.id, ()) if t > now]
         due = max(flight, default=now)
-        targeted = not self.healing and (self.user is None or watch.user == self.user)
+        targeted = not self.healing and (self.user is None or watch.user == self.user) and \
+            (self.resource is None or watch.resource == self.resource)
         if not targeted:
             at = due
         elif self.drop and self.rand.random() < self.drop:
@@ -340,18 +343,21 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults):
     def kill_node(self, node: str) -> None:
         """The machine dies: its kubelet stops (no more heartbeats) and its containers are gone."""
         self._node(node)
-        if f"kubelet/{node}" in self._cluster.components:
-            self._cluster.crash_component(f"kubelet/{node}")
+        for component in (f"kubelet/{node}", f"kube-proxy/{node}"):
+            if component in self._cluster.components:
+                self._cluster.crash_component(component)
         self._cluster.runtimes[node].power_off()
+        self._cluster.iptables[node].flush()  # the kernel's rules die with it
         self._record("kill_node", node)
 
     def revive_node(self, node: str) -> None:
         """The machine boots again: an empty runtime and a fresh kubelet, which reports in."""
         self._node(node)
         self._cluster.runtimes[node].power_on()
-        if f"kubelet/{node}" not in self._cluster.components and \
-                f"kubelet/{node}" in getattr(self._cluster, "_factories", {}):
-            self._cluster.restart_component(f"kubelet/{node}")
+        for component in (f"kubelet/{node}", f"kube-proxy/{node}"):
+            if component not in self._cluster.components and \
+                    component in getattr(self._cluster, "_factories", {}):
+                self._cluster.restart_component(component)
         self._record("revive_node", node)
 
     def partition(self, node: str) -> None:
@@ -393,3 +399,7 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults):
         uid = (meta.get("annotations") or {}).get("kubernetes.io/config.mirror") or meta["uid"]
         self._cluster.runtimes[node].crash_container(uid, name, exit_code)
         self._record("crash_container", f"pods/{namespace}/{pod}", container=name, code=exit_code)
+
+
+# Services (notebook 09): kube-proxy's faults live in their own module.
+Faults.drop_endpointslice_updates = drop_endpointslice_updates  # type: ignore[attr-defined]

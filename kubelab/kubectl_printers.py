@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from kubelab.api import Object
 from kubelab.api.meta import parse_time
+from kubelab.kubectl_printers_services import SERVICE_COLUMNS, SERVICE_WIDE_EXTRA
 
 __all__ = ["human_duration", "pod_status", "table"]
 
@@ -218,6 +219,9 @@ COLUMNS: dict[str, tuple[list[str], Row]] = {
 WIDE_EXTRA = {"pods": ["IP", "NODE", "NOMINATED NODE", "READINESS GATES"]}
 # Kinds whose list printer sorts the items first.
 LIST_ORDER: dict[str, Callable[[list[Object]], list[Object]]] = {"flowschemas": _by_precedence}
+# Services and EndpointSlices (notebook 09) print from their own module.
+COLUMNS.update(SERVICE_COLUMNS(_age))
+WIDE_EXTRA.update(SERVICE_WIDE_EXTRA)
 
 
 def table(resource: str, objects: list[Object], now: float, *, wide: bool = False,

@@ -173,11 +173,17 @@ def _logs(client: Client, args: argparse.Namespace, now: float, stdin: str) -> s
 def _pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[str, str]:
     """logsforobject.go: the most active pod the object selects (podutils.ActivePods,
     reversed), and the stderr line kubectl prints when there was a choice."""
-    if resource not in ("deployments", "replicasets"):
+    if resource not in ("deployments", "replicasets", "services"):
         raise KubectlError(f"cannot get the logs from {client.resource(resource).qualified}: "
                            "selector for it is not implemented")
     obj = client.get(resource, name, namespace)
-    selector = str(selector_from_label_selector(obj["spec"].get("selector")))
+    if resource == "services":  # SelectorsForObject: a Service selects by a plain label map
+        labels = (obj.get("spec") or {}).get("selector") or {}
+        if not labels:
+            raise KubectlError(f"invalid service '{name}': Service is defined without a selector")
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    else:
+        selector = str(selector_from_label_selector(obj["spec"].get("selector")))
     pods = client.list("pods", namespace, label_selector=selector)["items"]
     if not pods:
         raise KubectlError("timed out waiting for the condition")

@@ -82,8 +82,12 @@ class ReplicaWiring:
 
     def _build_apiservers(self) -> None:
         count = self.replicas.get("apiserver", 1)
-        self.apiservers = [APIServer(self.store, self.clock, self.rand, trace=self.trace)
-                           for _ in range(count)]
+        first = APIServer(self.store, self.clock, self.rand, trace=self.trace)
+        # One set of ClusterIP and NodePort allocations: upstream's replicas share theirs through
+        # etcd (IPAddress objects); kubelab's live in memory, so the replicas share the object.
+        self.apiservers = [first] + [
+            APIServer(self.store, self.clock, self.rand, trace=self.trace,
+                      service_allocators=first.service_allocators) for _ in range(count - 1)]
         self.apiserver = self.apiservers[0]  # c.apiserver: the first replica
         for server, name in zip(self.apiservers, replica_names("apiserver", count), strict=True):
             server.name = name

@@ -23,7 +23,7 @@ def markdown(path: Path) -> str:
 
 def test_the_course_has_its_notebooks() -> None:
     assert [p.stem.split("_")[0] for p in NOTEBOOKS] == ["00", "01", "02", "03", "04", "05", "06",
-                                                         "07", "07b", "08", "10"]
+                                                         "07", "07b", "08", "09", "10"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

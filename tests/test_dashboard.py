@@ -45,6 +45,7 @@ def test_buttons_exist_only_for_what_the_cluster_has() -> None:
     assert list(scheduled.component_buttons) == ["apiserver", "scheduler"]
     full = FailurePanel(Cluster(nodes=2, seed=1))
     assert list(full.component_buttons) == ["apiserver", "controller-manager", "scheduler",
+                                            "kube-proxy/node-1", "kube-proxy/node-2",
                                             "kubelet/node-1", "kubelet/node-2"]
     assert {"kill node", "partition node", "break registry", "crash container"} <= set(full.buttons)
 
@@ -94,7 +95,7 @@ def test_component_buttons_crash_and_restart() -> None:
     assert "scheduler" in c.components and button.description == "crash scheduler"
     assert fault_verbs(c) == ["crash", "restart"]
     assert [r.object for r in c.trace.filter(component="faults")] == ["scheduler", "scheduler"]
-    assert panel.actions.lines()[0].startswith("start 5 component(s) running; nodes node-1, node-2")
+    assert panel.actions.lines()[0].startswith("start 7 component(s) running; nodes node-1, node-2")
     now = f"t={c.clock.now:g}s"
     assert panel.actions.lines()[1:] == [
         f"{now} toggle scheduler: crashed scheduler",

@@ -142,7 +142,7 @@ def test_every_exercise_is_documented_as_registered() -> None:
             assert sum(c.points for c in checks_for(ex.id)) == ex.points
     assert seen == set(EXERCISES)
     notebooks = {ex.notebook[:2] for ex in EXERCISES.values()}
-    assert notebooks == {"01", "02", "03", "04", "05", "06", "07", "08", "10"}
+    assert notebooks == {"01", "02", "03", "04", "05", "06", "07", "08", "09", "10"}
     assert all(sum(ex.notebook.startswith(n) for ex in EXERCISES.values()) >= 2
                for n in notebooks - {"10"})
     assert [ex.id for ex in EXERCISES.values() if ex.notebook.startswith("10")] == ["10.1"]  # issue 23

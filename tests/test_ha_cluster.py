@@ -38,7 +38,7 @@ def test_replicas_are_named_and_hold_their_leases() -> None:
     c.run(3)
     assert [s.name for s in c.apiservers] == ["apiserver-1", "apiserver-2", "apiserver-3"]
     assert c.apiserver is c.apiservers[0] and isinstance(c.api, LoadBalancer)
-    assert sorted(n for n in c.components if not n.startswith("kubelet/")) == [
+    assert sorted(n for n in c.components if not n.startswith(("kubelet/", "kube-proxy/"))) == [
         "controller-manager-1", "controller-manager-2", "scheduler-1", "scheduler-2"]
     out = c.kubectl("get leases -n kube-system").splitlines()
     assert out[0].split() == ["NAME", "HOLDER", "AGE"]
@@ -307,3 +307,20 @@ def test_a_crd_created_through_one_api_server_is_served_by_all() -> None:
         with pytest.raises(ApiError) as err:
             Client(server, ADMIN_TOKEN).list("websites")
         assert err.value.code == 404, server.name
+
+
+def test_api_server_replicas_share_the_service_ip_allocations() -> None:
+    from kubelab.client.client import Client
+    from kubelab.cluster import ADMIN_TOKEN
+
+    c = Cluster(nodes=1, seed=0, replicas={"apiserver": 2})
+    first, second = (Client(server, ADMIN_TOKEN) for server in c.apiservers)
+
+    def service(name: str, ip: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+                "spec": {"clusterIP": ip, "ports": [{"port": 80}], "selector": {"app": name}}}
+
+    first.create(service("a", "10.96.0.50"))
+    with pytest.raises(ApiError) as err:
+        second.create(service("b", "10.96.0.50"))
+    assert err.value.code == 422 and "provided IP is already allocated" in err.value.message

@@ -125,4 +125,7 @@ def test_logs_of_a_deployment_read_its_most_active_pod() -> None:
     assert first.startswith("Found 2 pods, using pod/") and first.split("/")[1] in pods
     assert rest == "kubelab: simulated nginx:1.27 started (restart 0)"
     unknown = c.kubectl("logs svc/web")
-    assert (unknown, unknown.exit_code) == ('error: the server doesn\'t have a resource type "svc"', 1)
+    assert (unknown, unknown.exit_code) == ('Error from server (NotFound): services "web" not found', 1)
+    c.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+             "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+    assert c.kubectl("logs svc/web").startswith("Found 2 pods, using pod/")

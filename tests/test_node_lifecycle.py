@@ -165,9 +165,13 @@ def test_a_node_that_comes_back_in_time_keeps_its_pods() -> None:
     c.run_until(lambda: (UNREACHABLE, "NoExecute") in taints(c, "node-1"), timeout=120)
     c.run(100)
     c.faults.heal("node-1")
-    c.run(30)
+    # The kubelet writes Ready again once its Node informer shows the Unknown the controller
+    # wrote: tryUpdateNodeStatus reads the lister first (kubelet_node_status.go), and that
+    # informer relists only after its backoff, grown during the partition (up to 30 s,
+    # jittered to twice that). Still long before the 300 s toleration runs out.
+    c.run(90)
     assert taints(c, "node-1") == [] and ready_condition(c, "node-1")["status"] == "True"
-    c.run(400)
+    c.run(340)
     assert not c.get("pods", "web")["metadata"].get("deletionTimestamp")
     assert events(c, "web", "TaintManagerEviction")[0]["message"] == "Cancelling deletion of Pod default/web"
     assert next(x for x in c.get("pods", "web")["status"]["conditions"]

@@ -60,7 +60,7 @@ def test_watch_panel_faults_are_recorded_and_the_copier_heals() -> None:
     assert "is not running" in panel.actions.lines()[-1] and not panel.actions.entries[-1].ok
     assert "crashed" in panel.status.value
     assert panel.actions.lines()[0] == ("start copier running; 0 ConfigMap(s) in default, every copy "
-                                        "matches; watch events delivered as sent; the store at revision 23")
+                                        "matches; watch events delivered as sent; the store at revision 25")
     restarted = next(line for line in panel.actions.lines() if "restart controller" in line)
     assert restarted.endswith("copier restarted: it lists, watches and catches up only as virtual "
                               "time runs (run 10 s)")

@@ -81,6 +81,9 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  namespaced=False, subresources=("status",)),
     ResourceInfo("prioritylevelconfigurations", "PriorityLevelConfiguration",
                  group="flowcontrol.apiserver.k8s.io", namespaced=False, subresources=("status",)),
+    # Services (notebook 09): the Service and the EndpointSlices that list its pods.
+    ResourceInfo("services", "Service", short_names=("svc",), subresources=("status",)),
+    ResourceInfo("endpointslices", "EndpointSlice", group="discovery.k8s.io"),
 )
 
 

@@ -114,6 +114,7 @@ CLUSTER_ROLES = [
         rule([*READ, "patch", "update", "delete", "deletecollection"], ["*"], ["*"]),
         rule(["create"], ["", "events.k8s.io"], WORKLOADS),
         rule(["create"], ["apps"], ["replicasets", "deployments"]),
+        rule(["create"], ["discovery.k8s.io"], ["endpointslices"]),
         rule(["create"], ["coordination.k8s.io"], ["leases"]),
         {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]),
          "resourceNames": ["kube-controller-manager"]},
@@ -127,6 +128,13 @@ CLUSTER_ROLES = [
         rule([*READ, "create", "update", "patch", "delete"], ["coordination.k8s.io"],
              ["leases"]),
     ]),
+    # kube-proxy (notebook 09): policy.go's system:node-proxier, bound to system:kube-proxy.
+    cluster_role("system:node-proxier", [
+        rule(["list", "watch"], [""], ["services", "endpoints"]),
+        rule(["get", "list", "watch"], [""], ["nodes"]),
+        rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+        rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
+    ]),
 ]
 
 CLUSTER_ROLE_BINDINGS = [
@@ -136,6 +144,7 @@ CLUSTER_ROLE_BINDINGS = [
     binding("system:kube-scheduler", "User", SCHEDULER),
     binding("system:kube-controller-manager", "User", CONTROLLER_MANAGER),
     binding("system:node", "Group", NODES),
+    binding("system:node-proxier", "User", "system:kube-proxy"),
 ]
 
 

@@ -51,6 +51,9 @@ class Served:
     affects_server: bool = False
     # A custom resource's schema: pruning, defaulting, validation (crd_handler.py).
     custom: CustomResourceSchema | None = None
+    # The kind's own REST hooks around the generic store (services: ClusterIP and NodePort
+    # allocation, kubelab.apiserver.service.ServiceAllocators); None for every other kind.
+    rest: Any = None
 
     def verbs(self, subresource: str) -> frozenset[str]:
         if not subresource:

@@ -17,6 +17,7 @@ from kubelab.apiserver.defaults_flowcontrol import (
     set_flow_schema_defaults,
     set_priority_level_defaults,
 )
+from kubelab.apiserver.service.defaults import set_endpoint_slice_defaults, set_service_defaults
 
 __all__ = ["DEFAULTERS", "image_pull_policy", "set_defaults"]
 
@@ -150,6 +151,8 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "flowschemas": set_flow_schema_defaults,
     "prioritylevelconfigurations": set_priority_level_defaults,
     "jobs": _job,
+    "services": set_service_defaults,
+    "endpointslices": set_endpoint_slice_defaults,
 }
 
 

@@ -84,6 +84,9 @@ def _merge_list(live: list[Any], patch: list[Any], field: str) -> list[Any]:
     if field in SET_LISTS:
         return live + [v for v in patch if v not in live]
     key = MERGE_KEYS.get(field)
+    if field == "ports" and not any(isinstance(i, dict) and "containerPort" in i
+                                    for i in (*live, *patch)):
+        key = "port"  # ServiceSpec.ports merge by port, a Container's by containerPort
     if key is None or not all(isinstance(item, dict) for item in (*live, *patch)):
         return patch
     merged = list(live)

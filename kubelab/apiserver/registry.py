@@ -26,7 +26,7 @@ from kubelab.api.errors import (
     resource_expired,
 )
 from kubelab.api.meta import new_uid, random_suffix
-from kubelab.apiserver.admission import CREATE, UPDATE
+from kubelab.apiserver.admission import CREATE, UPDATE, Attributes
 from kubelab.apiserver.codec import decode, encode
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.decode import MAX_REQUEST_BODY_BYTES
@@ -214,23 +214,30 @@ class Registry:
         meta["uid"] = new_uid(server.rand)
         meta["creationTimestamp"] = server.timestamp()
         prepare_for_create(info.resource, served.strategy, obj)
-        errs = validate_create(obj, info, served.builtin, served.extra_validation)
-        if served.custom is not None:
-            errs += served.custom.validate(obj, None)
-        if errs:
-            raise invalid(info.kind, str(meta.get("name") or ""), errs, info.group)
-        ctx.enter("validating-admission")
-        server.admission.validate(attrs)
-        ctx.enter("storage")
-        for _ in range(MAX_GENERATE_NAME_ATTEMPTS):
-            key = served.key(meta.get("namespace", ""), meta["name"])
-            created = self._write(ctx, key, obj, Compare.create_revision(key, "=", 0))
-            if created or not generate:
-                break
-            meta["name"] = ctx.record.name = generate[:MAX_GENERATED_PREFIX] + \
-                random_suffix(server.rand)
-        if not created:
-            raise self._exists_error(served, meta["name"], key)
+        # BeginCreate (services: allocate a ClusterIP and NodePorts); whatever no stored
+        # object holds once the request ends is released (a failed or dry-run create).
+        pending = served.rest.begin_create(obj) if served.rest is not None else None
+        try:
+            errs = validate_create(obj, info, served.builtin, served.extra_validation)
+            if served.custom is not None:
+                errs += served.custom.validate(obj, None)
+            if errs:
+                raise invalid(info.kind, str(meta.get("name") or ""), errs, info.group)
+            ctx.enter("validating-admission")
+            server.admission.validate(attrs)
+            ctx.enter("storage")
+            for _ in range(MAX_GENERATE_NAME_ATTEMPTS):
+                key = served.key(meta.get("namespace", ""), meta["name"])
+                created = self._write(ctx, key, obj, Compare.create_revision(key, "=", 0))
+                if created or not generate:
+                    break
+                meta["name"] = ctx.record.name = generate[:MAX_GENERATED_PREFIX] + \
+                    random_suffix(server.rand)
+            if not created:
+                raise self._exists_error(served, meta["name"], key)
+        finally:
+            if pending is not None:
+                served.rest.finish(pending)
         return obj
 
     def _exists_error(self, served: Served, name: str, key: str) -> ApiError:
@@ -272,6 +279,18 @@ class Registry:
             meta.setdefault("deletionGracePeriodSeconds", old_meta["deletionGracePeriodSeconds"])
         new = prepare_for_update(info.resource, served.strategy, obj, old, r.subresource)
         attrs.object = new
+        pending = served.rest.begin_update(kv.key, new, old) \
+            if served.rest is not None and not r.subresource else None
+        try:
+            return self._update_validated(ctx, kv, new, old, rv, attrs)
+        finally:
+            if pending is not None:
+                served.rest.finish(pending)
+
+    def _update_validated(self, ctx: RequestContext, kv: KeyValue, new: Object, old: Object,
+                          rv: int, attrs: Attributes) -> Object:
+        r, served, server = ctx.request, ctx.served, self.server
+        info, old_meta = served.info, old["metadata"]
         errs = validate_update(new, old, info, served.builtin, served.extra_validation,
                                r.subresource)
         if served.custom is not None:

@@ -62,6 +62,7 @@ from kubelab.apiserver.rbac import AuthzAttributes, RBACAuthorizer, forbidden_er
 from kubelab.apiserver.registry import Registry
 from kubelab.apiserver.reviews import create_self_subject_access_review
 from kubelab.apiserver.selection import make_predicate, parse_resource_version
+from kubelab.apiserver.service import ServiceAllocators
 from kubelab.apiserver.serving import ServedResources
 from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.apiserver.wire import read_body
@@ -90,7 +91,10 @@ AUDIT_LIMIT = 100_000  # audit records kept in memory (between half this and thi
 class APIServer:
     def __init__(self, store: Backend, clock: Clock, rand: random.Random,
                  trace: Trace | None = None, resources: ResourceTable | None = None,
-                 compaction_interval: float = DEFAULT_COMPACTION_INTERVAL) -> None:
+                 compaction_interval: float = DEFAULT_COMPACTION_INTERVAL,
+                 service_allocators: ServiceAllocators | None = None) -> None:
+        """service_allocators: the ClusterIP and NodePort allocations to share with other API
+        servers over the same store (None: this server's own)."""
         self.store, self.clock, self.rand, self.trace = store, clock, rand, trace
         self.resources = resources or ResourceTable()
         self.authn = TokenAuthenticator()
@@ -121,7 +125,9 @@ class APIServer:
         self.flowcontrol: APFController | MaxInFlightFilter | None = None
         self._watch_ids = 0
         self._second, self._stamp = -1, ""
+        self.service_allocators = service_allocators or ServiceAllocators(rand)
         self.served = ServedResources(self, self.resources)
+        self._repair_service_allocations()
         for crd in self._load_all("customresourcedefinitions"):
             self.served.serve_crd(crd)
         self.served.start_cachers()
@@ -194,6 +200,7 @@ class APIServer:
         self.running = True
         self.served.forget_namespaces()
         self.authorizer.invalidate()
+        self._repair_service_allocations()
         self.served.start_cachers()
         self.compactor.start()
         if self.flowcontrol is not None:
@@ -429,6 +436,12 @@ class APIServer:
         if second != self._second:
             self._second, self._stamp = second, rfc3339(second)
         return self._stamp
+
+    def _repair_service_allocations(self) -> None:
+        """The ClusterIP and NodePort repair controllers' work, done once at start
+        (pkg/registry/core/service/ipallocator/controller/repair.go)."""
+        kvs = self.store.range("/registry/services/", prefix=True).kvs
+        self.service_allocators.repair((kv.key, json.loads(kv.value)) for kv in kvs)
 
     def _load_all(self, resource: str) -> list[Object]:
         prefix = f"/registry/{resource}/"

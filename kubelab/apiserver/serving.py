@@ -72,10 +72,11 @@ class ServedResources:
         subs = set(info.subresources) | ({"finalize"} if info.resource == "namespaces" else set())
         extra = EXTRA_VALIDATION.get(info.resource)
         affects = info.resource in RBAC_RESOURCES or info.resource in (
-            "namespaces", "customresourcedefinitions", *POLICY_RESOURCES)
+            "namespaces", "customresourcedefinitions", "services", *POLICY_RESOURCES)
+        rest = self.server.service_allocators if info.resource == "services" else None
         self._served[(info.group, info.resource)] = Served(
             info, strategy_for(info.resource), f"/registry/{info.resource}/", True,
-            SCHEMAS.get(info.kind), frozenset(subs), extra, affects)
+            SCHEMAS.get(info.kind), frozenset(subs), extra, affects, rest=rest)
 
     def serve_crd(self, crd: Object) -> None:
         """Serve the resource a CRD defines (stored under /registry/<group>/<plural>/)."""
@@ -221,6 +222,8 @@ class ServedResources:
             self.forget_namespaces(key.rsplit("/", 1)[-1])
         elif resource in POLICY_RESOURCES:
             self.forget_policies()
+        elif resource == "services":
+            self.server.service_allocators.record(key, obj)
         elif resource == "customresourcedefinitions":
             if obj is None:
                 self.unserve_crd(key.rsplit("/", 1)[-1])

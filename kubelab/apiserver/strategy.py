@@ -47,6 +47,9 @@ STRATEGIES = {
     "prioritylevelconfigurations": Strategy(has_status=True, generation=True,
                                             create_clears_status=True),
     "jobs": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "services": Strategy(has_status=True, create_clears_status=True),
+    # endpointslice/strategy.go: generation 1, bumped by any change beyond metadata.
+    "endpointslices": Strategy(generation=True, custom=True),
 }
 PLAIN = Strategy()
 
@@ -85,6 +88,8 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
         obj["status"] = {"phase": "Active"}
     elif resource in ("deployments", "replicasets"):
         obj["status"] = {}
+    elif resource == "services":
+        obj["status"] = {"loadBalancer": {}}
     elif resource == "customresourcedefinitions":
         obj["status"] = crd_status(obj)
     elif resource == "jobs":

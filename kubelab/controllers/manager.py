@@ -39,6 +39,7 @@ CONTROLLERS: dict[str, str] = {
     "taint-eviction-controller": "kubelab.controllers.node_lifecycle:TaintEvictionController",
     "job-controller": "kubelab.controllers.job:JobController",
     "ttl-after-finished-controller": "kubelab.controllers.ttl_after_finished:TTLAfterFinishedController",
+    "endpointslice-controller": "kubelab.controllers.endpointslice:EndpointSliceController",
 }
 SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
 

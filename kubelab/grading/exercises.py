@@ -89,6 +89,12 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
     Exercise("8.2", "A finalizer for an outside lock", "ex08_operators", "reconcile_ledger_lock",
              "08_operators", "5. Clean up outside the cluster: a finalizer", "medium", 10,
              ("kubelab.controllers",)),
+    # Services (notebook 09)
+    Exercise("9.1", "The EndpointSlice reconcile for one Service", "ex09_services",
+             "reconcile_endpoint_slices", "09_services",
+             "4. EndpointSlices: who is behind the Service", "hard", 10, ("kubelab.controllers",)),
+    Exercise("9.2", "The KUBE-SVC probability ladder", "ex09_services", "service_to_endpoint_rules",
+             "09_services", "5. kube-proxy's rules on one node", "medium", 10, ("kubelab.proxy",)),
     # notebook 10: scale
     Exercise("10.1", "A fair queue", "ex10_scale", "FairQueue", "10_scale",
              "A noisy tenant and API Priority and Fairness", "hard", 10,

@@ -231,12 +231,24 @@ class RuntimeManager:
         yield self.runtime.stop_container(c.id, grace)
 
     def kill_containers(self, pod: Object, grace: float) -> Step:
-        """killContainersWithSyncResult: stop every running container at once, wait for all."""
+        """killContainersWithSyncResult: stop every running container at once, wait for all.
+
+        Each container's preStop hook runs first (executePreStopHook), within the grace
+        period; SIGTERM follows with what is left of it, at least minimumGracePeriod. The
+        simulated hooks take time only when they sleep: `sleep: {seconds: N}` or an exec of
+        `sleep N`; any other hook is done at once."""
         futures: list[Future[Container | None]] = []
-        for c in self.runtime.pod_containers(pod["metadata"]["uid"]):
-            if c.state == RUNNING:
-                self.record(pod, NORMAL, "Killing", f"Stopping container {c.name}")
-                futures.append(self.runtime.stop_container(c.id, grace))
+        running = [c for c in self.runtime.pod_containers(pod["metadata"]["uid"]) if c.state == RUNNING]
+        for c in running:
+            self.record(pod, NORMAL, "Killing", f"Stopping container {c.name}")
+        hooks = sorted(((min(pre_stop_seconds(pod, c.name), grace), i) for i, c in enumerate(running)))
+        waited = 0.0
+        for seconds, i in hooks:
+            if seconds > waited:
+                yield seconds - waited
+                waited = seconds
+            futures.append(self.runtime.stop_container(running[i].id,
+                                                       max(grace - seconds, self.minimum_grace)))
         for future in futures:  # noqa: UP028 (a task sends results back: no `yield from`)
             yield future
 
@@ -246,6 +258,25 @@ class RuntimeManager:
             meta = pod.get("metadata") or {}
             self.trace.record(self.name, verb, f"pods/{meta.get('namespace', 'default')}/{meta.get('name')}",
                               **detail)
+
+
+def pre_stop_seconds(pod: Object, name: str) -> float:
+    """How long the container's preStop hook keeps it from its SIGTERM."""
+    for spec in (pod.get("spec") or {}).get("containers") or ():
+        if spec.get("name") != name:
+            continue
+        hook = ((spec.get("lifecycle") or {}).get("preStop") or {})
+        sleep = hook.get("sleep")
+        if isinstance(sleep, dict) and isinstance(sleep.get("seconds"), (int, float)):
+            return float(sleep["seconds"])
+        command = " ".join(str(w) for w in (hook.get("exec") or {}).get("command") or ())
+        words = command.replace('"', " ").replace("'", " ").split()
+        if "sleep" in words and words.index("sleep") + 1 < len(words):
+            try:
+                return float(words[words.index("sleep") + 1])
+            except ValueError:
+                return 0.0
+    return 0.0
 
 
 @dataclass

@@ -15,6 +15,13 @@ from collections.abc import Callable
 from kubelab.api import Object
 from kubelab.api.errors import FieldError, field_invalid, field_not_supported, field_required
 from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.service.validation import (
+    validate_endpoint_slice,
+    validate_endpoint_slice_update,
+    validate_service,
+    validate_service_status_update,
+    validate_service_update,
+)
 from kubelab.apiserver.validation.apps import (
     validate_deployment,
     validate_deployment_status_update,
@@ -90,6 +97,8 @@ CREATE_RULES: dict[str, Validator] = {
     "flowschemas": validate_flow_schema,
     "prioritylevelconfigurations": validate_priority_level_configuration,
     "jobs": validate_job,
+    "services": validate_service,
+    "endpointslices": validate_endpoint_slice,
 }
 
 
@@ -111,6 +120,8 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "rolebindings": _binding_update(["Role", "ClusterRole"]),
     "clusterrolebindings": _binding_update(["ClusterRole"]),
     "jobs": validate_job_update,
+    "services": validate_service_update,
+    "endpointslices": validate_endpoint_slice_update,
 }
 
 
@@ -122,6 +133,7 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "replicasets": validate_replica_set_status_update,
     "deployments": validate_deployment_status_update,
     "jobs": validate_job_status_update,
+    "services": validate_service_status_update,
 }
 
 

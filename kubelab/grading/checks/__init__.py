@@ -9,8 +9,9 @@ from kubelab.grading.checks import (
     ex06_kubelet,
     ex07_ha,
     ex08_operators,
+    ex09_services,
     ex10_scale,
 )
 
 __all__ = ["ex01_store", "ex02_apiserver", "ex03_watch", "ex04_scheduler", "ex05_controllers",
-           "ex06_kubelet", "ex07_ha", "ex08_operators", "ex10_scale"]
+           "ex06_kubelet", "ex07_ha", "ex08_operators", "ex09_services", "ex10_scale"]

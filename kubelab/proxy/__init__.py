@@ -1,0 +1,10 @@
+"""kube-proxy in iptables mode: server.py (the component, its informers and sync timing),
+proxier.py (Services and EndpointSlices to rules), iptables.py (a node's tables, parsed back,
+and the packet walk). docs/ARCHITECTURE.md section 1: a component like the others."""
+
+from kubelab.proxy.iptables import IPTables, Walk, port_proto_hash, service_port_endpoint_chain_name
+from kubelab.proxy.proxier import write_service_to_endpoint_rules
+from kubelab.proxy.server import KubeProxy
+
+__all__ = ["IPTables", "KubeProxy", "Walk", "port_proto_hash", "service_port_endpoint_chain_name",
+           "write_service_to_endpoint_rules"]

@@ -1,0 +1,265 @@
+"""The iptables proxier's rules: from Services and EndpointSlices to iptables-restore text
+(pkg/proxy/iptables/proxier.go syncProxyRules and writeServiceToEndpointRules,
+pkg/proxy/servicechangetracker.go, endpointschangetracker.go and topology.go
+CategorizeEndpoints).
+
+For each Service port (a ServicePortName, "default/web:http"):
+- KUBE-SERVICES sends its ClusterIP:port to KUBE-SVC-<hash> (or KUBE-SVL-<hash> with
+  internalTrafficPolicy: Local), its NodePort (in KUBE-NODEPORTS) and load-balancer IPs to
+  KUBE-EXT-<hash>; with no endpoints, the filter table REJECTs it instead;
+- KUBE-SVC-<hash> marks off-cluster traffic for masquerade, then picks one endpoint with the
+  probability ladder: rule i of n matches with probability 1/(n-i), the last always, which
+  gives every endpoint 1/n;
+- KUBE-SEP-<hash> DNATs to the endpoint's ip:port (and marks hairpin traffic).
+Endpoints used: the ready ones; when none is ready, the serving terminating ones
+(ProxyTerminatingEndpoints), so a draining pod still answers.
+
+Not rendered (kubelab departs): the KUBE-FIREWALL and KUBE-PROXY-FIREWALL chains
+(loadBalancerSourceRanges), conntrack cleanup, partial syncs and IPv6: every sync writes the
+whole table, which is what iptables-restore would then hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubelab.api import Object
+from kubelab.proxy.iptables import port_proto_hash, service_port_endpoint_chain_name
+
+__all__ = ["CLUSTER_CIDR", "Endpoint", "ServicePort", "build_endpoints_map", "build_service_map",
+           "sync_proxy_rules", "write_service_to_endpoint_rules"]
+
+CLUSTER_CIDR = "10.244.0.0/16"   # --cluster-cidr, for the local-traffic detector
+
+
+@dataclass(frozen=True)
+class ServicePort:
+    """ServicePortInfo: what the rules need of one port of one Service."""
+
+    name: str                       # ServicePortName.String(): "default/web:http"
+    protocol: str                   # lower case: tcp
+    cluster_ip: str
+    port: int
+    node_port: int = 0
+    load_balancer_ips: tuple[str, ...] = ()
+    affinity_seconds: int = 0       # sessionAffinity ClientIP: its timeout; 0: none
+    internal_local: bool = False
+    external_local: bool = False
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    ip: str
+    port: int
+    ready: bool = True
+    serving: bool = True
+    terminating: bool = False
+    node_name: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.ip}:{self.port}"
+
+
+def service_port_name(namespace: str, name: str, port_name: str) -> str:
+    return f"{namespace}/{name}" + (f":{port_name}" if port_name else "")
+
+
+def build_service_map(services: list[Object]) -> dict[str, ServicePort]:
+    """serviceToServiceMap: headless and ExternalName Services have no rules."""
+    out: dict[str, ServicePort] = {}
+    for svc in services:
+        spec, meta = svc.get("spec") or {}, svc["metadata"]
+        ip = spec.get("clusterIP") or ""
+        if spec.get("type") == "ExternalName" or not ip or ip == "None":
+            continue
+        ingress = tuple(i["ip"] for i in ((svc.get("status") or {}).get("loadBalancer") or {}).get(
+            "ingress") or () if i.get("ip"))
+        affinity = 0
+        if spec.get("sessionAffinity") == "ClientIP":
+            affinity = int(((spec.get("sessionAffinityConfig") or {}).get("clientIP") or {}).get(
+                "timeoutSeconds", 10800))
+        for port in spec.get("ports") or ():
+            name = service_port_name(meta.get("namespace", ""), meta["name"], port.get("name", ""))
+            out[name] = ServicePort(
+                name, str(port.get("protocol", "TCP")).lower(), ip, int(port["port"]),
+                int(port.get("nodePort") or 0), ingress, affinity,
+                spec.get("internalTrafficPolicy") == "Local",
+                spec.get("externalTrafficPolicy") == "Local")
+    return out
+
+
+def build_endpoints_map(slices: list[Object]) -> dict[str, list[Endpoint]]:
+    """EndpointsChangeTracker: each slice's endpoints under the ServicePortNames of its ports."""
+    out: dict[str, list[Endpoint]] = {}
+    for eps in sorted(slices, key=lambda s: str(s["metadata"]["name"])):
+        meta = eps["metadata"]
+        service = (meta.get("labels") or {}).get("kubernetes.io/service-name")
+        if not service:
+            continue
+        for port in eps.get("ports") or ():
+            if port.get("port") is None:
+                continue
+            name = service_port_name(meta.get("namespace", ""), service, port.get("name") or "")
+            for endpoint in eps.get("endpoints") or ():
+                c = endpoint.get("conditions") or {}
+                out.setdefault(name, []).append(Endpoint(
+                    endpoint["addresses"][0], int(port["port"]), c.get("ready") is not False,
+                    c.get("serving", c.get("ready")) is not False, c.get("terminating") is True,
+                    endpoint.get("nodeName", "")))
+    for endpoints in out.values():
+        endpoints.sort(key=lambda e: (e.ip, e.port))
+    return out
+
+
+def categorize_endpoints(endpoints: list[Endpoint], svc: ServicePort, node: str
+                         ) -> tuple[list[Endpoint], list[Endpoint]]:
+    """CategorizeEndpoints: (cluster endpoints, local endpoints), ready ones first choice,
+    serving-and-terminating ones when there are no ready ones."""
+    def pick(candidates: list[Endpoint]) -> list[Endpoint]:
+        ready = [e for e in candidates if e.ready]
+        return ready or [e for e in candidates if e.serving and e.terminating]
+    local = pick([e for e in endpoints if e.node_name == node]) \
+        if svc.internal_local or svc.external_local else []
+    return pick(endpoints), local
+
+
+def _comment(text: str) -> str:
+    return f'"{text}"' if " " in text else text
+
+
+def write_service_to_endpoint_rules(name: str, chain: str, endpoints: list[Endpoint],
+                                    protocol: str = "tcp", affinity_seconds: int = 0) -> list[str]:
+    """writeServiceToEndpointRules: the sticky rules (session affinity), then the ladder."""
+    lines = []
+    chains = [service_port_endpoint_chain_name(name, protocol, str(e)) for e in endpoints]
+    if affinity_seconds:
+        for e, sep in zip(endpoints, chains, strict=True):
+            lines.append(f'-A {chain} -m comment --comment "{name} -> {e}" -m recent --name {sep} '
+                         f"--rcheck --seconds {affinity_seconds} --reap -j {sep}")
+    n = len(endpoints)
+    for i, (e, sep) in enumerate(zip(endpoints, chains, strict=True)):
+        probability = f" -m statistic --mode random --probability {1.0 / (n - i):0.10f}" \
+            if i < n - 1 else ""
+        lines.append(f'-A {chain} -m comment --comment "{name} -> {e}"{probability} -j {sep}')
+    return lines
+
+
+@dataclass
+class Rules:
+    nat_chains: list[str] = field(default_factory=lambda: [
+        "KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ"])
+    nat: list[str] = field(default_factory=list)
+    filter: list[str] = field(default_factory=list)
+
+
+def sync_proxy_rules(services: dict[str, ServicePort], endpoints: dict[str, list[Endpoint]],
+                     node: str, cluster_cidr: str = CLUSTER_CIDR) -> str:
+    """syncProxyRules: the whole nat and filter tables, as iptables-save prints them."""
+    r = Rules()
+    node_ports: list[str] = []
+    for name in sorted(services):
+        _service_rules(r, services[name], endpoints.get(name, []), node, cluster_cidr, node_ports)
+    return _render(r, node_ports)
+
+
+def _service_rules(r: Rules, svc: ServicePort, all_endpoints: list[Endpoint], node: str,
+                   cluster_cidr: str, node_ports: list[str]) -> None:
+    name, proto = svc.name, svc.protocol
+    hash_ = port_proto_hash(name, proto)
+    cluster_chain, local_chain = f"KUBE-SVC-{hash_}", f"KUBE-SVL-{hash_}"
+    ext_chain = f"KUBE-EXT-{hash_}"
+    cluster_eps, local_eps = categorize_endpoints(all_endpoints, svc, node)
+    internal_chain = local_chain if svc.internal_local else cluster_chain  # KUBE-EXT picks its own
+    internal_eps = local_eps if svc.internal_local else cluster_eps
+    external_eps = local_eps if svc.external_local else cluster_eps
+    has_external = bool(svc.node_port or svc.load_balancer_ips)
+    match = f"-m {proto} -p {proto}"
+    # ClusterIP
+    if internal_eps:
+        r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{name} cluster IP" {match} '
+                     f"-d {svc.cluster_ip} --dport {svc.port} -j {internal_chain}")
+    else:
+        r.filter.append(f'-A KUBE-SERVICES -m comment --comment "{name} has no endpoints" {match} '
+                        f"-d {svc.cluster_ip} --dport {svc.port} -j REJECT "
+                        "--reject-with icmp-port-unreachable")
+    # NodePort and load-balancer IPs go through KUBE-EXT
+    if has_external and external_eps:
+        r.nat_chains.append(ext_chain)
+        for ip in svc.load_balancer_ips:
+            r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{name} loadbalancer IP" {match} '
+                         f"-d {ip} --dport {svc.port} -j {ext_chain}")
+        if svc.node_port:
+            node_ports.append(f"-A KUBE-NODEPORTS -m comment --comment {_comment(name)} {match} "
+                              f"--dport {svc.node_port} -j {ext_chain}")
+        if svc.external_local:
+            r.nat += [
+                f'-A {ext_chain} -m comment --comment "pod traffic for {name} external destinations" '
+                f"-s {cluster_cidr} -j {cluster_chain}",
+                f'-A {ext_chain} -m comment --comment "masquerade LOCAL traffic for {name} external '
+                f'destinations" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ',
+                f'-A {ext_chain} -m comment --comment "route LOCAL traffic for {name} external '
+                f'destinations" -m addrtype --src-type LOCAL -j {cluster_chain}',
+                f"-A {ext_chain} -j {local_chain}"]
+        else:
+            r.nat += [f'-A {ext_chain} -m comment --comment "masquerade traffic for {name} external '
+                      f'destinations" -j KUBE-MARK-MASQ', f"-A {ext_chain} -j {cluster_chain}"]
+    elif has_external:
+        what = "has no local endpoints" if cluster_eps else "has no endpoints"
+        verdict = "DROP" if cluster_eps else "REJECT --reject-with icmp-port-unreachable"
+        if svc.node_port:
+            r.filter.append(f'-A KUBE-EXTERNAL-SERVICES -m comment --comment "{name} {what}" '
+                            f"-m addrtype --dst-type LOCAL {match} --dport {svc.node_port} -j {verdict}")
+    # the policy chains (internal traffic from outside the pod network is masqueraded first),
+    # then the endpoint chains. UsesClusterEndpoints: internal policy Cluster, or any external
+    # access at all (pod traffic to a Local NodePort short-circuits to the cluster chain).
+    masq = f'-A {internal_chain} -m comment --comment "{name} cluster IP" {match} ' \
+        f"-d {svc.cluster_ip} --dport {svc.port} ! -s {cluster_cidr} -j KUBE-MARK-MASQ"
+    if cluster_eps and (not svc.internal_local or has_external):
+        r.nat_chains.append(cluster_chain)
+        r.nat += [masq] if internal_chain == cluster_chain else []
+        r.nat += write_service_to_endpoint_rules(name, cluster_chain, cluster_eps, proto,
+                                                 svc.affinity_seconds)
+    if (svc.internal_local or svc.external_local) and local_eps:
+        r.nat_chains.append(local_chain)
+        r.nat += [masq] if internal_chain == local_chain else []
+        r.nat += write_service_to_endpoint_rules(name, local_chain, local_eps, proto,
+                                                 svc.affinity_seconds)
+    seen = set()
+    for e in [*cluster_eps, *local_eps]:
+        sep = service_port_endpoint_chain_name(name, proto, str(e))
+        if sep in seen:
+            continue
+        seen.add(sep)
+        r.nat_chains.append(sep)
+        sticky = f" -m recent --name {sep} --set" if svc.affinity_seconds else ""
+        r.nat += [f"-A {sep} -m comment --comment {_comment(name)} -s {e.ip} -j KUBE-MARK-MASQ",
+                  f"-A {sep} -m comment --comment {_comment(name)}{sticky} {match} -j DNAT "
+                  f"--to-destination {e}"]
+
+
+def _render(r: Rules, node_ports: list[str]) -> str:
+    builtin = ("PREROUTING", "INPUT", "OUTPUT", "POSTROUTING")
+    nat = ["*nat", *(f":{c} ACCEPT [0:0]" for c in builtin),
+           *(f":{c} - [0:0]" for c in sorted(set(r.nat_chains))),
+           '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+           '-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+           '-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING',
+           "-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000",
+           "-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN",
+           "-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000",
+           '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" '
+           "-j MASQUERADE --random-fully",
+           *r.nat, *node_ports,
+           '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be '
+           'the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
+           "COMMIT"]
+    filt = ["*filter", ":INPUT ACCEPT [0:0]", ":FORWARD ACCEPT [0:0]", ":OUTPUT ACCEPT [0:0]",
+            ":KUBE-EXTERNAL-SERVICES - [0:0]", ":KUBE-SERVICES - [0:0]",
+            '-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible '
+            'service portals" -j KUBE-EXTERNAL-SERVICES',
+            '-A FORWARD -m comment --comment "kubernetes service portals" -m conntrack --ctstate NEW '
+            "-j KUBE-SERVICES",
+            '-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" '
+            "-j KUBE-SERVICES",
+            *r.filter, "COMMIT"]
+    return "\n".join([*filt, *nat]) + "\n"

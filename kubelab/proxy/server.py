@@ -1,0 +1,140 @@
+"""kube-proxy on one node, in iptables mode (cmd/kube-proxy/app/server.go, pkg/proxy/config
+for the informers, pkg/util/async/bounded_frequency_runner.go for when it syncs).
+
+Its informers watch Services and EndpointSlices (without the headless ones, as upstream's
+label selector `!service.kubernetes.io/headless` does) and its own Node. Every change asks for
+a sync; the BoundedFrequencyRunner lets syncs happen at most every min_sync_period (1 s, the
+iptables default) with a burst of 2, and at least every sync_period (30 s). Each sync
+renders the whole table from the caches (proxier.py) and restores it on the node
+(iptables.py). So there is a visible lag between an endpoint going unready and traffic
+leaving it. A crash stops the syncs; the node keeps its last rules, stale, until a restarted
+kube-proxy syncs again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubelab.client.component import ComponentContext
+from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
+from kubelab.proxy.iptables import IPTables
+from kubelab.proxy.proxier import build_endpoints_map, build_service_map, sync_proxy_rules
+from kubelab.sim.clock import Timer
+
+__all__ = ["KubeProxy"]
+
+MIN_SYNC_PERIOD = 1.0    # KubeProxyIPTablesConfiguration.minSyncPeriod default
+SYNC_PERIOD = 30.0       # syncPeriod default
+BURST_SYNCS = 2          # proxier.go burstSyncs
+SYNCED_POLL_PERIOD = 0.1
+
+
+class KubeProxy:
+    """The component: Cluster runs one per node as "kube-proxy/<node>" (system:kube-proxy).
+    Its ComponentContext's runtime is the node's IPTables."""
+
+    def __init__(self, ctx: ComponentContext, *, min_sync_period: float = MIN_SYNC_PERIOD,
+                 sync_period: float = SYNC_PERIOD) -> None:
+        self.ctx, self.name, self.clock = ctx, ctx.name, ctx.clock
+        self.node = str((ctx.node or {}).get("metadata", {}).get("name") or ctx.name.split("/")[-1])
+        self.iptables: IPTables = ctx.runtime
+        self.min_sync_period, self.sync_period = min_sync_period, sync_period
+        self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand, trace=ctx.trace,
+                                               name=ctx.name)
+        self.services = self.informers.informer_for("services")
+        self.slices = self.informers.informer_for("endpointslices")
+        self.nodes = self.informers.informer_for("nodes", field_selector=f"metadata.name={self.node}")
+        handler = ResourceEventHandler(lambda _o: self.run_sync(), lambda _o, _n: self.run_sync(),
+                                       lambda _o: self.run_sync())
+        self.services.add_event_handler(handler)
+        self.slices.add_event_handler(handler)
+        self.syncs = 0
+        self.last_sync: float | None = None
+        self._tokens = float(BURST_SYNCS)
+        self._tokens_at = 0.0
+        self._timer: Timer | None = None
+        self._periodic: Timer | None = None
+        self._due: float | None = None
+        self.running = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self.running = True
+        self._tokens_at = self.clock.now
+        self.informers.start()
+        self._wait_for_sync()
+
+    def stop(self) -> None:
+        """A crash: caches and timers are gone; the node's iptables keep the last rules."""
+        self.running = False
+        for timer in (self._timer, self._periodic):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._periodic = None
+        self.informers.stop()
+
+    def _wait_for_sync(self) -> None:
+        if not self.running:
+            return
+        if not (self.services.has_synced() and self.slices.has_synced()):
+            self.clock.call_later(SYNCED_POLL_PERIOD, self._wait_for_sync)
+            return
+        self.run_sync()
+
+    # ------------------------------------------------------------------ BoundedFrequencyRunner
+
+    def run_sync(self) -> None:
+        """Run(): a sync as soon as the rate limit allows (a pending one is not moved)."""
+        if not self.running or not (self.services.has_synced() and self.slices.has_synced()):
+            return
+        self._refill()
+        if self._tokens >= 1:
+            self._schedule(self.clock.now)
+        else:
+            self._schedule(self.clock.now + (1 - self._tokens) * self.min_sync_period)
+
+    def _refill(self) -> None:
+        now = self.clock.now
+        self._tokens = min(BURST_SYNCS, self._tokens + (now - self._tokens_at) / self.min_sync_period)
+        self._tokens_at = now
+
+    def _schedule(self, at: float) -> None:
+        if self._due is not None and self._due <= at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._due = at
+        self._timer = self.clock.call_later(at - self.clock.now, self._try_sync)
+
+    def _try_sync(self) -> None:
+        self._timer, self._due = None, None
+        if not self.running:
+            return
+        self._refill()
+        self._tokens -= 1
+        self.sync_proxy_rules()
+        if self._periodic is not None:
+            self._periodic.cancel()
+        self._periodic = self.clock.call_later(self.sync_period, self.run_sync, background=True)
+
+    # ------------------------------------------------------------------ the sync
+
+    def sync_proxy_rules(self) -> None:
+        services = [s for s in self.services.lister.list() if not _headless(s)]
+        slices = [s for s in self.slices.lister.list()
+                  if "service.kubernetes.io/headless" not in (s["metadata"].get("labels") or {})]
+        text = sync_proxy_rules(build_service_map(services), build_endpoints_map(slices), self.node)
+        self.iptables.restore(text, self.clock.now)
+        self.syncs += 1
+        self.last_sync = self.clock.now
+        self.ctx.trace.record(self.name, "sync-proxy-rules", self.node,
+                              services=len(services), slices=len(slices))
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<KubeProxy {self.node} {state} syncs={self.syncs}>"
+
+
+def _headless(svc: Any) -> bool:
+    return (svc.get("spec") or {}).get("clusterIP") == "None"
