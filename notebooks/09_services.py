@@ -264,6 +264,7 @@ from collections import Counter
 
 print(Counter(c.route("web", from_pod="client").pod for _ in range(600)))
 
+
 # %% [markdown]
 # ## 6. A rollout, as users feel it
 #
@@ -273,7 +274,6 @@ print(Counter(c.route("web", from_pod="client").pod for _ in range(600)))
 # one plus a `preStop` sleep. The containers take 3 s to start answering (`startup=3`), and we
 # give endpoint changes a second to reach each kube-proxy, as a real cluster's watch latency
 # does (`delay_watch_events`).
-
 
 # %%
 def rollout(probe, pre_stop):
