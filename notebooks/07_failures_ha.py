@@ -303,7 +303,7 @@ RaftPanel(Cluster(nodes=3, seed=7, etcd_members=3))
 # Each cell says `yes` (as fast as on a healthy cluster), `no` (not within the time watched), or
 # how long it took. Then the part is repaired, and the last column is how long it took until a
 # new pod, the scale and kubectl all worked again. The table is measured, not typed. The two
-# cells below take about 25 seconds together.
+# cells below take a few seconds together.
 #
 # **Predict, then run.** Fill in the matrix yourself before you run it. Which rows stop new
 # pods, and for how long?
@@ -333,11 +333,11 @@ SVG(matrix.timeline())
 #   out. Then everything works again.
 # - **etcd quorum.** No writes, and no quorum reads, so kubectl fails and nothing can change.
 #   But every container keeps running. When a member comes back, the quorum is back within
-#   seconds.
+#   seconds; the clients' back-off decides when everything works again.
 # - **One API server.** Nobody notices: the clients move to the other two.
 # - **All API servers.** The control plane is gone: no kubectl, no new pods, no scaling. The
 #   data plane runs on. After the restart, recovery takes a while: every informer backs off
-#   (up to 30 s) before it lists again.
+#   (up to 30 s, jittered to twice that) before it lists again.
 # - **Scheduler leader.** New pods wait about 19 s for the standby scheduler to take the Lease;
 #   kubectl works throughout.
 # - **Controller-manager leader.** A bare pod starts at once (the scheduler and kubelets need

@@ -13,18 +13,22 @@ Every write must fall inside one of its replica's terms, and two replicas' terms
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import random
 from typing import Any
 
 import pytest
 
 from kubelab import Cluster
+from kubelab.api.errors import ConnectionFailed
 
 HA = {"apiserver": 3, "scheduler": 2, "controller-manager": 2}
 ELECTED = ("scheduler", "controller-manager")
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
-SEEDS = range(16)
+# make test runs 16 schedules (about a second each); KUBELAB_HA_SEEDS=300 runs 300.
+SEEDS = range(int(os.environ.get("KUBELAB_HA_SEEDS", "16")))
 
 
 def deployment(name: str, replicas: int) -> dict[str, Any]:
@@ -87,7 +91,8 @@ def chaos(c: Cluster, rand: random.Random) -> None:
         elif roll < 0.8:
             c.faults.slow_apiserver(rand.choice([0.0, 3.0, 7.0]), rand.choice(servers))
         else:
-            c.client.scale("deployments", rand.choice(["web", "api"]), rand.randint(1, 5))
+            with contextlib.suppress(ConnectionFailed):  # every API server down: refused
+                c.client.scale("deployments", rand.choice(["web", "api"]), rand.randint(1, 5))
 
 
 def heal(c: Cluster) -> None:
