@@ -49,8 +49,6 @@ spec:
     spec:
       containers: [{name: web, image: "nginx:1.27"}]
 """
-PROBE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
-         "spec": {"containers": [{"name": "probe", "image": "nginx:1.27"}]}}
 
 # A node's rows are watched long enough for its pods to be evicted and replaced: 50 s until
 # the node is NotReady, then 300 s of tolerated NoExecute taint (notebook 06, section 9).
@@ -143,8 +141,8 @@ def _probes(c: Any, replicas: int, pod: str) -> dict[str, _Probe]:
                 raise _Failed(str(out).strip())
         return True
 
-    probe = {**PROBE, "metadata": {"name": pod},
-             "spec": {"containers": [{"name": pod, "image": "nginx:1.27"}]}}
+    probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod},  # its one container
+             "spec": {"containers": [{"name": pod, "image": "nginx:1.27"}]}}   # is named as it is
     return {
         "running": _Probe(None, lambda: True),
         "new_pods": _Probe(lambda: c.client.create(probe), lambda: bool(_web_running(c, pod))),
