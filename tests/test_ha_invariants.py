@@ -14,6 +14,7 @@ Every write must fall inside one of its replica's terms, and two replicas' terms
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from typing import Any
 
@@ -24,7 +25,7 @@ from kubelab import Cluster
 HA = {"apiserver": 3, "scheduler": 2, "controller-manager": 2}
 ELECTED = ("scheduler", "controller-manager")
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
-SEEDS = range(16)
+SEEDS = range(int(os.environ.get("KUBELAB_HA_SEEDS", "16")))  # KUBELAB_HA_SEEDS=300 for a long run
 
 
 def deployment(name: str, replicas: int) -> dict[str, Any]:
@@ -86,7 +87,7 @@ def chaos(c: Cluster, rand: random.Random) -> None:
             (c.faults.crash if server.running else c.faults.restart)(server.name)
         elif roll < 0.8:
             c.faults.slow_apiserver(rand.choice([0.0, 3.0, 7.0]), rand.choice(servers))
-        else:
+        elif any(server.running for server in c.apiservers):  # kubectl scale needs one
             c.client.scale("deployments", rand.choice(["web", "api"]), rand.randint(1, 5))
 
 
@@ -119,6 +120,6 @@ def test_one_active_replica_and_convergence_under_seeded_faults(seed: int) -> No
     chaos(c, random.Random(seed))
     heal(c)
     c.run_until(lambda: converged(c), timeout=180)
+    # A Deployment may converge before a follower took over a released or expired Lease.
+    c.run_until(lambda: all(c.leader(comp) in c.components for comp in ELECTED), timeout=30)
     check_one_actor(c)
-    leaders = [c.leader(comp) for comp in ELECTED]
-    assert all(leader in c.components for leader in leaders)
