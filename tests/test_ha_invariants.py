@@ -124,6 +124,6 @@ def test_one_active_replica_and_convergence_under_seeded_faults(seed: int) -> No
     chaos(c, random.Random(seed))
     heal(c)
     c.run_until(lambda: converged(c), timeout=180)
+    # A Deployment may converge before a follower took over a released or expired Lease.
+    c.run_until(lambda: all(c.leader(comp) in c.components for comp in ELECTED), timeout=30)
     check_one_actor(c)
-    leaders = [c.leader(comp) for comp in ELECTED]
-    assert all(leader in c.components for leader in leaders)
