@@ -73,6 +73,7 @@ class Server:
         self.watches: set[Callable[[], None]] = set()  # each open watch's close callback
         self._http: tornado.httpserver.HTTPServer | None = None
         self._listening = False  # False while every API server is down: a connect is refused
+        self._closing: set[asyncio.Task[None]] = set()  # connections being closed meanwhile
         self._pacer: asyncio.Task[None] | None = None
         self._kubeconfig_path: Path | None = None  # the one kubectl() uses
 
@@ -142,7 +143,9 @@ class Server:
             http.stop()
             for close in list(self.watches):
                 close()
-            asyncio.get_event_loop().create_task(http.close_all_connections())
+            task = asyncio.get_event_loop().create_task(http.close_all_connections())
+            self._closing.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(self._closing.discard)
 
     def served_resources(self) -> list[ResourceInfo]:
         """What discovery and OpenAPI describe: what the API server serves now, so a CRD's
