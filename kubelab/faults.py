@@ -19,7 +19,7 @@ from kubelab.apiserver.watch_cache import WatchInfo
 from kubelab.faults_ha import ReplicaFaults
 from kubelab.faults_raft import EtcdFaults
 from kubelab.faults_scale import ScaleFaults
-from kubelab.faults_services import drop_endpointslice_updates
+from kubelab.faults_services import ServiceFaults
 from kubelab.sim.clock import Clock
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ class WatchFaults:
         return False
 
 
-class Faults(ReplicaFaults, EtcdFaults, ScaleFaults):
+class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults):
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self.history: list[tuple[float, str, dict[str, Any]]] = []
@@ -399,7 +399,3 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults):
         uid = (meta.get("annotations") or {}).get("kubernetes.io/config.mirror") or meta["uid"]
         self._cluster.runtimes[node].crash_container(uid, name, exit_code)
         self._record("crash_container", f"pods/{namespace}/{pod}", container=name, code=exit_code)
-
-
-# Services (notebook 09): kube-proxy's faults live in their own module.
-Faults.drop_endpointslice_updates = drop_endpointslice_updates  # type: ignore[attr-defined]

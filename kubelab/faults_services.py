@@ -1,4 +1,4 @@
-"""The faults of notebook 09, hooked onto kubelab.faults.Faults (c.faults.<name>).
+"""The faults of notebook 09, mixed into kubelab.faults.Faults (c.faults.<name>).
 
 Crashing and restarting kube-proxy on a node is c.faults.crash("kube-proxy/node-1") and
 restart(...); kill_node stops it and empties the node's rules. This module adds the loss of
@@ -11,10 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["drop_endpointslice_updates"]
+__all__ = ["ServiceFaults"]
 
 
-def drop_endpointslice_updates(self: Any, probability: float = 1.0) -> None:
-    """Lose EndpointSlice watch events to every kube-proxy (heal with heal_watch_events)."""
-    self._watch_faults().set(drop=probability, user="system:kube-proxy", resource="endpointslices")
-    self._record("drop_endpointslice_updates", "watch", probability=probability)
+class ServiceFaults:
+    def _record(self, name: str, obj: str = "", **detail: Any) -> None: ...  # Faults records
+
+    def _watch_faults(self) -> Any: ...  # Faults has them
+
+    def drop_endpointslice_updates(self, probability: float = 1.0) -> None:
+        """Lose EndpointSlice watch events to every kube-proxy (heal with heal_watch_events)."""
+        self._watch_faults().set(drop=probability, user="system:kube-proxy",
+                                 resource="endpointslices")
+        self._record("drop_endpointslice_updates", "watch", probability=probability)
