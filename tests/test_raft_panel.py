@@ -19,6 +19,7 @@ def test_raft_panel_loses_and_regains_the_quorum() -> None:
     assert panel.buttons["crash etcd-1"].description == "restart etcd-1"
     assert "<b style='color:#c0392b'>down</b>" in panel.table.value
     panel.buttons["run 10 s"].click()
+    assert "t = 10.0 s" in panel.run_controls.time.value  # the run controls' clock moved too
     assert c.etcd is not None and c.etcd.leader in ("etcd-2", "etcd-3")
     assert "became leader at term" in panel.timeline.value
     panel.buttons["write a key"].click()                   # two of three: writes go on

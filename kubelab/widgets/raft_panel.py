@@ -102,6 +102,7 @@ class RaftPanel:
             self.on_change()
 
     def refresh(self) -> None:
+        self.run_controls.refresh()  # its clock label too: the panel's own buttons move time
         rows = []
         for s in self.etcd.status():
             colour = ROLE_COLOURS.get(s.role, "#333")
