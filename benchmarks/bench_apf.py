@@ -12,7 +12,7 @@ import random
 from benchmarks.common import Figure, rate
 from kubelab.api.request import Request
 from kubelab.apiserver import APIServer
-from kubelab.apiserver.authn import UserInfo
+from kubelab.apiserver.auth.authn import UserInfo
 from kubelab.apiserver.flowcontrol import QueuedRequest, QueueSet, hash_flow_id
 from kubelab.apiserver.flowcontrol.rule import RequestDigest
 from kubelab.apiserver.flowcontrol.work_estimator import WorkEstimate

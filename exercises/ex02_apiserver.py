@@ -13,7 +13,7 @@ through a client: creates, updates, status updates and deletes, by users and by 
 
 A plugin refuses a request by raising an ApiError, normally admission_forbidden(attrs, reason),
 which the client receives as `403 Forbidden: pods "web" is forbidden: <reason>`. A mutating
-plugin changes attrs.object in place. See kubelab/apiserver/admission.py for Attributes.
+plugin changes attrs.object in place. See kubelab/apiserver/admission/chain.py for Attributes.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from kubelab.client.delta_fifo import DeltaFIFO
 from kubelab.client.reflector import Reflector
 from kubelab.client.shared_informer import SharedInformerFactory
 from kubelab.cluster import Cluster
-from kubelab.controllers.sample import ConfigMapCopier, EdgeTriggeredCopier, copies_match
+from kubelab.samples.sample_controller import ConfigMapCopier, EdgeTriggeredCopier, copies_match
 
 
 def configmap(name, value, namespace="default"):

@@ -38,13 +38,13 @@ from pathlib import Path
 
 from kubelab.api.errors import ApiError
 from kubelab.cluster import Cluster
-from kubelab.controllers.settlement_job import (
+from kubelab.cluster.ledger import ledger_for
+from kubelab.samples.settlement_job import (
     SETTLEMENT_JOB_CRD,
     SettlementJobReconciler,
     settlement_job,
     settlement_operator,
 )
-from kubelab.ledger import ledger_for
 
 # %%
 c = Cluster(nodes=2, seed=8)

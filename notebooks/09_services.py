@@ -36,7 +36,8 @@ from IPython.display import SVG
 
 from kubelab.api.errors import ApiError
 from kubelab.cluster import Cluster
-from kubelab.dns import resolv_conf
+from kubelab.cluster.dns import resolv_conf
+from kubelab.viz import plot_traffic
 
 WEB = """
 apiVersion: apps/v1
@@ -303,7 +304,7 @@ def rollout(probe, pre_stop):
 
 plain = rollout(probe=False, pre_stop=False)
 print(plain.summary())
-SVG(plain.plot().svg)
+SVG(plot_traffic(plain).svg)
 
 # %% [markdown]
 # Two kinds of failure. *The application does not answer yet*: without a readiness probe a pod
@@ -355,7 +356,7 @@ c.faults.restart("kube-proxy/node-1")
 c.run(10)
 t.stop()
 print(t.summary())
-SVG(t.plot().svg)
+SVG(plot_traffic(t).svg)
 
 # %% [markdown]
 # Only requests that entered through node-1 failed: the other nodes' kube-proxies rewrote their

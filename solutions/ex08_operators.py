@@ -14,7 +14,8 @@ every reconcile.
 
 Helpers you may use: kubelab.client.operator (set_status_condition, set_controller_reference,
 add_finalizer, remove_finalizer, create_or_update) and kubelab.api.meta.deep_copy. Do not
-import kubelab.controllers: the sample operator there is the answer's neighbour.
+import kubelab.controllers or kubelab.samples: the sample operator there is the answer's
+neighbour.
 """
 
 from __future__ import annotations

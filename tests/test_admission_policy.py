@@ -12,7 +12,7 @@ from test_apiserver_support import Env, config_map, deployment
 
 from kubelab.api.errors import ApiError
 from kubelab.api.yamlio import load_objects
-from kubelab.apiserver.admission_policy import ValidatingAdmissionPolicy
+from kubelab.apiserver.admission.policy import ValidatingAdmissionPolicy
 
 Object = dict[str, Any]
 GROUP = "admissionregistration.k8s.io"

@@ -8,7 +8,7 @@ import pytest
 from test_apiserver_support import Env, config_map, node, pod
 
 from kubelab.api.request import Request
-from kubelab.apiserver.rbac import AuthzAttributes
+from kubelab.apiserver.auth.rbac import AuthzAttributes
 
 RBAC = "rbac.authorization.k8s.io"
 

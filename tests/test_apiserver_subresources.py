@@ -146,7 +146,7 @@ def test_a_patch_is_validated_against_the_object_as_stored(env: Env, patch_type:
 
 
 def test_merge_patches_leave_the_live_object_alone() -> None:
-    from kubelab.apiserver.patch import apply_patch
+    from kubelab.apiserver.endpoints.patch import apply_patch
     live = {"metadata": {"name": "web", "labels": {"a": "1"}},
             "spec": {"containers": [{"name": "app", "image": "nginx"}], "finalizers": ["x"]}}
     before = json.dumps(live, sort_keys=True)

@@ -12,7 +12,7 @@ from kubelab.client.controller_loop import Controller
 from kubelab.client.reflector import Reflector
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 from kubelab.cluster import Cluster
-from kubelab.controllers.sample import ConfigMapCopier, EdgeTriggeredCopier, copies_match
+from kubelab.samples.sample_controller import ConfigMapCopier, EdgeTriggeredCopier, copies_match
 
 
 def cm(name: str, value: str = "1", namespace: str = "default") -> dict[str, Any]:

@@ -7,9 +7,9 @@ import random
 import pytest
 
 from kubelab.api import errors
+from kubelab.apiserver.printers.internalversion import human_duration
 from kubelab.client.apply import three_way_merge_patch
 from kubelab.client.retry import Backoff, retry_on_conflict
-from kubelab.kubectl_printers import human_duration
 
 
 def test_retry_on_conflict_retries_only_conflicts() -> None:

@@ -1,4 +1,4 @@
-"""ControllersPanel: each control drives the cluster through kubectl or kubelab.faults."""
+"""ControllersPanel: each control drives the cluster through kubectl or kubelab.cluster.faults."""
 
 from __future__ import annotations
 

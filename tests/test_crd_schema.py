@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from test_apiserver_support import Env
 
-from kubelab.apiserver.crd_schema.validate import go_float
+from kubelab.apiserver.apiextensions.schema.validate import go_float
 
 Object = dict[str, Any]
 

@@ -13,7 +13,7 @@ from test_admission_policy import TEAM_LABEL
 from test_crd_kubectl import CRD, SITE
 
 from kubelab.api.yamlio import load_objects
-from kubelab.kubectl_explain import explain_schema
+from kubelab.kubectl.explain import explain_schema
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from test_apiserver_support import Env
 
 from kubelab.api.request import Request
-from kubelab.apiserver.crd_versions import kube_version_key
+from kubelab.apiserver.apiextensions.versions import kube_version_key
 from kubelab.serve import discovery
 
 G = "example.com"

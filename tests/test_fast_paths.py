@@ -8,7 +8,7 @@ from typing import Any
 
 from kubelab.api.request import Request
 from kubelab.apiserver import APIServer
-from kubelab.apiserver.watch_cache import Cacher
+from kubelab.apiserver.storage.watch_cache import Cacher
 from kubelab.sim import Clock, Trace
 from kubelab.store import Store
 

@@ -10,7 +10,7 @@ import pytest
 from kubelab import Cluster
 from kubelab.api.errors import ApiError, ConnectionFailed
 from kubelab.client.leaderelection import JITTER_FACTOR
-from kubelab.loadbalancer import Connection, LoadBalancer
+from kubelab.cluster.loadbalancer import Connection, LoadBalancer
 from kubelab.serve.tables import table_for
 
 HA = {"apiserver": 3, "scheduler": 2, "controller-manager": 2}

@@ -4,7 +4,7 @@ event table with Type, Reason, Age, From and Message."""
 from __future__ import annotations
 
 from kubelab.cluster import Cluster
-from kubelab.kubectl_tabwriter import PrefixWriter, tabbed
+from kubelab.kubectl.tabwriter import PrefixWriter, tabbed
 from tests.controllers_helpers import deployment, settle
 
 

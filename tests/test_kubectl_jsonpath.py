@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubelab.kubectl_jsonpath import JSONPathError, execute, relaxed
+from kubelab.api.jsonpath import JSONPathError, execute, relaxed
 
 STORE: dict[str, Any] = {
     "kind": "List",

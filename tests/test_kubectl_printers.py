@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubelab.kubectl_printers import human_duration, table
+from kubelab.apiserver.printers.internalversion import human_duration, table
 
 YEAR, DAY = 365 * 86400, 86400
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from kubelab import cluster as cluster_module
 from kubelab.api.meta import parse_time
 from kubelab.cluster import Cluster
+from kubelab.cluster import cluster as cluster_module
 from kubelab.controllers.node_lifecycle import (
     NOT_READY,
     UNREACHABLE,

@@ -10,13 +10,13 @@ import pytest
 from serve_helpers import Served, serving
 from transport_helpers import run, until
 
-from kubelab.controllers.settlement_job import (
+from kubelab.cluster.ledger import Ledger
+from kubelab.samples.settlement_job import (
     FINALIZER,
     SETTLEMENT_JOB_CRD,
     settlement_job,
     settlement_operator,
 )
-from kubelab.ledger import Ledger
 from kubelab.serve import connect
 
 

@@ -10,13 +10,13 @@ import pytest
 from kubelab.api.meta import parse_time
 from kubelab.client.operator import Operator
 from kubelab.cluster import Cluster
-from kubelab.controllers.settlement_job import (
+from kubelab.cluster.ledger import Ledger, ledger_for
+from kubelab.samples.settlement_job import (
     FINALIZER,
     SETTLEMENT_JOB_CRD,
     settlement_job,
     settlement_operator,
 )
-from kubelab.ledger import Ledger, ledger_for
 
 Object = dict[str, Any]
 

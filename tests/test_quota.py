@@ -6,7 +6,7 @@ import pytest
 
 from kubelab import Cluster
 from kubelab.api.errors import ApiError
-from kubelab.apiserver.compact import COMPACT_REV_KEY
+from kubelab.apiserver.storage.compact import COMPACT_REV_KEY
 from kubelab.sim import Clock
 from kubelab.store import Compare, DeleteRequest, PutRequest, RangeRequest, Store
 from kubelab.store.quota import DEFAULT_QUOTA_BYTES, KV_OVERHEAD, NOSPACE, NoSpaceError
@@ -140,7 +140,7 @@ def test_the_api_server_compacts_every_5_minutes_to_the_revision_of_5_minutes_ag
 
 
 def test_two_api_servers_share_the_compaction_through_compact_rev_key() -> None:
-    from kubelab.apiserver.compact import Compactor
+    from kubelab.apiserver.storage.compact import Compactor
 
     store = small_store(-1)
     a, b = Compactor(store, Clock(), None), Compactor(store, Clock(), None)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kubelab import Cluster
-from kubelab.apiserver.fanout import watcher_class
+from kubelab.apiserver.storage.fanout import watcher_class
 from kubelab.client.client import ConnectionRefused
 
 

@@ -18,12 +18,12 @@ from transport_helpers import configmap, error, run, until
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Request
 from kubelab.client import Client, ResourceEventHandler
-from kubelab.controllers.sample import ConfigMapCopier
+from kubelab.samples.sample_controller import ConfigMapCopier
 from kubelab.serve import connect
 from kubelab.serve.certs import make_serving_certs
-from kubelab.serve.clienterrors import ConnectionFailed
-from kubelab.serve.restconfig import ConfigError, RestConfig, load_rest_config
-from kubelab.serve.transport import HTTPTransport
+from kubelab.serve.transport.clienterrors import ConnectionFailed
+from kubelab.serve.transport.restconfig import ConfigError, RestConfig, load_rest_config
+from kubelab.serve.transport.transport import HTTPTransport
 
 
 @pytest.fixture(scope="module")

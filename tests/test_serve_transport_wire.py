@@ -17,9 +17,9 @@ from transport_helpers import error, run, until
 
 from kubelab.api.request import Request
 from kubelab.client import Client
-from kubelab.serve.clienterrors import ConnectionFailed, error_from
-from kubelab.serve.restconfig import RestConfig
-from kubelab.serve.transport import HTTPTransport
+from kubelab.serve.transport.clienterrors import ConnectionFailed, error_from
+from kubelab.serve.transport.restconfig import RestConfig
+from kubelab.serve.transport.transport import HTTPTransport
 
 
 class _OneShot(socketserver.BaseRequestHandler):

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from kubelab import Cluster
-from kubelab.dns import candidates, resolv_conf
+from kubelab.cluster.dns import candidates, resolv_conf
+from kubelab.viz import plot_traffic
 
 
 def deployment(probe: bool = False, pre_stop: bool = False) -> dict[str, Any]:
@@ -133,7 +134,7 @@ def test_traffic_summary_and_chart() -> None:
     c.run(3.9)  # requests at 20.0, 20.2, ..., 23.8
     assert t.succeeded == 20 and t.failed == 0
     assert t.summary().startswith("20 requests to web: 20 ok, 0 failed")
-    assert t.plot()._repr_svg_().startswith("<svg")
+    assert plot_traffic(t)._repr_svg_().startswith("<svg")
     with pytest.raises(ValueError, match="rate must be > 0"):
         c.traffic("web", rate=0)
 

@@ -218,7 +218,7 @@ def test_compaction_refuses_old_reads_and_cancels_a_watch_from_below_it(
 def test_a_watch_is_caught_up_once_it_has_been_sent_every_change_to_its_keys(
         backend: Harness, prefix: str) -> None:
     """What the API server's watch cache asks before it serves a list from its index
-    (kubelab/apiserver/watch_cache.py fresh()): has the store watch been sent everything?"""
+    (kubelab/apiserver/storage/watch_cache.py fresh()): has the store watch been sent everything?"""
     store = backend.store
     got: list[WatchResponse] = []
     watch = store.watch(prefix, prefix=True, callback=got.append)

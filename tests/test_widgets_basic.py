@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubelab.cluster import Cluster
-from kubelab.controllers.sample import ConfigMapCopier, copies_match
+from kubelab.samples.sample_controller import ConfigMapCopier, copies_match
 from kubelab.sim import Clock, Trace
 from kubelab.store import Store
 from kubelab.widgets import StorePanel

@@ -71,7 +71,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("jobs", "Job", group="batch", subresources=("status",)),
     ResourceInfo("selfsubjectaccessreviews", "SelfSubjectAccessReview", group="authorization.k8s.io",
                  namespaced=False, verbs=("create",)),
-    # Admission policies (kubelab/apiserver/admission_policy.py)
+    # Admission policies (kubelab/apiserver/admission/policy.py)
     ResourceInfo("validatingadmissionpolicies", "ValidatingAdmissionPolicy",
                  group="admissionregistration.k8s.io", namespaced=False, subresources=("status",)),
     ResourceInfo("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding",

@@ -20,7 +20,7 @@ __all__ = ["dump", "dump_all", "load_document", "load_objects"]
 
 
 # Go's YAML decoder (sigs.k8s.io/yaml over go-yaml v2) nests at most 10000 levels; Python's
-# stack is smaller, and the API server's decoder stops at 200 (apiserver/decode.py MAX_DEPTH),
+# stack is smaller, and the API server's decoder stops at 200 (apiserver/endpoints/decode.py MAX_DEPTH),
 # so YAML stops there too. No manifest comes near: a Deployment is about 10 levels deep.
 MAX_DEPTH = 200
 # One JSON value takes at least one byte: a document that expands to more values than the API

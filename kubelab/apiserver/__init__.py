@@ -5,23 +5,23 @@
     server.handle(Request("create", "pods", namespace="default", body=pod, token="token-bob"))
     server.watch(Request("watch", "pods", namespace="default"), on_event, on_close)
 
-Read the modules in pipeline order: server.py (the pipeline), authn.py, rbac.py and
-bootstrap.py (who may do what), decode.py and schema.py (strict decoding), admission.py and
-admission_plugins.py (with defaults.py), validation/, registry.py, deletion.py, strategy.py and
-subresources.py (storage semantics), codec.py (the bytes the store holds), watch_cache.py
-(watch fan-out and the spec.nodeName index), crd.py (with crd_schema/, crd_handler.py,
-crd_versions.py, crd_finalizer.py and cel.py: custom resources), admission_policy.py
-(ValidatingAdmissionPolicy), audit.py.
+Read the packages in pipeline order, as k8s.io/apiserver lays them out: server.py (the handler
+chain), auth/ (authentication, RBAC, reviews, the audit log) with bootstrap.py (the default
+policy), flowcontrol/ (API Priority and Fairness), endpoints/ (reading a body, strict decoding,
+patch, apply, subresources), admission/ (the plugin chain and ValidatingAdmissionPolicy), apis/
+(each group's schema, defaults and validation), registry/ (the generic store, per-kind
+strategies, deletion, the Service REST), storage/ (the codec, the watch cache, compaction),
+apiextensions/ (CRDs, with cel.py) and printers/ (the Tables `kubectl get` prints).
 """
 
-from kubelab.apiserver.admission import (
+from kubelab.apiserver.admission.chain import (
     AdmissionChain,
     AdmissionPlugin,
     Attributes,
     admission_forbidden,
 )
-from kubelab.apiserver.audit import STAGES, AuditRecord
-from kubelab.apiserver.authn import (
+from kubelab.apiserver.auth.audit import STAGES, AuditRecord
+from kubelab.apiserver.auth.authn import (
     ADMIN,
     ANONYMOUS,
     CONTROLLER_MANAGER,
@@ -32,7 +32,7 @@ from kubelab.apiserver.authn import (
     node_user,
 )
 from kubelab.apiserver.server import APIServer, WatchInterceptor
-from kubelab.apiserver.watch_cache import WatchInfo
+from kubelab.apiserver.storage.watch_cache import WatchInfo
 
 __all__ = [
     "ADMIN",

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api.request import Request
-from kubelab.apiserver.audit import AuditRecord
-from kubelab.apiserver.authn import (
+from kubelab.apiserver.auth.audit import AuditRecord
+from kubelab.apiserver.auth.authn import (
     ALL_AUTHENTICATED,
     CONTROLLER_MANAGER,
     MASTERS,
@@ -25,7 +25,7 @@ from kubelab.apiserver.authn import (
     UserInfo,
 )
 from kubelab.apiserver.context import RequestContext
-from kubelab.apiserver.decode import decode_body
+from kubelab.apiserver.endpoints.decode import decode_body
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer

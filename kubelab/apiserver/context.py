@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 from kubelab.api.errors import FieldError
 from kubelab.api.request import Request
 from kubelab.api.resources import ResourceInfo
-from kubelab.apiserver.admission import Attributes
-from kubelab.apiserver.audit import AuditRecord
-from kubelab.apiserver.authn import UserInfo
-from kubelab.apiserver.schema import Struct
-from kubelab.apiserver.strategy import Strategy
+from kubelab.apiserver.admission.chain import Attributes
+from kubelab.apiserver.apis.schema import Struct
+from kubelab.apiserver.auth.audit import AuditRecord
+from kubelab.apiserver.auth.authn import UserInfo
+from kubelab.apiserver.registry.strategy import Strategy
 
 if TYPE_CHECKING:
-    from kubelab.apiserver.crd_handler import CustomResourceSchema
+    from kubelab.apiserver.apiextensions.handler import CustomResourceSchema
     from kubelab.apiserver.server import APIServer
 
 __all__ = ["RequestContext", "Served"]
@@ -49,10 +49,10 @@ class Served:
     extra_validation: Callable[[dict[str, Any]], list[FieldError]] | None = None
     # Writes to it change the server itself (RBAC objects, namespaces, CRDs): see serving.py.
     affects_server: bool = False
-    # A custom resource's schema: pruning, defaulting, validation (crd_handler.py).
+    # A custom resource's schema: pruning, defaulting, validation (apiextensions/handler.py).
     custom: CustomResourceSchema | None = None
     # The kind's own REST hooks around the generic store (services: ClusterIP and NodePort
-    # allocation, kubelab.apiserver.service.ServiceAllocators); None for every other kind.
+    # allocation, kubelab.apiserver.registry.service.ServiceAllocators); None for every other kind.
     rest: Any = None
 
     def verbs(self, subresource: str) -> frozenset[str]:

@@ -33,12 +33,11 @@ from kubelab.api.errors import (
 from kubelab.api.meta import rfc3339
 from kubelab.api.request import RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceTable
-from kubelab.apiserver import subresources
-from kubelab.apiserver.admission import AdmissionChain
-from kubelab.apiserver.admission_plugins import default_plugins
-from kubelab.apiserver.apply import server_side_apply
-from kubelab.apiserver.audit import AuditRecord
-from kubelab.apiserver.authn import (
+from kubelab.apiserver.admission.chain import AdmissionChain
+from kubelab.apiserver.admission.plugins import default_plugins
+from kubelab.apiserver.apiextensions.versions import to_version, versioned_events
+from kubelab.apiserver.auth.audit import AuditRecord
+from kubelab.apiserver.auth.authn import (
     ADMIN,
     CONTROLLER_MANAGER,
     MASTERS,
@@ -47,25 +46,26 @@ from kubelab.apiserver.authn import (
     SCHEDULER,
     TokenAuthenticator,
 )
+from kubelab.apiserver.auth.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
+from kubelab.apiserver.auth.reviews import create_self_subject_access_review
 from kubelab.apiserver.bootstrap import bootstrap
-from kubelab.apiserver.codec import decode
-from kubelab.apiserver.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
 from kubelab.apiserver.context import RequestContext, Served
-from kubelab.apiserver.crd_versions import to_version, versioned_events
-from kubelab.apiserver.decode import decode_body
-from kubelab.apiserver.eviction import evict
-from kubelab.apiserver.fanout import FanoutStats
+from kubelab.apiserver.endpoints import subresources
+from kubelab.apiserver.endpoints.apply import server_side_apply
+from kubelab.apiserver.endpoints.decode import decode_body
+from kubelab.apiserver.endpoints.patch import apply_patch
+from kubelab.apiserver.endpoints.wire import read_body
 from kubelab.apiserver.flowcontrol import APFController
 from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
-from kubelab.apiserver.patch import apply_patch
-from kubelab.apiserver.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
-from kubelab.apiserver.registry import Registry
-from kubelab.apiserver.reviews import create_self_subject_access_review
-from kubelab.apiserver.selection import make_predicate, parse_resource_version
-from kubelab.apiserver.service import ServiceAllocators
+from kubelab.apiserver.registry.eviction import evict
+from kubelab.apiserver.registry.service import ServiceAllocators
+from kubelab.apiserver.registry.store import Registry
 from kubelab.apiserver.serving import ServedResources
-from kubelab.apiserver.watch_cache import WatchInfo
-from kubelab.apiserver.wire import read_body
+from kubelab.apiserver.storage.codec import decode
+from kubelab.apiserver.storage.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
+from kubelab.apiserver.storage.fanout import FanoutStats
+from kubelab.apiserver.storage.selection import make_predicate, parse_resource_version
+from kubelab.apiserver.storage.watch_cache import WatchInfo
 from kubelab.sim import Clock, Trace
 from kubelab.store.backend import Backend
 from kubelab.store.errors import StoreError, UnavailableError
@@ -73,7 +73,7 @@ from kubelab.store.errors import StoreError, UnavailableError
 __all__ = ["APIServer", "WatchInterceptor"]
 
 class WatchInterceptor(Protocol):
-    """The fault layer's hook on every watch (kubelab.faults.WatchFaults)."""
+    """The fault layer's hook on every watch (kubelab.cluster.faults.WatchFaults)."""
 
     def __call__(self, watch: WatchInfo, event: WatchEvent) -> list[tuple[float, WatchEvent]]:
         """The (delay in seconds, event) pairs to deliver for one event on its way to `watch`:
@@ -223,7 +223,7 @@ class APIServer:
         with self._audited(record):
             ctx = self._admit_request(request, record)
             result = self._dispatch(ctx)
-            if not ctx.served.builtin:  # the version it was asked at, defaulted (crd_versions.py)
+            if not ctx.served.builtin:  # the version it was asked at, defaulted (apiextensions/versions.py)
                 result = to_version(result, ctx.served.info.api_version, ctx.served.custom)
             record.code = 201 if request.verb == "create" else 200
             if self.flowcontrol is not None and request.verb == "list":

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING
 
 from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo, ResourceTable
-from kubelab.apiserver.admission_policy_match import validate_binding, validate_policy
-from kubelab.apiserver.codec import decode
+from kubelab.apiserver.admission.policy_match import validate_binding, validate_policy
+from kubelab.apiserver.apiextensions.crd import crd_resource_info, crd_schema, validate_crd
+from kubelab.apiserver.apiextensions.finalizer import CRDFinalizer
+from kubelab.apiserver.apiextensions.versions import served_versions
+from kubelab.apiserver.apis.schema import SCHEMAS
+from kubelab.apiserver.auth.rbac import RBAC_RESOURCES
 from kubelab.apiserver.context import Served
-from kubelab.apiserver.crd import crd_resource_info, crd_schema, validate_crd
-from kubelab.apiserver.crd_finalizer import CRDFinalizer
-from kubelab.apiserver.crd_versions import served_versions
-from kubelab.apiserver.rbac import RBAC_RESOURCES
-from kubelab.apiserver.schema import SCHEMAS
-from kubelab.apiserver.strategy import strategy_for
-from kubelab.apiserver.watch_cache import INDEX_FIELDS, CacheEvent, Cacher
+from kubelab.apiserver.registry.strategy import strategy_for
+from kubelab.apiserver.storage.codec import decode
+from kubelab.apiserver.storage.watch_cache import INDEX_FIELDS, CacheEvent, Cacher
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
@@ -40,7 +40,7 @@ class ServedResources:
     def __init__(self, server: APIServer, table: ResourceTable) -> None:
         self.server, self.table = server, table
         self._served: dict[GroupResource, Served] = {}
-        # A custom resource's other served versions (crd_versions.py), by version.
+        # A custom resource's other served versions (apiextensions/versions.py), by version.
         self._versions: dict[GroupResource, dict[str, Served]] = {}
         self.cachers: dict[GroupResource, Cacher] = {}
         self._namespace_phases: dict[str, str | None] = {}

@@ -20,7 +20,7 @@ from kubelab.api.resources import ResourceInfo, ResourceTable
 
 __all__ = ["DEFAULT_SERVER", "Client", "ConnectionRefused"]
 
-# kube-apiserver serves on (the node links in kubelab.faults dial the same address).
+# kube-apiserver serves on (the node links in kubelab.cluster.faults dial the same address).
 DEFAULT_SERVER = "https://kube-apiserver:6443"
 _SERVER_IP = "172.18.0.1:6443"
 _METHODS = {"get": "Get", "list": "Get", "watch": "Get", "create": "Post", "update": "Put",
@@ -65,7 +65,7 @@ class Client:
     @classmethod
     def from_kubeconfig(cls, path: str | Path, *, context: str = "") -> Client:
         """A Client for any Kubernetes API server, kubelab serve's or a real cluster's, over
-        HTTPS as the kubeconfig's context says (kubelab/serve/transport.py). Its watches run
+        HTTPS as the kubeconfig's context says (kubelab/serve/transport/transport.py). Its watches run
         on the asyncio loop; kubelab.serve.connect also gives informers a wall-paced clock."""
         # The simulation's one import of the HTTP edge (an ignore_imports line in pyproject.toml),
         # made here so that `import kubelab.client` never loads sockets.

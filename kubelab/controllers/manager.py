@@ -31,14 +31,14 @@ __all__ = ["CONTROLLERS", "ControllerManager"]
 # The controllers the manager can run: name -> "module:Class" (upstream's --controllers names).
 # Each class takes (ctx, informers) and has run() and stop(). To add one, add a line here.
 CONTROLLERS: dict[str, str] = {
-    "replicaset-controller": "kubelab.controllers.replica_set:ReplicaSetController",
+    "replicaset-controller": "kubelab.controllers.replicaset.replica_set:ReplicaSetController",
     "deployment-controller": "kubelab.controllers.deployment:DeploymentController",
     "garbage-collector-controller": "kubelab.controllers.garbage_collector:GarbageCollector",
     "namespace-controller": "kubelab.controllers.namespace:NamespaceController",
     "node-lifecycle-controller": "kubelab.controllers.node_lifecycle:NodeLifecycleController",
     "taint-eviction-controller": "kubelab.controllers.node_lifecycle:TaintEvictionController",
     "job-controller": "kubelab.controllers.job:JobController",
-    "ttl-after-finished-controller": "kubelab.controllers.ttl_after_finished:TTLAfterFinishedController",
+    "ttl-after-finished-controller": "kubelab.controllers.ttlafterfinished:TTLAfterFinishedController",
     "endpointslice-controller": "kubelab.controllers.endpointslice:EndpointSliceController",
 }
 SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms

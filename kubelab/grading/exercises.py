@@ -85,10 +85,10 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
              "The etcd quorum", "hard", 10, ("kubelab.store.raft.rules",)),
     # notebook 08 (operators)
     Exercise("8.1", "Reconcile a Website", "ex08_operators", "reconcile_website", "08_operators",
-             "3. Write the operator", "hard", 10, ("kubelab.controllers",)),
+             "3. Write the operator", "hard", 10, ("kubelab.controllers", "kubelab.samples")),
     Exercise("8.2", "A finalizer for an outside lock", "ex08_operators", "reconcile_ledger_lock",
              "08_operators", "5. Clean up outside the cluster: a finalizer", "medium", 10,
-             ("kubelab.controllers",)),
+             ("kubelab.controllers", "kubelab.samples")),
     # Services (notebook 09)
     Exercise("9.1", "The EndpointSlice reconcile for one Service", "ex09_services",
              "reconcile_endpoint_slices", "09_services",

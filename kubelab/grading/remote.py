@@ -47,7 +47,7 @@ VALUE_TYPES = frozenset({
     "kubelab.store.rpc:DeleteRequest", "kubelab.store.rpc:RangeResponse",
     "kubelab.store.rpc:PutResponse", "kubelab.store.rpc:DeleteResponse",
     "kubelab.store.rpc:TxnResponse",
-    "kubelab.apiserver.authn:UserInfo", "kubelab.apiserver.admission:Attributes",
+    "kubelab.apiserver.auth.authn:UserInfo", "kubelab.apiserver.admission.chain:Attributes",
     "kubelab.scheduler.interface:Status", "kubelab.scheduler.interface:NodeScore",
     "kubelab.scheduler.interface:PreFilterResult", "kubelab.scheduler.interface:PostFilterResult",
     "kubelab.scheduler.types:Resource",

@@ -21,7 +21,7 @@ POLICY = Policy({
     # the client machinery (notebooks 03 onwards)
     "kubelab.client.client:Client": ("create", "get", "list", "update", "update_status", "patch",
                                      "delete", "bind", "watch", "get_scale", "scale"),
-    "kubelab.apiserver.watch_cache:CacheWatcher": ("stop",),
+    "kubelab.apiserver.storage.watch_cache:CacheWatcher": ("stop",),
     "kubelab.sim.clock:Clock": ("now", "call_later", "call_at"),
     "kubelab.sim.clock:Timer": ("cancel", "when", "cancelled"),
     "kubelab.client.listers:GenericLister": ("list", "get", "by_namespace"),

@@ -26,8 +26,8 @@ from kubelab.kubelet.config import KubeletConfiguration
 from kubelab.kubelet.kubelet import Kubelet
 from kubelab.kubelet.registry import normalize_image, repository
 from kubelab.kubelet.runtime import Container, ContainerRuntime, PullResult, Sandbox, _digest
-from kubelab.kubelet.tasks import Future
 from kubelab.kubelet.workload import Workload
+from kubelab.sim.tasks import Future
 
 __all__ = ["HollowKubelet", "HollowRuntime", "get_hollow_kubelet_config"]
 

@@ -24,8 +24,8 @@ from typing import Any
 from kubelab.client.events import NORMAL, WARNING
 from kubelab.kubelet.backoff import Backoff
 from kubelab.kubelet.runtime import ContainerRuntime, PullResult
-from kubelab.kubelet.tasks import Future, Step
 from kubelab.sim.clock import Clock
+from kubelab.sim.tasks import Future, Step
 from kubelab.sim.trace import Trace
 
 __all__ = ["ERR_IMAGE_NEVER_PULL", "ERR_IMAGE_PULL", "IMAGE_PULL_BACKOFF", "ImageManager",

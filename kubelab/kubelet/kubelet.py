@@ -40,8 +40,8 @@ from kubelab.kubelet.runtime import RUNNING, SANDBOX_READY, Container, Container
 from kubelab.kubelet.static_pods import MirrorClient, is_mirror_pod, static_pods_from
 from kubelab.kubelet.status import KUBELET_CONDITIONS, container_statuses, get_phase, pod_conditions
 from kubelab.kubelet.status_manager import StatusManager
-from kubelab.kubelet.tasks import Step
 from kubelab.sim.clock import Timer
+from kubelab.sim.tasks import Step
 
 __all__ = ["Kubelet"]
 

@@ -35,9 +35,9 @@ from kubelab.kubelet.pod_workers import SyncResult
 from kubelab.kubelet.probes import FAILURE, ProbeManager
 from kubelab.kubelet.runtime import EXITED, RUNNING, SANDBOX_READY, Container, ContainerRuntime
 from kubelab.kubelet.status import should_container_be_restarted
-from kubelab.kubelet.tasks import Future, Step
 from kubelab.kubelet.workload import workload_for
 from kubelab.sim.clock import Clock
+from kubelab.sim.tasks import Future, Step
 from kubelab.sim.trace import Trace
 
 __all__ = ["CRASH_LOOP_BACK_OFF", "PodActions", "RuntimeManager", "format_pod"]

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubelab.kubelet.tasks import Step, Task
 from kubelab.sim.clock import Clock, Timer
+from kubelab.sim.tasks import Step, Task
 from kubelab.sim.trace import Trace
 
 __all__ = ["PodWorkers", "SyncResult"]

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubelab.kubelet.registry import ImageRegistry, PullError, normalize_image, repository
-from kubelab.kubelet.tasks import Future
 from kubelab.kubelet.workload import Workload
 from kubelab.sim.clock import Clock, Timer
+from kubelab.sim.tasks import Future
 from kubelab.sim.trace import Trace
 
 __all__ = ["CREATED", "EXITED", "RUNNING", "Container", "ContainerRuntime", "PullResult", "Sandbox"]

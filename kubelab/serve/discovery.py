@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kubelab.api.resources import ResourceInfo
-from kubelab.apiserver.crd_versions import kube_version_key
+from kubelab.apiserver.apiextensions.versions import kube_version_key
 
 __all__ = ["AGGREGATED_V2", "KUBE_VERSION", "aggregated", "api_group_list", "api_versions",
            "resource_list", "version_info", "wants_aggregated"]

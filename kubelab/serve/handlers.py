@@ -19,8 +19,8 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.request import RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo
-from kubelab.apiserver.wire import read_body
-from kubelab.kubectl_crd import printer_columns
+from kubelab.apiserver.apiextensions.tableconvertor import printer_columns
+from kubelab.apiserver.endpoints.wire import read_body
 from kubelab.serve import discovery, openapi
 from kubelab.serve.requestinfo import parse_path, to_request
 from kubelab.serve.tables import TABLE_V1, table_for, wants_table

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 
 from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo
-from kubelab.apiserver.schema import SCHEMAS, ListOf, MapOf, Scalar, Struct, Type
+from kubelab.apiserver.apis.schema import SCHEMAS, ListOf, MapOf, Scalar, Struct, Type
 
 __all__ = ["group_version_document", "index"]
 

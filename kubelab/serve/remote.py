@@ -28,8 +28,8 @@ from pathlib import Path
 # the client side of the edge (pyproject.toml lists it in the contract's ignore_imports).
 from kubelab.client import Client, ComponentContext, SharedInformerFactory
 from kubelab.serve.pacer import pace
-from kubelab.serve.restconfig import RestConfig, load_rest_config
-from kubelab.serve.transport import HTTPTransport
+from kubelab.serve.transport.restconfig import RestConfig, load_rest_config
+from kubelab.serve.transport.transport import HTTPTransport
 from kubelab.sim.clock import Clock
 from kubelab.sim.trace import Trace
 

@@ -3,7 +3,7 @@
 Real kubectl asks for `Accept: application/json;as=Table;g=meta.k8s.io;v=v1` and prints the
 Table the server sends: the columns come from the server (pkg/printers/internalversion/
 printers.go there), which is why `kubectl get` of a CRD shows its additionalPrinterColumns.
-kubelab's server sends the columns kubelab's own kubectl prints (kubelab.kubectl_printers);
+kubelab's server sends the columns kubelab's own kubectl prints (kubelab.apiserver.printers.internalversion);
 wide-only columns have priority 1, as upstream marks them, and `-o wide` shows them.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubelab.api import Object
-from kubelab.kubectl_crd import crd_columns, crd_table_columns
-from kubelab.kubectl_printers import COLUMNS, LIST_ORDER, WIDE_EXTRA, _generic_row
+from kubelab.apiserver.apiextensions.tableconvertor import crd_columns, crd_table_columns
+from kubelab.apiserver.printers.internalversion import COLUMNS, LIST_ORDER, WIDE_EXTRA, _generic_row
 
 __all__ = ["TABLE_V1", "table_for", "wants_table"]
 
@@ -44,7 +44,8 @@ def _row_object(obj: Object, include: str) -> Object | None:
 def table_for(resource: str, objects: list[Object], now: float, *, include_object: str = "Metadata",
               resource_version: str = "", continue_token: str = "",
               printer_columns: list[Object] | None = None) -> Object:
-    """printer_columns: a custom resource's additionalPrinterColumns (kubelab/kubectl_crd.py)."""
+    """printer_columns: a custom resource's additionalPrinterColumns
+    (kubelab/apiserver/apiextensions/tableconvertor.py)."""
     headers, row = COLUMNS.get(resource, (["NAME", "AGE"], _generic_row))
     wide = WIDE_EXTRA.get(resource, [])
     columns = [_column(h, 0) for h in headers] + [_column(h, 1) for h in wide]

@@ -4,7 +4,7 @@ object_graph(cluster): the Deployment -> ReplicaSet -> Pod -> Node hierarchy as 
 graph; to_dot / render_svg / GraphView draw it with Graphviz's `dot`. mark_pods_ready and
 keep_pods_ready play the kubelet's part on hollow nodes (see hollow.py for why).
 SequenceDiagram draws "what happened after kubectl apply" from the trace; Timeline draws pods by
-phase, ready replicas and faults over virtual time. quiet/peek read without leaving trace records.
+phase, ready replicas and faults over virtual time; plot_traffic draws c.traffic()'s requests. quiet/peek read without leaving trace records.
 """
 
 from kubelab.viz.graph import DEFAULT_KINDS, node_id, object_graph
@@ -13,9 +13,11 @@ from kubelab.viz.observe import peek, quiet
 from kubelab.viz.render import INSTALL_HELP, GraphView, GraphvizMissing, render_svg, to_dot
 from kubelab.viz.sequence import SequenceDiagram, messages, render_sequence
 from kubelab.viz.timeline import Timeline, render_timeline
+from kubelab.viz.traffic import Chart, plot_traffic
 
 __all__ = [
     "DEFAULT_KINDS",
+    "Chart",
     "INSTALL_HELP",
     "GraphView",
     "GraphvizMissing",
@@ -27,6 +29,7 @@ __all__ = [
     "node_id",
     "object_graph",
     "peek",
+    "plot_traffic",
     "quiet",
     "render_sequence",
     "render_svg",

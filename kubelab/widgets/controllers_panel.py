@@ -4,7 +4,7 @@ Scale it, change its image (a rollout), roll it back, delete one of its pods, cr
 restart the controller manager in the middle of it all, and let virtual time pass. The panel
 shows the ReplicaSets (revision, desired, current, ready, available), the object graph and
 the controllers' latest events. Every control calls a plain method, so tests and learners can
-drive it without a browser; each action goes through kubectl or kubelab.faults, as a person
+drive it without a browser; each action goes through kubectl or kubelab.cluster.faults, as a person
 at a terminal would.
 """
 

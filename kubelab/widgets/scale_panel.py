@@ -1,6 +1,6 @@
 """ScalePanel: what a cluster's size costs the API server and etcd, second by second (notebook 10).
 
-It reads the API server's fan-out counters (kubelab/apiserver/fanout.py): the watch events its
+It reads the API server's fan-out counters (kubelab/apiserver/storage/fanout.py): the watch events its
 watch cache sent per watcher class (kubelets, scheduler, controller-manager, kubectl, ...) and
 their bytes, and the LISTs per class with the path that served them (watch cache or etcd), per
 virtual second; and etcd's size against its quota, with its alarms. Buttons restart every API

@@ -1,6 +1,6 @@
 """WatchPanel: lose, delay, duplicate and reorder watch events, crash a controller (notebook 03).
 
-Each button calls one kubelab.faults method, so every action lands in the trace. The panel
+Each button calls one kubelab.cluster.faults method, so every action lands in the trace. The panel
 shows, for the ConfigMap copier, whether every source has a matching copy (desired == actual),
 how much work its queue did, and how many watch events were delivered and dropped; an action
 log keeps the latest actions and their results, under the state the panel started from.
@@ -14,7 +14,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from kubelab.controllers.sample import SUFFIX, copies_match
+from kubelab.samples.sample_controller import SUFFIX, copies_match
 from kubelab.widgets.action_log import ActionLog, html_table
 from kubelab.widgets.old_watch import watch_from
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubelab.api.request import Request
-from kubelab.apiserver.audit import AuditRecord
+from kubelab.apiserver.apis.schema_flowcontrol import FLOWCONTROL_SCHEMAS  # adds them to SCHEMAS
+from kubelab.apiserver.auth.audit import AuditRecord
 from kubelab.apiserver.bootstrap import LOOPBACK
 from kubelab.apiserver.context import RequestContext
-from kubelab.apiserver.decode import decode_body
+from kubelab.apiserver.endpoints.decode import decode_body
 from kubelab.apiserver.flowcontrol.apf_controller import (
     SERVER_CONCURRENCY_LIMIT,
     TOO_MANY_REQUESTS,
@@ -30,7 +31,6 @@ from kubelab.apiserver.flowcontrol.apf_controller import (
 from kubelab.apiserver.flowcontrol.bootstrap import GROUP, config_objects
 from kubelab.apiserver.flowcontrol.queueset import QueuedRequest, QueueSet
 from kubelab.apiserver.flowcontrol.shufflesharding import Dealer
-from kubelab.apiserver.schema_flowcontrol import FLOWCONTROL_SCHEMAS  # adds them to SCHEMAS
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer

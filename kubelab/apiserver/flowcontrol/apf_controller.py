@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Request
-from kubelab.apiserver.audit import AuditRecord
-from kubelab.apiserver.authn import UserInfo
+from kubelab.apiserver.auth.audit import AuditRecord
+from kubelab.apiserver.auth.authn import UserInfo
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.flowcontrol.bootstrap import (
     MANDATORY_FLOW_SCHEMAS,

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Request
-from kubelab.apiserver.audit import AuditRecord
-from kubelab.apiserver.authn import MASTERS, UserInfo
+from kubelab.apiserver.auth.audit import AuditRecord
+from kubelab.apiserver.auth.authn import MASTERS, UserInfo
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.flowcontrol.apf_controller import KEPT, TOO_MANY_REQUESTS, Classification
 from kubelab.apiserver.flowcontrol.queueset import QueuedRequest, QueueSet

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubelab.apiserver.authn import UserInfo
+from kubelab.apiserver.auth.authn import UserInfo
 
 __all__ = ["FlowSchemaDigest", "RequestDigest", "digest", "matches_flow_schema"]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kubelab.api import deep_copy
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Request
-from kubelab.apiserver.audit import AuditRecord
+from kubelab.apiserver.auth.audit import AuditRecord
 from kubelab.apiserver.bootstrap import LOOPBACK
 from kubelab.apiserver.context import RequestContext
 from kubelab.apiserver.flowcontrol.bootstrap import GROUP

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kubelab.api.request import Request
-from kubelab.apiserver.watch_cache import Cacher
+from kubelab.apiserver.storage.watch_cache import Cacher
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer

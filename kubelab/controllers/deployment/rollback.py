@@ -5,7 +5,7 @@ apps/v1 has no spec.rollbackTo; extensions/v1beta1 had it, and the API server st
 it to this annotation. The controller then copies the pod template of the ReplicaSet with that
 revision (0: the previous one) into the Deployment and removes the annotation; the ordinary
 rollout does the rest. Today `kubectl rollout undo` does the copying itself, client side
-(kubelab.kubectl_rollout), so this path is rarely taken: it is here because the controller
+(kubelab.kubectl.rollout), so this path is rarely taken: it is here because the controller
 still has it.
 """
 

@@ -15,7 +15,7 @@ One sync (syncJob), for one Job key:
 5. count finished pods exactly once: write their uids to status.uncountedTerminatedPods,
    remove their finalizers, then move them into succeeded / failed (tracking.py).
 
-The TTL after a Job finishes is another controller, as upstream: ttl_after_finished.py.
+The TTL after a Job finishes is another controller, as upstream: controllers/ttlafterfinished/
 """
 
 from __future__ import annotations

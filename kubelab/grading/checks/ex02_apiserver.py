@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelab.api.errors import ApiError
-from kubelab.apiserver.admission import AdmissionPlugin, Attributes
+from kubelab.apiserver.admission.chain import AdmissionPlugin, Attributes
 from kubelab.grading.checks.common import configmap, pod
 from kubelab.grading.context import CheckContext
 from kubelab.grading.exercises import check

@@ -14,11 +14,11 @@ from typing import Any
 from kubelab.api import Object
 from kubelab.client.operator import Cache, Operator, Reconciler, ReconcileRecord, Request, Result
 from kubelab.cluster import Cluster
-from kubelab.controllers.sample_crds import LEDGER_LOCK_CRD, LOCK_FINALIZER, WEBSITE_CRD, ledger_lock, website
+from kubelab.cluster.ledger import Ledger, ledger_for
 from kubelab.grading.context import CheckContext
 from kubelab.grading.exercises import check
 from kubelab.grading.shared import share
-from kubelab.ledger import Ledger, ledger_for
+from kubelab.samples.crds import LEDGER_LOCK_CRD, LOCK_FINALIZER, WEBSITE_CRD, ledger_lock, website
 
 __all__: list[str] = []
 

@@ -1,0 +1,176 @@
+"""The built-in admission plugins, in the order the API server runs them.
+
+- Defaults (mutating): the fields upstream fills in while decoding (defaults.py).
+- NamespaceLifecycle (mutating): no new objects in a namespace that is missing or terminating;
+  the system namespaces may not be deleted
+  (k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go).
+- DefaultTolerationSeconds (mutating): pods tolerate not-ready/unreachable nodes for 300s, so
+  their eviction waits five minutes (plugin/pkg/admission/defaulttolerationseconds).
+- NodeRestriction (validating): a kubelet may only change its own Node, its own Lease and the
+  status of pods bound to it (plugin/pkg/admission/noderestriction/admission.go).
+- ValidatingAdmissionPolicy (validating): the CEL policies bound by
+  ValidatingAdmissionPolicyBindings (policy.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubelab.api.errors import not_found
+from kubelab.apiserver.admission.chain import (
+    CREATE,
+    DELETE,
+    UPDATE,
+    AdmissionPlugin,
+    Attributes,
+    admission_forbidden,
+)
+from kubelab.apiserver.admission.policy import ValidatingAdmissionPolicy
+from kubelab.apiserver.apis.defaults import set_defaults
+
+__all__ = [
+    "IMMORTAL_NAMESPACES",
+    "DefaultTolerationSeconds",
+    "Defaults",
+    "NamespaceLifecycle",
+    "NodeRestriction",
+    "default_plugins",
+]
+
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+class Defaults(AdmissionPlugin):
+    name = "Defaults"
+
+    def mutate(self, attrs: Attributes) -> None:
+        if attrs.operation != DELETE and attrs.object is not None and not attrs.subresource:
+            set_defaults(attrs.resource, attrs.object)
+
+
+class NamespaceLifecycle(AdmissionPlugin):
+    name = "NamespaceLifecycle"
+
+    def mutate(self, attrs: Attributes) -> None:
+        if attrs.resource == "namespaces" and not attrs.group:
+            if attrs.operation == DELETE and attrs.name in IMMORTAL_NAMESPACES:
+                raise admission_forbidden(attrs, "this namespace may not be deleted")
+            return
+        if attrs.operation != CREATE or not attrs.namespace:
+            return
+        phase = attrs.lister.namespace_phase(attrs.namespace)
+        if phase is None:
+            raise not_found("namespaces", attrs.namespace)
+        if phase == "Terminating":
+            err = admission_forbidden(attrs, f"unable to create new content in namespace "
+                                      f"{attrs.namespace} because it is being terminated")
+            err.details.setdefault("causes", []).append({
+                "reason": "NamespaceTerminating", "field": "metadata.namespace",
+                "message": f"namespace {attrs.namespace} is being terminated"})
+            raise err
+
+
+NOT_READY = "node.kubernetes.io/not-ready"
+UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+class DefaultTolerationSeconds(AdmissionPlugin):
+    name = "DefaultTolerationSeconds"
+    seconds = 300
+
+    def mutate(self, attrs: Attributes) -> None:
+        if attrs.resource != "pods" or attrs.group or attrs.subresource or \
+                attrs.operation != CREATE or not isinstance(attrs.object, dict):
+            return
+        spec = attrs.object.get("spec")
+        if not isinstance(spec, dict):
+            return
+        tolerations = spec.get("tolerations") or []
+        if not isinstance(tolerations, list):
+            return
+        for key in (NOT_READY, UNREACHABLE):
+            if not any(isinstance(t, dict) and t.get("key", "") in (key, "") and
+                       t.get("effect", "") in ("NoExecute", "") for t in tolerations):
+                tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                                    "tolerationSeconds": self.seconds})
+        spec["tolerations"] = tolerations
+
+
+class NodeRestriction(AdmissionPlugin):
+    name = "NodeRestriction"
+
+    def validate(self, attrs: Attributes) -> None:
+        node = attrs.user.node_name
+        if node is None or attrs.group not in ("", "coordination.k8s.io"):
+            return
+        if attrs.resource == "pods":
+            self._pod(attrs, node)
+        elif attrs.resource == "nodes":
+            self._node(attrs, node)
+        elif attrs.resource == "leases":
+            if attrs.namespace != NODE_LEASE_NAMESPACE:
+                raise admission_forbidden(attrs, 'can only access leases in the '
+                                          f'"{NODE_LEASE_NAMESPACE}" system namespace')
+            if _name(attrs) != node:
+                raise admission_forbidden(attrs, "can only access node lease with the same "
+                                          "name as the requesting node")
+
+    @staticmethod
+    def _pod(attrs: Attributes, node: str) -> None:
+        op, sub = attrs.operation, attrs.subresource
+        if sub == "status":
+            if _spec(attrs.old_object).get("nodeName") != node:
+                raise admission_forbidden(attrs, f'node "{node}" can only update pod status '
+                                          "for pods with spec.nodeName set to itself")
+            if _meta(attrs.object).get("labels") != _meta(attrs.old_object).get("labels"):
+                raise admission_forbidden(attrs, f'node "{node}" cannot update labels through '
+                                          "pod status")
+        elif sub:
+            raise admission_forbidden(attrs, f'unexpected pod subresource "{sub}", only '
+                                      "'status' and 'eviction' are allowed")
+        elif op == DELETE:
+            if _spec(attrs.old_object).get("nodeName") != node:
+                raise admission_forbidden(attrs, f'node "{node}" can only delete pods with '
+                                          "spec.nodeName set to itself")
+        elif op == CREATE:
+            if MIRROR_POD_ANNOTATION not in (_meta(attrs.object).get("annotations") or {}):
+                raise admission_forbidden(attrs, f'pod does not have "{MIRROR_POD_ANNOTATION}" '
+                                          f'annotation, node "{node}" can only create mirror pods')
+            if _spec(attrs.object).get("nodeName") != node:
+                raise admission_forbidden(attrs, f'node "{node}" can only create pods with '
+                                          "spec.nodeName set to itself")
+        else:
+            raise admission_forbidden(attrs, f'unexpected operation "{op}", node "{node}" can '
+                                      "only create and delete mirror pods")
+
+    @staticmethod
+    def _node(attrs: Attributes, node: str) -> None:
+        if _name(attrs) != node:
+            raise admission_forbidden(attrs, f'node "{node}" is not allowed to modify node '
+                                      f'"{_name(attrs)}"')
+        if attrs.operation == UPDATE and \
+                _spec(attrs.object).get("taints") != _spec(attrs.old_object).get("taints"):
+            raise admission_forbidden(attrs, f'node "{node}" is not allowed to modify taints')
+
+
+def _meta(obj: Any) -> dict[str, Any]:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _spec(obj: Any) -> dict[str, Any]:
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    return spec if isinstance(spec, dict) else {}
+
+
+def _name(attrs: Attributes) -> str:
+    name = attrs.name or _meta(attrs.object).get("name") or ""
+    return name if isinstance(name, str) else ""
+
+
+def default_plugins() -> list[AdmissionPlugin]:
+    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), NodeRestriction(),
+            ValidatingAdmissionPolicy()]
+

@@ -1,0 +1,234 @@
+"""Is a CRD's openAPIV3Schema one the server can work with? Upstream's rules and words:
+
+- structural (pkg/apiserver/schema/validation.go ValidateStructural): every specified field
+  and array item has a type, the root is an object without additionalProperties, arrays have
+  items, metadata at the root restricts only name and generateName, embedded resources are
+  objects, x-kubernetes-int-or-string stands alone;
+- the rest of ValidateCustomResourceDefinitionOpenAPISchema
+  (pkg/apis/apiextensions/validation/validation.go): uniqueItems is refused,
+  additionalProperties and properties exclude each other,
+  x-kubernetes-preserve-unknown-fields is true or unset, the list and map types, and each
+  x-kubernetes-validations rule must compile;
+- the junctors allOf, anyOf, oneOf and not hold value validations only (junctors.py).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubelab.api.errors import FieldError, field_forbidden, field_invalid, field_not_supported, field_required
+from kubelab.apiserver.apiextensions.schema.junctors import nested_errors
+from kubelab.apiserver.apiextensions.schema.rules import has_old_self
+from kubelab.apiserver.apiextensions.schema.validate import validate_value
+from kubelab.apiserver.cel import CelCompileError, compile_expression
+
+__all__ = ["validate_schema"]
+
+REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid",
+           "FieldValueRequired"]
+ROOT, ITEM, FIELD = "root", "item", "field"
+_EMPTY_TYPE = {ROOT: "must not be empty at the root",
+               ITEM: "must not be empty for specified array items",
+               FIELD: "must not be empty for specified object fields"}
+
+
+def validate_schema(schema: Any, path: str) -> list[FieldError]:
+    """Every problem with the openAPIV3Schema at path (sorted as upstream sorts them)."""
+    if not isinstance(schema, dict):
+        return [field_required(path, "schemas are required")]
+    structural = sorted(_structural(schema, ROOT, path), key=str)
+    return structural + _openapi(schema, path, True, None)
+
+
+def _structural(s: dict[str, Any], level: str, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    kind = s.get("type", "")
+    if kind == "array" and not isinstance(s.get("items"), dict):
+        errs.append(field_required(f"{path}.items", "must be specified"))
+    if isinstance(s.get("items"), dict):
+        errs += _structural(s["items"], ITEM, f"{path}.items")
+    properties = s.get("properties") or {}
+    for key, sub in properties.items():
+        if isinstance(sub, dict):
+            errs += _structural(sub, FIELD, f"{path}.properties[{key}]")
+    additional = s.get("additionalProperties")
+    if additional is not None:
+        if level == ROOT:
+            errs.append(field_forbidden(f"{path}.additionalProperties", "must not be used at the root"))
+        if isinstance(additional, dict):
+            errs += _structural(additional, FIELD, f"{path}.additionalProperties")
+    int_or_string = bool(s.get("x-kubernetes-int-or-string"))
+    preserve = bool(s.get("x-kubernetes-preserve-unknown-fields"))
+    embedded = bool(s.get("x-kubernetes-embedded-resource"))
+    if int_or_string and preserve:
+        errs.append(field_invalid(f"{path}.x-kubernetes-preserve-unknown-fields", True,
+                                  "must be false if x-kubernetes-int-or-string is true"))
+    if int_or_string and embedded:
+        errs.append(field_invalid(f"{path}.x-kubernetes-embedded-resource", True,
+                                  "must be false if x-kubernetes-int-or-string is true"))
+    errs += nested_errors(s, path, s)
+    if embedded and kind != "object":
+        errs.append(field_required(f"{path}.type", "must be object if x-kubernetes-embedded-resource "
+                                   "is true") if not kind else
+                    field_invalid(f"{path}.type", kind,
+                                  "must be object if x-kubernetes-embedded-resource is true"))
+    elif not kind and not int_or_string and not preserve:
+        errs.append(field_required(f"{path}.type", _EMPTY_TYPE[level]))
+    if embedded and additional is not None:
+        errs.append(field_forbidden(f"{path}.additionalProperties",
+                                    "must not be used if x-kubernetes-embedded-resource is set"))
+    if level == ROOT and kind and kind != "object":
+        errs.append(field_invalid(f"{path}.type", kind, "must be object at the root"))
+    resource = level == ROOT or embedded
+    for key in ("kind", "apiVersion"):
+        sub = properties.get(key)
+        if resource and isinstance(sub, dict) and sub.get("type") != "string":
+            errs.append(field_invalid(f"{path}.properties[{key}].type", sub.get("type", ""),
+                                      "must be string"))
+    metadata = properties.get("metadata")
+    if isinstance(metadata, dict):
+        errs += _metadata(metadata, resource, level, f"{path}.properties[metadata]")
+    if embedded and not preserve and not properties:
+        errs.append(field_required(f"{path}.properties", "must not be empty if "
+                                   "x-kubernetes-embedded-resource is true without "
+                                   "x-kubernetes-preserve-unknown-fields"))
+    if isinstance(s.get("pattern"), str):
+        try:
+            re.compile(s["pattern"])
+        except re.error as err:
+            errs.append(field_invalid(f"{path}.pattern", s["pattern"],
+                                      f"must be a valid regular expression, but isn't: {err}"))
+    return errs
+
+
+def _metadata(s: dict[str, Any], resource: bool, level: str, path: str) -> list[FieldError]:
+    errs = []
+    if resource and s.get("type") != "object":
+        errs.append(field_invalid(f"{path}.type", s.get("type", ""), "must be object"))
+    if level == ROOT:
+        rest = {k: v for k, v in s.items() if k not in ("type", "properties", "default")}
+        names = set(s.get("properties") or {})
+        if rest or not names <= {"name", "generateName"}:
+            errs.append(field_forbidden(path, "must not specify anything other than name and "
+                                        "generateName, but metadata is implicitly specified"))
+    return errs
+
+
+def _openapi(s: dict[str, Any], path: str, root: bool, uncorrelated: str | None) -> list[FieldError]:
+    """uncorrelated: the list or atomic map above s (its path) whose items old and new values
+    cannot be matched up in, so no rule there may use oldSelf (withForbidOldSelfValidations)."""
+    errs: list[FieldError] = []
+    if s.get("uniqueItems"):
+        errs.append(field_forbidden(f"{path}.uniqueItems", "uniqueItems cannot be set to true "
+                                    "since the runtime complexity becomes quadratic"))
+    properties = s.get("properties") or {}
+    additional = s.get("additionalProperties")
+    if additional is not None:
+        if properties and (additional is False or isinstance(additional, dict)):
+            errs.append(field_forbidden(f"{path}.additionalProperties",
+                                        "additionalProperties and properties are mutual exclusive"))
+        if isinstance(additional, dict):
+            errs += _openapi(additional, f"{path}.additionalProperties", False,
+                             uncorrelated or (path if s.get("x-kubernetes-map-type") == "atomic"
+                                              else None))
+    for key in sorted(properties):
+        if isinstance(properties[key], dict):
+            sub_path = f"{path}.properties[{key}]"
+            if root and key in ("metadata", "kind", "apiVersion") and \
+                    "default" in properties[key]:
+                errs.append(field_forbidden(f"{sub_path}.default", f"must not be set in top-level {key}"))
+            errs += _openapi(properties[key], sub_path, False, uncorrelated or (
+                path if s.get("x-kubernetes-map-type") == "atomic" else None))
+    if isinstance(s.get("items"), dict):
+        errs += _openapi(s["items"], f"{path}.items", False, uncorrelated or (
+            None if s.get("x-kubernetes-list-type") == "map" else path))
+    if s.get("x-kubernetes-preserve-unknown-fields") is False:
+        errs.append(field_invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False,
+                                  "must be true or undefined"))
+    errs += _list_type(s, path)
+    errs += _validations(s, path, uncorrelated)
+    if "default" in s and not root:
+        errs += validate_value(_without_default(s), s["default"], f"{path}.default")
+    return errs
+
+
+def _without_default(s: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in s.items() if k not in ("default", "x-kubernetes-validations")}
+
+
+def _list_type(s: dict[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    list_type = s.get("x-kubernetes-list-type")
+    kind = s.get("type", "")
+    if list_type is not None and kind != "array":
+        detail = "must be array if x-kubernetes-list-type is specified"
+        errs.append(field_required(f"{path}.type", detail) if not kind else
+                    field_invalid(f"{path}.type", kind, detail))
+    if list_type is not None and list_type not in ("atomic", "set", "map"):
+        errs.append(field_not_supported(f"{path}.x-kubernetes-list-type", list_type,
+                                        ["atomic", "set", "map"]))
+    keys = s.get("x-kubernetes-list-map-keys") or []
+    if keys and list_type is None:
+        errs.append(field_required(f"{path}.x-kubernetes-list-type",
+                                   "must be map if x-kubernetes-list-map-keys is non-empty"))
+    elif keys and list_type != "map":
+        errs.append(field_invalid(f"{path}.x-kubernetes-list-type", list_type,
+                                  "must be map if x-kubernetes-list-map-keys is non-empty"))
+    if list_type == "map":
+        items = s.get("items")
+        if not keys:
+            errs.append(field_required(f"{path}.x-kubernetes-list-map-keys",
+                                       "must not be empty if x-kubernetes-list-type is map"))
+        if not isinstance(items, dict):
+            errs.append(field_required(f"{path}.items",
+                                       "must have a schema if x-kubernetes-list-type is map"))
+        elif items.get("type") != "object":
+            errs.append(field_invalid(f"{path}.items.type", items.get("type", ""),
+                                      "must be object if parent array's x-kubernetes-list-type is map"))
+        else:
+            for key in keys:
+                if key not in (items.get("properties") or {}):
+                    errs.append(field_invalid(f"{path}.x-kubernetes-list-map-keys", keys,
+                                              "entries must all be names of item properties"))
+    return errs
+
+
+def _validations(s: dict[str, Any], path: str, uncorrelated: str | None) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, rule in enumerate(s.get("x-kubernetes-validations") or []):
+        where = f"{path}.x-kubernetes-validations[{i}]"
+        if not isinstance(rule, dict):
+            continue
+        text = str(rule.get("rule") or "").strip()
+        message = rule.get("message")
+        if not text:
+            errs.append(field_required(f"{where}.rule", "rule is not specified"))
+            continue
+        if message is not None and message and not str(message).strip():
+            errs.append(field_invalid(f"{where}.message", message,
+                                      "message must be non-empty if specified"))
+        elif message and "\n" in str(message).strip():
+            errs.append(field_invalid(f"{where}.message", message,
+                                      "message must not contain line breaks"))
+        elif "\n" in text and not message:
+            errs.append(field_required(f"{where}.message",
+                                       "message must be specified if rule contains line breaks"))
+        expression = rule.get("messageExpression")
+        if expression is not None and expression and not str(expression).strip():
+            errs.append(field_required(f"{where}.messageExpression",
+                                       "messageExpression must be non-empty if specified"))
+        if uncorrelated is not None and has_old_self(text):
+            errs.append(field_invalid(f"{where}.rule", text, "oldSelf cannot be used on the "
+                                      f"uncorrelatable portion of the schema within {uncorrelated}"))
+        if rule.get("reason") is not None and rule["reason"] not in REASONS:
+            errs.append(field_not_supported(f"{where}.reason", rule["reason"], REASONS))
+        for field_name, expr in (("rule", text), ("messageExpression", expression)):
+            if not expr or not str(expr).strip():
+                continue
+            try:
+                compile_expression(str(expr))
+            except CelCompileError as err:
+                errs.append(field_invalid(f"{where}.{field_name}", rule,
+                                          f"compilation failed: {err}"))
+    return errs

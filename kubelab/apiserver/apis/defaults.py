@@ -1,0 +1,163 @@
+"""Defaults: the fields the API server fills in when a manifest leaves them out.
+
+Upstream applies these while decoding a request, before admission (the SetDefaults_* functions
+of pkg/apis/core/v1/defaults.go and pkg/apis/apps/v1/defaults.go), plus the Priority admission
+plugin's `priority: 0`. kubelab runs them as the first mutating admission plugin ("Defaults",
+admission_plugins.py) so that the notebook can show them as one visible step, and switch them off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubelab.api import Object
+from kubelab.apiserver.apis.defaults_flowcontrol import (
+    set_flow_schema_defaults,
+    set_priority_level_defaults,
+)
+from kubelab.apiserver.apis.defaults_services import set_endpoint_slice_defaults, set_service_defaults
+from kubelab.apiserver.registry.batch import set_defaults_job
+
+__all__ = ["DEFAULTERS", "image_pull_policy", "set_defaults"]
+
+def image_pull_policy(image: str) -> str:
+    """Always for `:latest` or no tag, IfNotPresent for any other tag or a digest.
+
+    SetDefaults_Container with parsers.ParseImageName: the tag is what follows the last ':'
+    after the last '/'; no tag and no digest means "latest".
+    """
+    if "@" in image:
+        return "IfNotPresent"
+    name = image.rsplit("/", 1)[-1]
+    tag = name.rsplit(":", 1)[1] if ":" in name else "latest"
+    return "Always" if tag == "latest" else "IfNotPresent"
+
+
+def _container(c: Object) -> None:
+    if not isinstance(c, dict):
+        return
+    if not c.get("imagePullPolicy"):
+        image = c.get("image")
+        c["imagePullPolicy"] = image_pull_policy(image) if isinstance(image, str) else "IfNotPresent"
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    for port in c.get("ports") or ():
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+    resources = c.get("resources")
+    if resources is None:
+        c["resources"] = {}
+    elif isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
+        # SetDefaults_Pod: a limit without a request requests the limit.
+        requests = resources.get("requests")
+        if not isinstance(requests, dict):
+            requests = resources["requests"] = {}
+        for name, quantity in resources["limits"].items():
+            requests.setdefault(name, quantity)
+
+
+def pod_spec(spec: Any) -> None:
+    """SetDefaults_PodSpec and the Priority plugin's defaults (pods and pod templates)."""
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    if not spec.get("priorityClassName"):
+        spec.setdefault("priority", 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    for key in ("containers", "initContainers"):
+        containers = spec.get(key)
+        if isinstance(containers, list):
+            for c in containers:
+                _container(c)
+
+
+def _template(spec: Object) -> None:
+    template = spec.get("template")
+    if isinstance(template, dict):
+        pod_spec(template.get("spec"))
+
+
+def _pod(obj: Object) -> None:
+    pod_spec(obj.get("spec"))
+
+
+def _deployment(obj: Object) -> None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", "25%")
+                rolling.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    _template(spec)
+
+
+def _replicaset(obj: Object) -> None:
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        spec.setdefault("replicas", 1)
+        _template(spec)
+
+
+def _job(obj: Object) -> None:
+    set_defaults_job(obj)  # kubelab/apiserver/registry/batch.py
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        _template(spec)
+
+
+def _namespace(obj: Object) -> None:
+    # The immutable label every namespace carries (NamespaceDefaultLabelName, since 1.21).
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+        labels = meta.get("labels")
+        if labels is None:
+            labels = meta["labels"] = {}
+        if isinstance(labels, dict):
+            labels["kubernetes.io/metadata.name"] = meta["name"]
+
+
+def _role_binding(obj: Object) -> None:
+    # rbac/v1 SetDefaults_Subject.
+    for subject in obj.get("subjects") or ():
+        if isinstance(subject, dict) and not subject.get("apiGroup"):
+            kind = subject.get("kind")
+            if kind in ("User", "Group"):
+                subject["apiGroup"] = "rbac.authorization.k8s.io"
+            elif kind == "ServiceAccount":
+                subject["apiGroup"] = ""
+
+
+DEFAULTERS: dict[str, Callable[[Object], None]] = {
+    "pods": _pod,
+    "deployments": _deployment,
+    "replicasets": _replicaset,
+    "namespaces": _namespace,
+    "rolebindings": _role_binding,
+    "clusterrolebindings": _role_binding,
+    "flowschemas": set_flow_schema_defaults,
+    "prioritylevelconfigurations": set_priority_level_defaults,
+    "jobs": _job,
+    "services": set_service_defaults,
+    "endpointslices": set_endpoint_slice_defaults,
+}
+
+
+def set_defaults(resource: str, obj: Object) -> None:
+    """Fill in obj's defaults in place (built-in resources only; others are left alone)."""
+    defaulter = DEFAULTERS.get(resource)
+    if defaulter is not None:
+        defaulter(obj)

@@ -1,0 +1,197 @@
+"""Per-kind rules of the generic registry: what create resets, what update keeps, what bumps
+metadata.generation, and how long a deletion waits.
+
+Upstream each kind has a strategy (pkg/registry/<group>/<kind>/strategy.go: PrepareForCreate,
+PrepareForUpdate, CheckGracefulDelete); the generic store calls them. The same happens here:
+registry.py is generic and asks a Strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubelab.api import Object
+from kubelab.api.errors import ParseError
+from kubelab.api.quantity import Quantity, parse_quantity
+from kubelab.apiserver.apiextensions.crd import add_stored_version, crd_status
+from kubelab.apiserver.registry.batch import generate_selector
+
+__all__ = ["Strategy", "grace_period", "prepare_for_create", "prepare_for_update", "qos_class",
+           "strategy_for"]
+
+@dataclass(frozen=True)
+class Strategy:
+    # A status subresource exists: updates of the object keep the old status and updates of
+    # status keep the old spec ("the main resource ignores status, status ignores spec").
+    has_status: bool = False
+    # metadata.generation is 1 on create and +1 on each change of the desired state.
+    generation: bool = False
+    generation_on_annotations: bool = False  # deployments: annotations are copied to RSes
+    custom: bool = False                     # a custom resource: all but metadata/status is spec
+    create_clears_status: bool = False
+    graceful: bool = False                   # pods: deletion waits terminationGracePeriodSeconds
+
+
+STRATEGIES = {
+    "pods": Strategy(has_status=True, generation=True, create_clears_status=True, graceful=True),
+    "deployments": Strategy(has_status=True, generation=True, generation_on_annotations=True,
+                            create_clears_status=True),
+    "replicasets": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "nodes": Strategy(has_status=True),
+    "namespaces": Strategy(has_status=True, create_clears_status=True),
+    "customresourcedefinitions": Strategy(has_status=True, generation=True,
+                                          create_clears_status=True),
+    # pkg/registry/flowcontrol/{flowschema,prioritylevelconfiguration}/strategy.go
+    "flowschemas": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "prioritylevelconfigurations": Strategy(has_status=True, generation=True,
+                                            create_clears_status=True),
+    "jobs": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "services": Strategy(has_status=True, create_clears_status=True),
+    # endpointslice/strategy.go: generation 1, bumped by any change beyond metadata.
+    "endpointslices": Strategy(generation=True, custom=True),
+}
+PLAIN = Strategy()
+
+
+def strategy_for(resource: str, *, custom: bool = False, has_status: bool = False) -> Strategy:
+    if custom:
+        return Strategy(has_status=has_status, generation=True, custom=True,
+                        create_clears_status=has_status)
+    return STRATEGIES.get(resource, PLAIN)
+
+
+def node_pod_cidrs(obj: Object) -> None:
+    """The v1 <-> internal conversion of a NodeSpec (pkg/apis/core/v1/conversion.go):
+    spec.podCIDRs is the truth, the deprecated spec.podCIDR is its first item (a v1 object
+    with only podCIDR gets podCIDRs from it). A patch of podCIDR alone so changes nothing,
+    as upstream."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    cidrs = spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else [])
+    if cidrs:
+        spec["podCIDRs"], spec["podCIDR"] = cidrs, cidrs[0]
+
+
+def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
+    if resource == "nodes":
+        node_pod_cidrs(obj)
+    if strategy.create_clears_status:
+        obj.pop("status", None)
+    if strategy.generation:
+        obj["metadata"]["generation"] = 1
+    if resource == "pods":
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj)}
+    elif resource == "namespaces":
+        obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
+        obj["status"] = {"phase": "Active"}
+    elif resource in ("deployments", "replicasets"):
+        obj["status"] = {}
+    elif resource == "services":
+        obj["status"] = {"loadBalancer": {}}
+    elif resource == "customresourcedefinitions":
+        obj["status"] = crd_status(obj)
+    elif resource == "jobs":
+        generate_selector(obj)
+        obj["status"] = {}
+
+
+def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,
+                       subresource: str) -> Object:
+    """The object to store, from the request's obj and the live old (both private copies)."""
+    if subresource == "status":
+        # Only status changes; everything else stays as it was (and so does generation).
+        new = {k: v for k, v in old.items() if k != "status"}
+        if "status" in obj:
+            new["status"] = obj["status"]
+        # Status strategies reset the spec, not the metadata: a controller may write an
+        # annotation with its status (the Deployment controller writes its revision so, in
+        # pkg/controller/deployment/sync.go). Deployments also keep their labels
+        # (pkg/registry/apps/deployment/strategy.go deploymentStatusStrategy.PrepareForUpdate).
+        new["metadata"] = dict(old["metadata"])
+        meta = obj.get("metadata") or {}
+        for field in ("annotations", "labels"):
+            if field in meta and not (field == "labels" and resource == "deployments"):
+                new["metadata"][field] = meta[field]
+        return new
+    if subresource == "finalize":  # namespaces/finalize: only spec.finalizers changes
+        new = dict(old)
+        new["spec"] = {**(old.get("spec") or {}),
+                       "finalizers": (obj.get("spec") or {}).get("finalizers") or []}
+        return new
+    if strategy.has_status:
+        obj.pop("status", None)
+        if "status" in old:
+            obj["status"] = old["status"]
+    if resource == "nodes":
+        node_pod_cidrs(obj)
+    if resource == "customresourcedefinitions":
+        add_stored_version(obj)
+    if resource == "namespaces":
+        obj.setdefault("spec", {})["finalizers"] = (old.get("spec") or {}).get("finalizers", [])
+    meta, old_meta = obj["metadata"], old["metadata"]
+    if strategy.generation:
+        generation = old_meta.get("generation", 1)
+        if _spec_changed(strategy, obj, old) or (strategy.generation_on_annotations and
+                                                 meta.get("annotations") != old_meta.get("annotations")):
+            generation += 1
+        meta["generation"] = generation
+    return obj
+
+
+def _spec_changed(strategy: Strategy, obj: Object, old: Object) -> bool:
+    if strategy.custom:
+        skip = ("metadata", "status", "apiVersion", "kind")
+        return {k: v for k, v in obj.items() if k not in skip} != \
+            {k: v for k, v in old.items() if k not in skip}
+    return obj.get("spec") != old.get("spec")
+
+
+def grace_period(resource: str, obj: Object, requested: int | None) -> int | None:
+    """CheckGracefulDelete: seconds the deletion waits, or None when it is not graceful.
+
+    Pods only (pkg/registry/core/pod/strategy.go): the requested period, else the pod's
+    terminationGracePeriodSeconds; 0 for a pod never scheduled or already finished."""
+    if resource != "pods":
+        return None
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    period = requested if requested is not None else spec.get("terminationGracePeriodSeconds", 0)
+    if not spec.get("nodeName") or status.get("phase") in ("Failed", "Succeeded"):
+        period = 0
+    return 1 if period < 0 else period
+
+
+def qos_class(pod: Object) -> str:
+    """GetPodQOS (pkg/apis/core/helper/qos): Guaranteed, Burstable or BestEffort."""
+    spec = pod.get("spec") or {}
+    requests: dict[str, Quantity] = {}
+    limits: dict[str, Quantity] = {}
+    guaranteed = True
+    for container in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
+        resources = (container.get("resources") or {}) if isinstance(container, dict) else {}
+        _add(requests, resources.get("requests"))
+        found = _add(limits, resources.get("limits"))
+        if not {"cpu", "memory"} <= found:
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and len(requests) == len(limits) and \
+            all(name in limits and limits[name].cmp(q) == 0 for name, q in requests.items()):
+        return "Guaranteed"
+    return "Burstable"
+
+
+def _add(total: dict[str, Quantity], resources: Any) -> set[str]:
+    found: set[str] = set()
+    for name, text in (resources or {}).items() if isinstance(resources, dict) else ():
+        if name not in ("cpu", "memory"):
+            continue
+        try:
+            quantity = parse_quantity(text)
+        except (ParseError, TypeError):
+            continue
+        if quantity.cmp(parse_quantity(0)) > 0:
+            found.add(name)
+            total[name] = total[name] + quantity if name in total else quantity
+    return found

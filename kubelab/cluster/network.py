@@ -1,0 +1,148 @@
+"""The node network as a packet sees it: a node view with its iptables, and the walk of one
+request from a client to a pod (c.node, c.route). Part of the wiring, like faults.py: it
+reads the nodes' kernels (kubelab.proxy.IPTables) and container runtimes, the world outside
+the API.
+
+A route: the name is resolved as the client pod's resolver would (kubelab.cluster.dns), the packet
+walks the client node's rules (nat PREROUTING for a pod, OUTPUT for the node itself) to a
+DNAT, and the pod at that address answers only if it is really there: its node is up, its
+sandbox is ready and a container runs and would pass a readiness probe now. Stale rules
+(a crashed kube-proxy) send packets to pods that are gone.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubelab.cluster.dns import Answer, resolve
+from kubelab.kubelet.runtime import RUNNING, SANDBOX_READY
+from kubelab.proxy.iptables import IPTables, Packet, Walk
+
+if TYPE_CHECKING:
+    from kubelab.cluster import Cluster
+
+__all__ = ["NodeView", "Route", "pod_serving", "route"]
+
+
+@dataclass
+class NodeView:
+    """c.node("node-1"): what you would see logged into the node."""
+
+    name: str
+    iptables: IPTables
+    cluster: Any = field(repr=False)
+
+    def iptables_save(self) -> str:
+        """`iptables-save`: the nat and filter tables as kube-proxy last restored them."""
+        return self.iptables.iptables_save() or "# no rules: kube-proxy has not synced on this node\n"
+
+    @property
+    def kube_proxy(self) -> Any:
+        return self.cluster.components.get(f"kube-proxy/{self.name}")
+
+    @property
+    def ip(self) -> str:
+        return self.iptables.node_ip
+
+    def __repr__(self) -> str:
+        synced = self.iptables.restored_at
+        state = "running" if self.kube_proxy is not None else "not running"
+        when = f"rules from t={synced:.1f}s" if synced is not None else "no rules"
+        return f"<Node {self.name} {self.ip}: kube-proxy {state}, {when}>"
+
+
+@dataclass
+class Route:
+    target: str
+    node: str
+    dns: Answer | None
+    walk: Walk
+    destination: str = ""     # ip:port the packet went to
+    pod: str = ""             # namespace/name of the pod at that address, if the API knows one
+    ok: bool = False
+    reason: str = ""
+
+    def __str__(self) -> str:
+        lines = [f"request {self.target} from node {self.node}"]
+        if self.dns is not None:
+            lines.append(f"  dns: {self.dns}".replace("\n", "\n       "))
+        for step in self.walk.steps:
+            lines.append(f"  {step.table}/{step.chain}: {step.rule}")
+        outcome = f"-> {self.destination} ({self.pod or 'no pod'})" if self.destination else \
+            f"-> {self.walk.verdict}"
+        lines.append(f"  {outcome}: {'ok' if self.ok else 'FAILED: ' + self.reason}")
+        return "\n".join(lines)
+
+
+def pod_serving(cluster: Cluster, ip: str) -> tuple[bool, str]:
+    """Does something answer at ip? The runtimes know, not the API."""
+    for runtime in cluster.runtimes.values():
+        for sandbox in runtime.sandboxes.values():
+            if sandbox.ip != ip or sandbox.state != SANDBOX_READY:
+                continue
+            if not runtime.powered:
+                return False, f"node {runtime.node} is down"
+            now = cluster.clock.now
+            running = [c for c in runtime.pod_containers(sandbox.pod_uid) if c.state == RUNNING]
+            if not running:
+                return False, "connection refused: no container is running"
+            if not any(c.workload.responds("readiness", now - (c.started_at or now)) for c in running):
+                return False, "the application does not answer yet (or any more)"
+            return True, ""
+    return False, f"no route to host {ip}: no pod has this address"
+
+
+def route(cluster: Cluster, target: str, *, from_pod: str | None = None, from_node: str | None = None,
+          port: int | None = None, namespace: str = "default", rand: random.Random | None = None,
+          dns_client: Any = None) -> Route:
+    """Walk one request to target (a Service name, a DNS name or an IP) from a pod or a node."""
+    rand = rand if rand is not None else cluster.route_rand
+    src, node, ns = "", from_node or "", namespace
+    if from_pod is not None:
+        pod = cluster.get("pods", from_pod, namespace=namespace)
+        src, node = (pod.get("status") or {}).get("podIP", ""), (pod.get("spec") or {}).get("nodeName", "")
+        ns = pod["metadata"].get("namespace", namespace)
+    node = node or cluster.node_names[0]
+    iptables = cluster.iptables[node]
+    src = src or iptables.node_ip
+    host, _, port_text = target.partition(":")
+    dns = None
+    if not _is_ip(host):
+        dns = resolve(dns_client or cluster.client, host, ns)
+        if not dns.addresses:
+            return Route(target, node, dns, Walk(verdict="NXDOMAIN"), reason="no such host")
+        host = dns.addresses[0]
+    dport = int(port_text) if port_text else (port or _service_port(cluster, host))
+    local = from_pod is None
+    # A node's own address (a NodePort): the packet is handled by that node's rules, arriving
+    # from outside unless the client is on that very node.
+    target_node = next((n for n, t in cluster.iptables.items() if t.node_ip == host), None)
+    if target_node is not None and target_node != node:
+        node, iptables, local = target_node, cluster.iptables[target_node], False
+    walk = iptables.walk(Packet(src, host, dport), rand, cluster.clock.now, local=local)
+    if walk.verdict in ("REJECT", "DROP"):
+        return Route(target, node, dns, walk, reason=f"{walk.verdict} (the Service has no endpoints)")
+    destination = walk.destination or f"{host}:{dport}"
+    ip = destination.rsplit(":", 1)[0]
+    ok, reason = pod_serving(cluster, ip)
+    return Route(target, node, dns, walk, destination, _pod_at(cluster, ip), ok, reason)
+
+
+def _is_ip(text: str) -> bool:
+    parts = text.split(".")
+    return len(parts) == 4 and all(p.isdigit() for p in parts)
+
+
+def _service_port(cluster: Cluster, ip: str) -> int:
+    for svc in cluster.get("services", namespace=None):
+        if (svc.get("spec") or {}).get("clusterIP") == ip and svc["spec"].get("ports"):
+            return int(svc["spec"]["ports"][0]["port"])
+    return 80
+
+
+def _pod_at(cluster: Cluster, ip: str) -> str:
+    for pod in cluster.get("pods", namespace=None, field_selector=f"status.podIP={ip}"):
+        return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+    return ""

@@ -1,0 +1,134 @@
+"""kubectl over the client: the verbs the course uses, printing what kubectl prints.
+
+`cluster.kubectl("get pods -o wide")` returns the text kubectl would show; errors come back the
+way kubectl shows them (`Error from server (NotFound): pods "x" not found`) with exit_code 1,
+which is what kubectl's cmdutil.CheckErr does (k8s.io/kubectl pkg/cmd/util/helpers.go): a
+usage error adds `See 'kubectl <verb> -h' for help and examples`. The verbs live beside this
+file: kubectl_get (get, delete), kubectl_create (apply, create, run), kubectl_verbs (scale,
+label, annotate, cordon, describe, logs, version, api-resources), kubectl_rollout, kubectl_taint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from kubelab.api.errors import ApiError, ParseError
+from kubelab.client.client import Client
+from kubelab.kubectl.common import KubectlError, Printed, UsageError, Verb
+from kubelab.kubectl.create import VERBS as CREATE_VERBS
+from kubelab.kubectl.get import VERBS as GET_VERBS
+from kubelab.kubectl.verbs import VERBS as OTHER_VERBS
+
+__all__ = ["KubectlError", "Output", "UsageError", "kubectl", "split_command"]
+
+VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS}
+
+
+class Output(str):
+    """kubectl's printed text, with the exit code kubectl would return."""
+
+    exit_code: int = 0
+
+    def __new__(cls, text: str, exit_code: int = 0) -> Output:
+        out = super().__new__(cls, text)
+        out.exit_code = exit_code
+        return out
+
+
+# A shell word: unquoted runs, '...' (literal), "..." (backslash escapes \\ \" \$ \`) and \x,
+# matched in one pass. shlex builds each token a character at a time (quadratic: a 1 MiB
+# argument took 23 s); this reads any length in linear time.
+_WORD = re.compile(r"""\s*((?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+|(['"]))""", re.S)
+_PART = re.compile(r"""[^'"\\]+|'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.S)
+_DQ_ESCAPE = re.compile(r"""\\([\\"$`\n])""")
+
+
+def split_command(command: str) -> list[str]:
+    """The words a POSIX shell would pass to kubectl for `command` (shlex.split's result)."""
+    words, pos, end = [], 0, len(command.rstrip())
+    while pos < end:
+        m = _WORD.match(command, pos)
+        if m is None or m.group(2):
+            raise KubectlError("No closing quotation")
+        words.append("".join(_unquote(p) for p in _PART.finditer(m.group(1))))
+        pos = m.end()
+    return words
+
+
+def _unquote(part: re.Match[str]) -> str:
+    single, double, escaped = part.groups()
+    if single is not None:
+        return single
+    if double is not None:
+        return _DQ_ESCAPE.sub(r"\1", double)
+    return escaped if escaped is not None else part.group(0)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="kubectl", add_help=False, allow_abbrev=False)
+    p.add_argument("verb")
+    p.add_argument("args", nargs="*")
+    p.add_argument("-n", "--namespace", default="default")
+    p.add_argument("-A", "--all-namespaces", action="store_true")
+    p.add_argument("-o", "--output", default="")
+    p.add_argument("-l", "--selector", default="")
+    p.add_argument("--field-selector", default="")
+    p.add_argument("--sort-by", default="")
+    p.add_argument("--no-headers", action="store_true")
+    p.add_argument("-f", "--filename", default="")
+    p.add_argument("--image", action="append", default=[])
+    p.add_argument("--labels", default="")
+    p.add_argument("--replicas", type=int)
+    p.add_argument("--port", type=int)
+    p.add_argument("--from-literal", action="append", default=[])
+    p.add_argument("--cascade", default="background", choices=["background", "foreground", "orphan"])
+    p.add_argument("--grace-period", type=int)
+    p.add_argument("--now", action="store_true")
+    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--to-revision", type=int, default=0)
+    p.add_argument("--revision", type=int, default=0)
+    p.add_argument("-c", "--container", default="")
+    p.add_argument("-p", "--previous", action="store_true")
+    p.add_argument("--tail", type=int, default=-1)
+    return p
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise KubectlError(message)
+
+
+def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> Output:
+    """Run one kubectl command line against `client`."""
+    try:
+        words = split_command(command)
+        if words and words[0] == "kubectl":
+            words = words[1:]
+        if not words:
+            raise KubectlError("You must specify a command: kubectl <command> [flags]")
+        args, unknown = _parser().parse_known_intermixed_args(words)
+        handler = VERBS.get(args.verb)
+        if handler is None:
+            raise KubectlError(f'unknown command "{args.verb}" for "kubectl"')
+        for word in unknown:
+            if word.startswith("--"):  # pflag's words, and cobra's pointer to --help
+                raise KubectlError(f"unknown flag: {word.split('=', 1)[0]}\n"
+                                   f"See 'kubectl {args.verb} --help' for usage.")
+            if word.startswith("-") and word != "-":
+                raise KubectlError(f"unknown shorthand flag: {word[1]!r} in {word}\n"
+                                   f"See 'kubectl {args.verb} --help' for usage.")
+        args.args += [w for w in unknown if not w.startswith("-") or w == "-"]
+        args.output = args.output.removeprefix("=")  # pflag reads -o=json as json
+        return Output(handler(client, args, now, stdin).rstrip("\n"))
+    except ApiError as err:
+        if err.code == 404 and not err.details and err.message.startswith("the server doesn't have"):
+            # Discovery found no such type: a NoResourceMatchError, which checkErr prints itself.
+            return Output(f"error: {err.message}", 1)
+        return Output(err.kubectl_message(), 1)
+    except Printed as err:
+        return Output(str(err), 1)
+    except (KubectlError, ParseError, ValueError) as err:
+        text = str(err)
+        return Output(text if text.startswith("error: ") else f"error: {text}", 1)
+

@@ -1,0 +1,119 @@
+"""`kubectl apply -f`, `create -f`, `create namespace|deployment|configmap` and `run`.
+
+Follows k8s.io/kubectl pkg/cmd/apply/apply.go, pkg/cmd/create/create.go (NameFromCommandArgs),
+create_namespace.go, create_deployment.go (buildPodSpec: the container is named after the
+image), create_configmap.go (--from-literal) and pkg/cmd/run/run.go, with their usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kubelab.api import Object
+from kubelab.api.yamlio import load_objects
+from kubelab.client.apply import apply_objects
+from kubelab.client.client import Client
+from kubelab.kubectl.common import KubectlError, UsageError, Verb, expect_args, prefix
+
+__all__ = ["VERBS"]
+
+def _from_files(client: Client, args: argparse.Namespace, stdin: str) -> str:
+    if not args.filename:
+        raise KubectlError("must specify one of -f and -k")
+    expect_args(args, 0)
+    source = stdin if args.filename == "-" else args.filename
+    objects = load_objects(source)
+    if not objects:
+        raise KubectlError(f"no objects passed to {args.verb}")
+    for obj in objects:
+        obj.setdefault("metadata", {}).setdefault("namespace", args.namespace)
+    if args.verb == "apply":
+        return "\n".join(apply_objects(client, objects))
+    return "\n".join(_created(client, obj, args.namespace) for obj in objects)
+
+
+def _created(client: Client, obj: Object, namespace: str) -> str:
+    created = client.create(obj, namespace)
+    return f"{prefix(client.resource_for(created))}/{created['metadata']['name']} created"
+
+
+def _name(args: argparse.Namespace, path: str) -> str:
+    """NameFromCommandArgs: exactly one NAME after the subcommand."""
+    names = args.args[1:]
+    if len(names) != 1:
+        raise UsageError(path, f"exactly one NAME is required, got {len(names)}")
+    return str(names[0])
+
+
+def _create(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
+    if args.filename or not args.args:
+        return _from_files(client, args, stdin)
+    sub = args.args[0]
+    if sub in ("namespace", "ns"):
+        name = _name(args, "create namespace")
+        return _created(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, "")
+    if sub in ("deployment", "deploy"):
+        return _created(client, _deployment(args), args.namespace)
+    if sub in ("configmap", "cm"):
+        name = _name(args, "create configmap")
+        data: dict[str, str] = {}
+        for literal in args.from_literal:
+            key, sep, value = literal.partition("=")
+            if not sep or not key:
+                raise KubectlError(f"invalid literal source {literal}, expected key=value")
+            if key in data:
+                raise KubectlError(f'cannot add key "{key}", another key by that name already exists '
+                                   f"in Data for ConfigMap \"{name}\"")
+            data[key] = value
+        cm: Object = {"apiVersion": "v1", "kind": "ConfigMap",
+                      "metadata": {"name": name, "namespace": args.namespace}}
+        if data:
+            cm["data"] = data
+        return _created(client, cm, args.namespace)
+    raise UsageError("create", f'unknown command "{sub}" for "kubectl create"')
+
+
+def _deployment(args: argparse.Namespace) -> Object:
+    name = _name(args, "create deployment")
+    if not args.image:
+        raise KubectlError('required flag(s) "image" not set')
+    labels = {"app": name}
+    containers = []
+    for image in args.image:
+        short = image.split("/")[-1].split(":")[0].split("@")[0]
+        # Upstream adds a random suffix to a name it had to change; kubectl here has no
+        # random source of its own, so the name stays as sanitized.
+        containers.append({"name": short.replace("_", "-").replace(".", "-"), "image": image})
+    if args.port is not None and args.port >= 0:
+        containers[0]["ports"] = [{"containerPort": args.port}]
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": args.namespace, "labels": labels},
+            "spec": {"replicas": 1 if args.replicas is None else args.replicas,
+                     "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}}}}
+
+
+def _apply(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
+    return _from_files(client, args, stdin)
+
+
+def _run(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
+    if not args.args:
+        raise KubectlError("NAME is required for run")
+    if not args.image:
+        raise KubectlError("--image is required")
+    name = args.args[0]
+    labels = dict(kv.split("=", 1) for kv in args.labels.split(",") if kv) or {"run": name}
+    container: Object = {"name": name, "image": args.image[-1]}
+    if args.args[1:]:  # kubectl run NAME --image=I -- ARGS: the container's arguments
+        container["args"] = args.args[1:]
+    if args.port is not None:
+        container["ports"] = [{"containerPort": args.port}]
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": args.namespace, "labels": labels},
+           "spec": {"containers": [container]}}
+    client.create(pod, args.namespace)
+    return f"pod/{name} created"
+
+
+VERBS: dict[str, Verb] = {"apply": _apply, "create": _create, "run": _run}

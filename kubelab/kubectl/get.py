@@ -1,0 +1,183 @@
+"""`kubectl get` and `kubectl delete`, and the output formats of get.
+
+get follows k8s.io/kubectl pkg/cmd/get/get.go: one or more types (`pods,deployments`, the
+`all` category) or `type/name` pairs; tables per kind, with the kind before each name
+(`deployment.apps/web`) when several kinds print, a blank line between them; `-o
+json|yaml|name|wide|jsonpath=...|custom-columns=...`. A single named object prints as itself
+in JSON, several as a List.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from kubelab.api import Object
+from kubelab.api.errors import ApiError
+from kubelab.api.jsonpath import execute, relaxed
+from kubelab.api.resources import BUILTIN_RESOURCES, ResourceInfo
+from kubelab.api.yamlio import dump
+from kubelab.apiserver.apiextensions.tableconvertor import crd_columns, printer_columns
+from kubelab.apiserver.printers.internalversion import table
+from kubelab.client.client import Client
+from kubelab.kubectl.common import KubectlError, Printed, UsageError, Verb, namespace_of, prefix, resources
+
+__all__ = ["VERBS", "print_objects"]
+
+_NO_TYPE = ('You must specify the type of resource to get. Use "kubectl api-resources" for a complete '
+            "list of supported resources.\n\nerror: Required resource not specified.\nUse \"kubectl "
+            'explain <resource>" for a detailed description of that resource (e.g. kubectl explain '
+            "pods).\nSee 'kubectl get -h' for help and examples")
+
+
+def _requested(client: Client, words: list[str]) -> list[tuple[ResourceInfo, list[str]]]:
+    """(resource, names) per kind asked for: `pods a b`, `pods,rs`, `pod/a deploy/b`."""
+    if "/" in words[0]:
+        groups: list[tuple[ResourceInfo, list[str]]] = []
+        for word in words:
+            if "/" not in word:
+                raise KubectlError("there is no need to specify a resource type as a separate argument "
+                                   "when passing arguments in resource/name form (e.g. 'kubectl get "
+                                   "resource/<resource_name>' instead of 'kubectl get resource "
+                                   "resource/<resource_name>'")
+            infos, names = resources(client, word)
+            groups += [(info, names) for info in infos]
+        return groups
+    infos, _ = resources(client, words[0])
+    return [(info, words[1:]) for info in infos]
+
+
+def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
+    if not args.args:
+        raise Printed(_NO_TYPE)
+    groups = _requested(client, args.args)
+    found: list[tuple[ResourceInfo, list[Object]]] = []
+    missing: list[str] = []  # get.go goes on past a missing object and reports it at the end
+    for info, names in groups:
+        ns = namespace_of(args, info)
+        if names:
+            objects = []
+            for n in names:
+                try:
+                    objects.append(client.get(info.resource, n, ns or "default"))
+                except ApiError as err:
+                    if err.code != 404 or len(names) + len(groups) == 2:
+                        raise
+                    missing.append(err.kubectl_message())
+        else:
+            objects = client.list(info.resource, ns, label_selector=args.selector,
+                                  field_selector=args.field_selector)["items"]
+        if args.sort_by:
+            path = args.sort_by.strip("{}").lstrip(".").split(".")
+            objects.sort(key=lambda o: _sort_key(o, path))
+        found.append((info, objects))
+    single = len(groups) == 1 and len(groups[0][1]) == 1
+    with_kind = len(groups) > 1 or args.args[0].split("/")[0] == "all"
+    text = print_objects(found, args.output, now, single=single, with_kind=with_kind,
+                         all_namespaces=args.all_namespaces, no_headers=args.no_headers,
+                         columns=_printer_columns(client, [info for info, _ in found]))
+    if missing:
+        raise Printed("\n".join([text or "", *missing]).lstrip("\n"))
+    if text is None:
+        ns = "" if args.all_namespaces or not groups[0][0].namespaced else args.namespace
+        return f"No resources found in {ns} namespace." if ns else "No resources found"
+    return text
+
+
+def _printer_columns(client: Client, infos: list[ResourceInfo]) -> dict[str, list[Object]]:
+    """The additionalPrinterColumns of each custom resource among infos, by resource."""
+    columns = {}
+    builtin = {(i.group, i.resource) for i in BUILTIN_RESOURCES}
+    for info in infos:
+        if (info.group, info.resource) not in builtin:
+            try:
+                crd = client.get("customresourcedefinitions", f"{info.resource}.{info.group}", "")
+            except ApiError:
+                continue
+            if printer_columns(crd):
+                columns[info.resource] = printer_columns(crd)
+    return columns
+
+
+def print_objects(found: list[tuple[ResourceInfo, list[Object]]], output: str, now: float, *,
+                  single: bool = False, with_kind: bool = False, all_namespaces: bool = False,
+                  no_headers: bool = False,
+                  columns: dict[str, list[Object]] | None = None) -> str | None:
+    """What get prints for the objects found per kind; None when a table would be empty.
+    columns: a custom resource's additionalPrinterColumns, by resource."""
+    objects = [o for _, objs in found for o in objs]
+    if output in ("json", "yaml") or output.startswith("jsonpath="):
+        data: Any = objects[0] if single and objects else {
+            "apiVersion": "v1", "kind": "List", "items": objects, "metadata": {"resourceVersion": ""}}
+        if output == "json":
+            return json.dumps(data, indent=4)
+        return dump(data) if output == "yaml" else execute(output.removeprefix("jsonpath="), data)
+    if output == "name":
+        return "\n".join(f"{prefix(info)}/{o['metadata']['name']}" for info, objs in found for o in objs)
+    if output.startswith("custom-columns="):
+        return _custom_columns(output.removeprefix("custom-columns="), objects, no_headers) \
+            if objects else None
+    if output not in ("", "wide"):
+        raise KubectlError(f'unable to match a printer suitable for the output format "{output}", '
+                           "allowed formats are: custom-columns,custom-columns-file,go-template,"
+                           "go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,"
+                           "template,templatefile,wide,yaml")
+    tables = []
+    for info, objs in found:
+        if not objs:
+            continue
+        custom = (columns or {}).get(info.resource)
+        text = table(info.resource, objs, now, wide=output == "wide",
+                     namespace_column=all_namespaces and info.namespaced, no_headers=no_headers,
+                     name_prefix=f"{prefix(info)}/" if with_kind else "",
+                     custom=crd_columns(custom, objs, now, output == "wide") if custom else None)
+        tables.append(text)
+    return "\n\n".join(tables) if tables else None
+
+
+def _custom_columns(spec: str, objects: list[Object], no_headers: bool) -> str:
+    """-o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName (customcolumn.go)."""
+    columns = []
+    for part in spec.split(","):
+        header, sep, path = part.partition(":")
+        if not sep or not header:
+            raise KubectlError(f"unexpected custom-columns spec: {part}, expected <header>:<json-path-expr>")
+        columns.append((header, relaxed(path)))
+    rows = [[header for header, _ in columns]] if not no_headers else []
+    for obj in objects:
+        rows.append([execute(path, obj).replace(" ", ",") or "<none>" for _, path in columns])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(columns))]
+    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                     for r in rows)
+
+
+def _sort_key(obj: Object, path: list[str]) -> tuple[int, Any]:
+    value: Any = obj
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value or ""))
+
+
+def _delete(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
+    if not args.args:
+        raise UsageError("delete", "You must provide one or more resources by argument or filename.\n"
+                         "Example resource specifications include:\n   '-f rsrc.yaml'\n   "
+                         "'--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
+    lines = []
+    for info, names in _requested(client, args.args):
+        ns = namespace_of(args, info) or "default"
+        if not names and args.selector:
+            names = [o["metadata"]["name"] for o in
+                     client.list(info.resource, ns, label_selector=args.selector)["items"]]
+        elif not names:
+            raise KubectlError('resource(s) were provided, but no name was specified')
+        grace = 0 if args.now else args.grace_period
+        policy = args.cascade.capitalize()
+        for name in names:
+            client.delete(info.resource, name, ns, propagation_policy=policy, grace_period_seconds=grace)
+            lines.append(f'{prefix(info)} "{name}" deleted')
+    return "\n".join(lines) or "No resources found"
+
+
+VERBS: dict[str, Verb] = {"get": _get, "delete": _delete}
