@@ -1,6 +1,6 @@
 # Generated from solutions/ex02_apiserver.py by `kubelab release`. Do the exercises in this file, then
 # check them with `kubelab grade` (see the README).
-# release-digest: 38e9a6a66e9b419f
+# release-digest: 09c7de2f396fa6e9
 """Exercises for notebook 02 · The API server: the only door to the store.
 
 Two admission plugins, the kind a platform team adds to its clusters. The grader registers

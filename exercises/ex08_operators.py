@@ -1,6 +1,6 @@
 # Generated from solutions/ex08_operators.py by `kubelab release`. Do the exercises in this file, then
 # check them with `kubelab grade` (see the README).
-# release-digest: 4b6ba3c6230bddf5
+# release-digest: 57ed7ca5613c2532
 """Exercises for notebook 08 · Extending Kubernetes: CRDs and operators.
 
 Two reconcilers in the shape of kubelab.client.operator (controller-runtime's ideas). The
