@@ -4,8 +4,9 @@
 way kubectl shows them (`Error from server (NotFound): pods "x" not found`) with exit_code 1,
 which is what kubectl's cmdutil.CheckErr does (k8s.io/kubectl pkg/cmd/util/helpers.go): a
 usage error adds `See 'kubectl <verb> -h' for help and examples`. The verbs live beside this
-file: kubectl_get (get, delete), kubectl_create (apply, create, run), kubectl_verbs (scale,
-label, annotate, cordon, describe, logs, version, api-resources), kubectl_rollout, kubectl_taint.
+file, one module per command family as kubectl's pkg/cmd/: get.py (get, delete), create.py
+(apply, create, run), verbs.py (scale, label, annotate, cordon, describe, logs, version,
+api-resources), rollout.py, taint.py, explain.py.
 """
 
 from __future__ import annotations

@@ -211,7 +211,7 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults):
     def flood(self, user: str = "noisy-tenant", *, per_second: float = 500, seconds: float = 10,
               verb: str = "list", resource: str = "pods", namespace: str = "", name: str = ""
               ) -> Flood:
-        """One client sends per_second list (or get) requests for `seconds` (faults_apf.py)."""
+        """One client sends per_second list (or get) requests for `seconds` (apf.py)."""
         from kubelab.cluster.faults.apf import start_flood
 
         self._record("flood", resource, user=user, per_second=per_second, seconds=seconds)
