@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -21,11 +22,21 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(tree: Path, modules: list[str]) -> dict[str, tuple[float, str]]:
+    """One `python -m benchmarks` in `tree`, with that tree's own benchmarks and kubelab. An
+    older tree may print only the table (no --json): its rows are read back from the text."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run([sys.executable, "-m", "benchmarks", "--json", *modules], cwd=tree, env=env,
+    json_flag = ["--json"] if "--json" in (tree / "benchmarks" / "__main__.py").read_text() else []
+    out = subprocess.run([sys.executable, "-m", "benchmarks", *json_flag, *modules], cwd=tree, env=env,
                          capture_output=True, text=True, check=True).stdout
-    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return {row["name"]: (row["value"], row["unit"]) for row in rows}
+    if json_flag:
+        rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        return {row["name"]: (row["value"], row["unit"]) for row in rows}
+    found: dict[str, tuple[float, str]] = {}
+    for line in out.splitlines()[2:]:  # the header and its dashes
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) >= 3:
+            found[cells[0]] = (float(cells[1].replace(",", "")), cells[2])
+    return found
 
 
 def main(argv: list[str]) -> int:
