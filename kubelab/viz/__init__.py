@@ -4,7 +4,8 @@ object_graph(cluster): the Deployment -> ReplicaSet -> Pod -> Node hierarchy as 
 graph; to_dot / render_svg / GraphView draw it with Graphviz's `dot`. mark_pods_ready and
 keep_pods_ready play the kubelet's part on hollow nodes (see hollow.py for why).
 SequenceDiagram draws "what happened after kubectl apply" from the trace; Timeline draws pods by
-phase, ready replicas and faults over virtual time; plot_traffic draws c.traffic()'s requests. quiet/peek read without leaving trace records.
+phase, ready replicas and faults over virtual time; plot_traffic draws c.traffic()'s requests.
+quiet/peek read without leaving trace records.
 """
 
 from kubelab.viz.graph import DEFAULT_KINDS, node_id, object_graph
@@ -17,8 +18,8 @@ from kubelab.viz.traffic import Chart, plot_traffic
 
 __all__ = [
     "DEFAULT_KINDS",
-    "Chart",
     "INSTALL_HELP",
+    "Chart",
     "GraphView",
     "GraphvizMissing",
     "SequenceDiagram",
