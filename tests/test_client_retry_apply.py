@@ -7,7 +7,7 @@ import random
 import pytest
 
 from kubelab.api import errors
-from kubelab.apiserver.printers.internalversion import human_duration
+from kubelab.api.duration import human_duration
 from kubelab.client.apply import three_way_merge_patch
 from kubelab.client.retry import Backoff, retry_on_conflict
 

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from kubelab.cluster import Cluster
-from kubelab.serve.tables import table_for
 
 CRD = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -86,10 +85,7 @@ def test_kubectl_get_prints_the_printer_columns(c: Cluster) -> None:
 
 
 def test_the_served_table_carries_the_same_columns(c: Cluster) -> None:
-    crd = c.client.get("customresourcedefinitions", "websites.kubelab.dev", "")
-    columns = crd["spec"]["versions"][0]["additionalPrinterColumns"]
-    table = table_for("websites", c.client.list("websites", "default")["items"], c.clock.now,
-                      printer_columns=columns)
+    table = c.client.list("websites", "default", as_table=True)
     assert [(d["name"], d["type"], d["priority"]) for d in table["columnDefinitions"]] == [
         ("Name", "string", 0), ("Replicas", "integer", 0), ("Ready", "string", 0),
         ("Image", "string", 1), ("Age", "date", 0)]

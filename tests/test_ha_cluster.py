@@ -11,7 +11,6 @@ from kubelab import Cluster
 from kubelab.api.errors import ApiError, ConnectionFailed
 from kubelab.client.leaderelection import JITTER_FACTOR
 from kubelab.cluster.loadbalancer import Connection, LoadBalancer
-from kubelab.serve.tables import table_for
 
 HA = {"apiserver": 3, "scheduler": 2, "controller-manager": 2}
 LATEST = 15 + 2 * 2 * (1 + JITTER_FACTOR)  # LeaseDuration + 2 x RetryPeriod x (1 + JitterFactor)
@@ -49,7 +48,7 @@ def test_replicas_are_named_and_hold_their_leases() -> None:
         leader = c.leader(component)
         assert leader is not None and holders[lease] == c.identities[leader]
         assert holders[lease].startswith(f"{leader}_") and len(holders[lease]) == len(leader) + 37
-    table = table_for("leases", c.get("leases", namespace="kube-system"), c.clock.now)
+    table = c.client.list("leases", "kube-system", as_table=True)
     assert [col["name"] for col in table["columnDefinitions"]] == ["Name", "Holder", "Age"]
     assert {row["cells"][1] for row in table["rows"]} == set(holders.values())
     events = c.kubectl("get events -n kube-system")

@@ -269,11 +269,10 @@ def test_defaults_and_immutable_template() -> None:
 
 
 def test_the_served_table_has_print_jobs_columns() -> None:
-    from kubelab.serve.tables import table_for
     c = Cluster(nodes=1)
     c.apply(job(parallelism=2, completions=None))
     c.run(3)
-    table = table_for("jobs", c.get("jobs"), c.clock.now)
+    table = c.client.list("jobs", as_table=True)
     assert [col["name"] for col in table["columnDefinitions"]] == \
         ["Name", "Status", "Completions", "Duration", "Age"]
     assert table["rows"][0]["cells"][:3] == ["pi", "Running", "0/1 of 2"]

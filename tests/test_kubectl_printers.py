@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kubelab.apiserver.printers.internalversion import human_duration, table
+from kubelab.api.duration import human_duration
+from kubelab.apiserver.printers.internalversion import add_handlers
+from kubelab.apiserver.printers.tablegenerator import TableGenerator
 
 YEAR, DAY = 365 * 86400, 86400
 
@@ -23,7 +25,8 @@ def test_a_node_whose_ready_condition_is_not_true_prints_not_ready() -> None:
                 "spec": {"unschedulable": unschedulable}, "status": {"conditions": conditions}}
 
     def status(n: dict[str, object]) -> str:
-        return table("nodes", [n], 60).splitlines()[1].split()[1]
+        return str(TableGenerator().with_handlers(add_handlers).generate_table("nodes", n, 60)
+                   ["rows"][0]["cells"][1])
 
     assert status(node([{"type": "Ready", "status": "True"}])) == "Ready"
     assert status(node([{"type": "Ready", "status": "Unknown"}])) == "NotReady"  # printNode's rule

@@ -50,6 +50,11 @@ class Request:
     continue_token: str = ""
     allow_watch_bookmarks: bool = False
     dry_run: bool = False
+    # Accept: application/json;as=Table;g=meta.k8s.io;v=v1 (what kubectl get sends): answer a
+    # get or list as a meta.k8s.io/v1 Table (endpoints/handlers/response.go transformObject),
+    # with metav1.TableOptions' includeObject: "None", "Metadata" (also "") or "Object".
+    as_table: bool = False
+    include_object: str = ""
     # DeleteOptions (propagationPolicy, gracePeriodSeconds, preconditions) or, for patch,
     # {"patchType": "merge" | "strategic" | "json"}.
     options: dict[str, Any] = field(default_factory=dict)

@@ -16,6 +16,7 @@ from kubelab.apiserver.apis.schema import Struct
 from kubelab.apiserver.auth.audit import AuditRecord
 from kubelab.apiserver.auth.authn import UserInfo
 from kubelab.apiserver.registry.strategy import Strategy
+from kubelab.apiserver.registry.table import TableConvertor
 
 if TYPE_CHECKING:
     from kubelab.apiserver.apiextensions.handler import CustomResourceSchema
@@ -54,6 +55,9 @@ class Served:
     # The kind's own REST hooks around the generic store (services: ClusterIP and NodePort
     # allocation, kubelab.apiserver.registry.service.ServiceAllocators); None for every other kind.
     rest: Any = None
+    # How a get or list asked `as=Table` is answered (registry/table.py); None: the default
+    # table convertor.
+    table_convertor: TableConvertor | None = None
 
     def verbs(self, subresource: str) -> frozenset[str]:
         if not subresource:

@@ -54,6 +54,7 @@ from kubelab.apiserver.endpoints import subresources
 from kubelab.apiserver.endpoints.apply import server_side_apply
 from kubelab.apiserver.endpoints.decode import decode_body
 from kubelab.apiserver.endpoints.patch import apply_patch
+from kubelab.apiserver.endpoints.response import as_table, table_events
 from kubelab.apiserver.endpoints.wire import read_body
 from kubelab.apiserver.flowcontrol import APFController
 from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
@@ -228,6 +229,8 @@ class APIServer:
             record.code = 201 if request.verb == "create" else 200
             if self.flowcontrol is not None and request.verb == "list":
                 self.flowcontrol.note_items(record, len(result.get("items") or ()))
+            if request.as_table and request.verb in ("get", "list") and not request.subresource:
+                result = as_table(ctx, result)  # transformObject (endpoints/response.py)
         return result
 
     @contextlib.contextmanager
@@ -413,6 +416,8 @@ class APIServer:
                 on_event = versioned_events(on_event, served.info.api_version, served.custom)
                 initial = [{**e, "object": to_version(e["object"], served.info.api_version,
                                                       served.custom)} for e in initial]
+            if r.as_table:
+                on_event = table_events(ctx, on_event)
             watcher = self.served.cachers[(served.info.group, served.info.resource)].add(
                 info, predicate, rv, initial, on_event, on_close)
             record.code = 200

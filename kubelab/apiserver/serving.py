@@ -13,12 +13,15 @@ from typing import TYPE_CHECKING
 from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo, ResourceTable
 from kubelab.apiserver.admission.policy_match import validate_binding, validate_policy
+from kubelab.apiserver.apiextensions import tableconvertor
 from kubelab.apiserver.apiextensions.crd import crd_resource_info, crd_schema, validate_crd
 from kubelab.apiserver.apiextensions.finalizer import CRDFinalizer
 from kubelab.apiserver.apiextensions.versions import served_versions
 from kubelab.apiserver.apis.schema import SCHEMAS
 from kubelab.apiserver.auth.rbac import RBAC_RESOURCES
 from kubelab.apiserver.context import Served
+from kubelab.apiserver.printers import internalversion, services
+from kubelab.apiserver.printers.tablegenerator import TableConvertor, TableGenerator
 from kubelab.apiserver.registry.strategy import strategy_for
 from kubelab.apiserver.storage.codec import decode
 from kubelab.apiserver.storage.watch_cache import INDEX_FIELDS, CacheEvent, Cacher
@@ -47,6 +50,9 @@ class ServedResources:
         self.crd_finalizer = CRDFinalizer(server)
         # The admission policies and bindings, read once until one of them changes.
         self._policies: tuple[list[Object], list[Object]] | None = None
+        # The built-in kinds' printers, as each registry's printerstorage.TableConvertor has them.
+        self.table_generator = TableGenerator().with_handlers(internalversion.add_handlers,
+                                                              services.add_handlers)
         for info in table:
             self._serve_builtin(info)
 
@@ -74,9 +80,11 @@ class ServedResources:
         affects = info.resource in RBAC_RESOURCES or info.resource in (
             "namespaces", "customresourcedefinitions", "services", *POLICY_RESOURCES)
         rest = self.server.service_allocators if info.resource == "services" else None
+        printed = self.table_generator.handles(info.resource)
         self._served[(info.group, info.resource)] = Served(
             info, strategy_for(info.resource), f"/registry/{info.resource}/", True,
-            SCHEMAS.get(info.kind), frozenset(subs), extra, affects, rest=rest)
+            SCHEMAS.get(info.kind), frozenset(subs), extra, affects, rest=rest,
+            table_convertor=TableConvertor(self.table_generator, info.resource) if printed else None)
 
     def serve_crd(self, crd: Object) -> None:
         """Serve the resource a CRD defines (stored under /registry/<group>/<plural>/)."""
@@ -90,7 +98,8 @@ class ServedResources:
         self._served[gr] = Served(
             info, strategy_for(info.resource, custom=True, has_status=has_status),
             f"/registry/{info.group}/{info.resource}/", False, None, frozenset(info.subresources),
-            custom=crd_schema(crd))
+            custom=crd_schema(crd),
+            table_convertor=tableconvertor.new(tableconvertor.printer_columns(crd)))
         self._versions[gr] = served_versions(crd, self._served[gr])
         if self.table.get(info.group, info.resource) is None:
             self.table.register(info)

@@ -149,17 +149,25 @@ class Client:
         ns = namespace or _meta_string(obj, "namespace") or "default"
         return self._send(self._request("create", info, ns, body=obj))
 
-    def get(self, resource: str, name: str, namespace: str = "default") -> Object:
-        return self._send(self._request("get", self.resource(resource), namespace, name))
+    def get(self, resource: str, name: str, namespace: str = "default", *, as_table: bool = False,
+            include_object: str = "") -> Object:
+        """The object; as_table: the server's meta.k8s.io/v1 Table of it instead (see list)."""
+        return self._send(self._request("get", self.resource(resource), namespace, name,
+                                        as_table=as_table, include_object=include_object))
 
     def list(self, resource: str, namespace: str = "", *, label_selector: str = "",
              field_selector: str = "", limit: int = 0, continue_token: str = "",
-             resource_version: str = "") -> Object:
-        """A List object; namespace "" lists across all namespaces (kubectl -A)."""
+             resource_version: str = "", as_table: bool = False, include_object: str = "") -> Object:
+        """A List object; namespace "" lists across all namespaces (kubectl -A).
+
+        as_table asks for the server's meta.k8s.io/v1 Table instead, as `kubectl get` does
+        (rest.Request.SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io"));
+        include_object (metav1.TableOptions) says what each row carries: "None", "Metadata"
+        (the default) or "Object"."""
         return self._send(self._request(
             "list", self.resource(resource), namespace, label_selector=label_selector,
             field_selector=field_selector, limit=limit, continue_token=continue_token,
-            resource_version=resource_version))
+            resource_version=resource_version, as_table=as_table, include_object=include_object))
 
     def update(self, obj: Object, subresource: str = "") -> Object:
         info = self.resource_for(obj)

@@ -1,10 +1,13 @@
 """`kubectl get` and `kubectl delete`, and the output formats of get.
 
 get follows k8s.io/kubectl pkg/cmd/get/get.go: one or more types (`pods,deployments`, the
-`all` category) or `type/name` pairs; tables per kind, with the kind before each name
-(`deployment.apps/web`) when several kinds print, a blank line between them; `-o
-json|yaml|name|wide|jsonpath=...|custom-columns=...`. A single named object prints as itself
-in JSON, several as a List.
+`all` category) or `type/name` pairs. For the human-readable output (none, or `-o wide`) it
+asks the API server for Tables (transformRequests: the Accept header, and includeObject=Object
+to sort with --sort-by, as get/sorter.go's TableSorter sorts the rows by their objects) and
+prints them (tableprinter.py), one per kind, with the kind before each name
+(`deployment.apps/web`) when several kinds print, a blank line between them. `-o
+json|yaml|name|jsonpath=...|custom-columns=...` fetch the objects: a single named object prints
+as itself in JSON, several as a List.
 """
 
 from __future__ import annotations
@@ -16,14 +19,13 @@ from typing import Any
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.jsonpath import execute, relaxed
-from kubelab.api.resources import BUILTIN_RESOURCES, ResourceInfo
+from kubelab.api.resources import ResourceInfo
 from kubelab.api.yamlio import dump
-from kubelab.apiserver.apiextensions.tableconvertor import crd_columns, printer_columns
-from kubelab.apiserver.printers.internalversion import table
 from kubelab.client.client import Client
 from kubelab.kubectl.common import KubectlError, Printed, UsageError, Verb, namespace_of, prefix, resources
+from kubelab.kubectl.tableprinter import PrintOptions, decorate_table, print_table
 
-__all__ = ["VERBS", "print_objects"]
+__all__ = ["VERBS", "print_objects", "print_tables"]
 
 _NO_TYPE = ('You must specify the type of resource to get. Use "kubectl api-resources" for a complete '
             "list of supported resources.\n\nerror: Required resource not specified.\nUse \"kubectl "
@@ -52,31 +54,43 @@ def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
     if not args.args:
         raise Printed(_NO_TYPE)
     groups = _requested(client, args.args)
-    found: list[tuple[ResourceInfo, list[Object]]] = []
+    human = args.output in ("", "wide")  # IsHumanReadablePrinter: ask for Tables
+    include = "Object" if args.sort_by else ""
+    found: list[tuple[ResourceInfo, Object]] = []  # a Table (human) or a List per kind
     missing: list[str] = []  # get.go goes on past a missing object and reports it at the end
     for info, names in groups:
         ns = namespace_of(args, info)
         if names:
-            objects = []
+            got = []
             for n in names:
                 try:
-                    objects.append(client.get(info.resource, n, ns or "default"))
+                    got.append(client.get(info.resource, n, ns or "default", as_table=human,
+                                          include_object=include))
                 except ApiError as err:
                     if err.code != 404 or len(names) + len(groups) == 2:
                         raise
                     missing.append(err.kubectl_message())
+            listing: Object = {"columnDefinitions": got[0]["columnDefinitions"] if got else [],
+                               "rows": [r for t in got for r in t["rows"]]} if human else {"items": got}
         else:
-            objects = client.list(info.resource, ns, label_selector=args.selector,
-                                  field_selector=args.field_selector)["items"]
+            listing = client.list(info.resource, ns, label_selector=args.selector,
+                                  field_selector=args.field_selector, as_table=human,
+                                  include_object=include)
         if args.sort_by:
             path = args.sort_by.strip("{}").lstrip(".").split(".")
-            objects.sort(key=lambda o: _sort_key(o, path))
-        found.append((info, objects))
+            if human:
+                listing["rows"].sort(key=lambda row: _sort_key(row.get("object") or {}, path))
+            else:
+                listing["items"].sort(key=lambda o: _sort_key(o, path))
+        found.append((info, listing))
     single = len(groups) == 1 and len(groups[0][1]) == 1
     with_kind = len(groups) > 1 or args.args[0].split("/")[0] == "all"
-    text = print_objects(found, args.output, now, single=single, with_kind=with_kind,
-                         all_namespaces=args.all_namespaces, no_headers=args.no_headers,
-                         columns=_printer_columns(client, [info for info, _ in found]))
+    if human:
+        text = print_tables(found, wide=args.output == "wide", with_kind=with_kind,
+                            all_namespaces=args.all_namespaces, no_headers=args.no_headers)
+    else:
+        text = print_objects([(info, listing["items"]) for info, listing in found], args.output,
+                             single=single, no_headers=args.no_headers)
     if missing:
         raise Printed("\n".join([text or "", *missing]).lstrip("\n"))
     if text is None:
@@ -85,27 +99,25 @@ def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
     return text
 
 
-def _printer_columns(client: Client, infos: list[ResourceInfo]) -> dict[str, list[Object]]:
-    """The additionalPrinterColumns of each custom resource among infos, by resource."""
-    columns = {}
-    builtin = {(i.group, i.resource) for i in BUILTIN_RESOURCES}
-    for info in infos:
-        if (info.group, info.resource) not in builtin:
-            try:
-                crd = client.get("customresourcedefinitions", f"{info.resource}.{info.group}", "")
-            except ApiError:
-                continue
-            if printer_columns(crd):
-                columns[info.resource] = printer_columns(crd)
-    return columns
+def print_tables(found: list[tuple[ResourceInfo, Object]], *, wide: bool = False,
+                 with_kind: bool = False, all_namespaces: bool = False,
+                 no_headers: bool = False) -> str | None:
+    """The Tables the server sent, one per kind; None when every one is empty."""
+    tables = []
+    for info, table in found:
+        options = PrintOptions(no_headers=no_headers, wide=wide,
+                               with_namespace=all_namespaces and info.namespaced,
+                               with_kind=with_kind, kind=prefix(info))
+        text = print_table(decorate_table(table, options), options)
+        if text:
+            tables.append(text)
+    return "\n\n".join(tables) if tables else None
 
 
-def print_objects(found: list[tuple[ResourceInfo, list[Object]]], output: str, now: float, *,
-                  single: bool = False, with_kind: bool = False, all_namespaces: bool = False,
-                  no_headers: bool = False,
-                  columns: dict[str, list[Object]] | None = None) -> str | None:
-    """What get prints for the objects found per kind; None when a table would be empty.
-    columns: a custom resource's additionalPrinterColumns, by resource."""
+def print_objects(found: list[tuple[ResourceInfo, list[Object]]], output: str, *,
+                  single: bool = False, no_headers: bool = False) -> str | None:
+    """What get prints of the objects found per kind with -o json|yaml|jsonpath|name|
+    custom-columns; None when custom-columns would print an empty table."""
     objects = [o for _, objs in found for o in objs]
     if output in ("json", "yaml") or output.startswith("jsonpath="):
         data: Any = objects[0] if single and objects else {
@@ -118,22 +130,10 @@ def print_objects(found: list[tuple[ResourceInfo, list[Object]]], output: str, n
     if output.startswith("custom-columns="):
         return _custom_columns(output.removeprefix("custom-columns="), objects, no_headers) \
             if objects else None
-    if output not in ("", "wide"):
-        raise KubectlError(f'unable to match a printer suitable for the output format "{output}", '
-                           "allowed formats are: custom-columns,custom-columns-file,go-template,"
-                           "go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,"
-                           "template,templatefile,wide,yaml")
-    tables = []
-    for info, objs in found:
-        if not objs:
-            continue
-        custom = (columns or {}).get(info.resource)
-        text = table(info.resource, objs, now, wide=output == "wide",
-                     namespace_column=all_namespaces and info.namespaced, no_headers=no_headers,
-                     name_prefix=f"{prefix(info)}/" if with_kind else "",
-                     custom=crd_columns(custom, objs, now, output == "wide") if custom else None)
-        tables.append(text)
-    return "\n\n".join(tables) if tables else None
+    raise KubectlError(f'unable to match a printer suitable for the output format "{output}", '
+                       "allowed formats are: custom-columns,custom-columns-file,go-template,"
+                       "go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,"
+                       "template,templatefile,wide,yaml")
 
 
 def _custom_columns(spec: str, objects: list[Object], no_headers: bool) -> str:

@@ -19,11 +19,10 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.request import RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo
-from kubelab.apiserver.apiextensions.tableconvertor import printer_columns
 from kubelab.apiserver.endpoints.wire import read_body
 from kubelab.serve import discovery, openapi
 from kubelab.serve.requestinfo import parse_path, to_request
-from kubelab.serve.tables import TABLE_V1, table_for, wants_table
+from kubelab.serve.tables import TABLE_V1, wants_table
 
 if TYPE_CHECKING:
     from kubelab.serve.server import Server
@@ -190,12 +189,16 @@ class ResourceHandler(_Base):
         body: Any = RawBody(raw, content_type) if raw else None
         if info.verb in ("delete", "deletecollection") and raw:
             body = read_body(body)
-        return to_request(info, query, body, self.token(), content_type), query
+        request = to_request(info, query, body, self.token(), content_type)
+        # Content negotiation: a Table is the API server's to build (endpoints/response.py).
+        request.as_table = wants_table(self.request.headers.get("Accept", ""))
+        request.include_object = query.get("includeObject", "")
+        return request, query
 
     def _serve(self) -> None:
         self.flow_control_headers(before=True)
         try:
-            request, query = self._request()
+            request, _ = self._request()
             result = self.server.cluster.api.handle(request)  # several: the load balancer
         except ApiError as err:
             self.flow_control_headers()
@@ -206,33 +209,10 @@ class ResourceHandler(_Base):
         if request.subresource == "log":  # plain text, as the kubelet wrote it
             self.set_header("Content-Type", "text/plain")
             self.finish(str(result.get("body", "")))
-        elif request.verb in ("get", "list") and not request.subresource and self._wants_table():
-            items = result.get("items", []) if request.verb == "list" else [result]
-            meta = result.get("metadata") or {}
-            self.send(self._table(request, items, query, meta), code, TABLE_V1)
+        elif result.get("kind") == "Table" and request.as_table:
+            self.send(result, code, TABLE_V1)
         else:
             self.send(result, code)
-
-    def _wants_table(self) -> bool:
-        return wants_table(self.request.headers.get("Accept", ""))
-
-    def _table(self, request: Request, items: list[Object], query: dict[str, str],
-               meta: Object | None = None) -> Object:
-        meta = meta or {}
-        return table_for(request.resource, items, self.server.cluster.clock.now,
-                         include_object=query.get("includeObject", "Metadata"),
-                         resource_version=str(meta.get("resourceVersion", "")),
-                         continue_token=str(meta.get("continue", "")),
-                         printer_columns=printer_columns(self._crd(request)))
-
-    def _crd(self, request: Request) -> Object | None:
-        """The CRD of a custom resource's request (None: a built-in resource)."""
-        served = self.server.cluster.apiserver.served
-        found = served.lookup(request.group, request.resource) if request.group else None
-        if found is None or found.builtin:
-            return None
-        return served.get("customresourcedefinitions", "", f"{request.resource}.{request.group}",
-                          "apiextensions.k8s.io")
 
     post = put = patch = delete = _serve
 
@@ -286,13 +266,11 @@ class ResourceHandler(_Base):
     async def _watch(self, request: Request, query: dict[str, str]) -> None:
         """A chunked stream of watch events, one JSON object per line, until either side ends it."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        table = self._wants_table()
+        table = request.as_table
 
         def on_event(event: WatchEvent) -> None:
             if done.done():
                 return
-            if table and event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
-                event = {"type": event["type"], "object": self._table(request, [event["object"]], query)}
             self.write(json.dumps(event, separators=(",", ":")) + "\n")
             self.flush()
 

@@ -2,5 +2,5 @@
 from a CRD, schema/ is its structural schema at work (validation, pruning, defaulting, CEL
 rules), handler.py what the server does with a custom object because of it, versions.py several
 served versions, finalizer.py the customresourcecleanup finalizer, tableconvertor.py the
-additionalPrinterColumns of `kubectl get`.
+Table of a custom resource (its additionalPrinterColumns, which `kubectl get` prints).
 """

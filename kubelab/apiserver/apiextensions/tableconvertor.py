@@ -1,24 +1,30 @@
-"""A custom resource's columns: its CRD's additionalPrinterColumns.
+"""A custom resource's Table: its CRD's additionalPrinterColumns.
 
-Follows apiextensions-apiserver pkg/registry/customresource/tableconvertor/tableconvertor.go:
-NAME, then each column's JSONPath on the object (the first value it finds; nothing found is
-an empty cell, which kubectl prints as `<none>`). A CRD without columns prints NAME and AGE.
-Columns with priority > 0 show only with `-o wide`. A `date` column prints as an age, as
-kubectl shows it. kubelab's kubectl prints these itself; the served API sends them as the
-server-side Table real kubectl asks for (kubelab/serve/tables.py).
+Follows apiextensions-apiserver pkg/registry/customresource/tableconvertor/tableconvertor.go
+(New: a Name column, then one per printer column; ConvertToTable: each column's JSONPath on
+the object, the first value it finds) and customresource_handler.go's
+serveDefaultColumnsIfEmpty (a version without columns gets Age, from creationTimestamp).
+Departures: cells are the strings kubectl prints, not JSON values: nothing found is
+`<none>`, a `date` column is already an age (upstream sends the timestamp and kubectl's
+printer turns it into one).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.api.duration import human_duration
 from kubelab.api.jsonpath import _eval
 from kubelab.api.meta import parse_time
-from kubelab.apiserver.printers.internalversion import human_duration
+from kubelab.apiserver.printers.tablegenerator import column, objects_of, table_of
 
-__all__ = ["crd_columns", "crd_table_columns", "printer_columns"]
+__all__ = ["Convertor", "new", "printer_columns"]
+
+_DEFAULT_COLUMNS = [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
+                     "description": ""}]
 
 
 def printer_columns(crd: Object | None) -> list[dict[str, Any]]:
@@ -29,12 +35,12 @@ def printer_columns(crd: Object | None) -> list[dict[str, Any]]:
     return []
 
 
-def _cell(column: dict[str, Any], obj: Object, now: float) -> str:
-    found = _eval(str(column.get("jsonPath") or "").strip("{}"), obj)
+def _cell(col: dict[str, Any], obj: Object, now: float) -> str:
+    found = _eval(str(col.get("jsonPath") or "").strip("{}"), obj)
     if not found or found[0] is None:
         return "<none>"
     value = found[0]
-    if column.get("type") == "date" and isinstance(value, str):
+    if col.get("type") == "date" and isinstance(value, str):
         try:
             return human_duration(now - parse_time(value))
         except ValueError:
@@ -46,15 +52,25 @@ def _cell(column: dict[str, Any], obj: Object, now: float) -> str:
     return str(value)
 
 
-def crd_table_columns(columns: list[dict[str, Any]], wide: bool) -> list[dict[str, Any]]:
-    return [c for c in columns if wide or not c.get("priority")]
+@dataclass(frozen=True, slots=True)
+class Convertor:
+    """tableconvertor.go's convertor: the rest.TableConvertor of one custom resource."""
+
+    headers: list[dict[str, Any]]
+    additional_columns: list[dict[str, Any]]
+
+    def convert_to_table(self, obj: Object, now: float, *, no_headers: bool = False) -> Object:
+        rows = [{"cells": [str((o.get("metadata") or {}).get("name", "")),
+                           *(_cell(c, o, now) for c in self.additional_columns)], "object": o}
+                for o in objects_of(obj)]
+        return table_of(obj, [] if no_headers else self.headers, rows)
 
 
-def crd_columns(columns: list[dict[str, Any]], objects: list[Object], now: float,
-                wide: bool) -> tuple[list[str], list[list[str]]]:
-    """(headers, rows) for objects of a kind with these printer columns."""
-    shown = crd_table_columns(columns, wide)
-    headers = ["NAME", *(str(c.get("name", "")).upper() for c in shown)]
-    rows = [[str((o.get("metadata") or {}).get("name", "")), *(_cell(c, o, now) for c in shown)]
-            for o in objects]
-    return headers, rows
+def new(crd_columns: list[dict[str, Any]]) -> Convertor:
+    """New: the convertor for a version's printer columns ([]: the default Age column)."""
+    columns = crd_columns or _DEFAULT_COLUMNS
+    headers = [column("Name", format_="name")] + [
+        column(str(c.get("name", "")), str(c.get("type", "string")), priority=int(c.get("priority", 0)),
+               format_=str(c.get("format", "")), description=str(c.get("description", "")))
+        for c in columns]
+    return Convertor(headers, columns)

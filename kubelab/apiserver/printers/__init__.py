@@ -1,4 +1,5 @@
-"""Server-side printing (kubernetes pkg/printers/internalversion): the columns `kubectl get`
-shows for each built-in kind. internalversion.py holds the kinds of the workloads and nodes,
-services.py those of Services and EndpointSlices.
+"""Server-side printing (kubernetes pkg/printers): the Tables a get or list asked `as=Table`
+is answered with. tablegenerator.py is the TableGenerator and the registries' TableConvertor;
+internalversion.py (pkg/printers/internalversion) registers the columns of the workloads,
+nodes and the rest, services.py those of Services and EndpointSlices.
 """

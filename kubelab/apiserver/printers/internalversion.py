@@ -1,49 +1,26 @@
-"""How kubectl prints objects: tables per kind, ages, pod status.
+"""The columns and cells of the built-in kinds' Tables: kubernetes
+pkg/printers/internalversion/printers.go (AddHandlers: printPod, printNode, printDeployment,
+printReplicaSet, printJob, printEvent, printNamespace, printLease, printFlowSchema,
+printPriorityLevelConfiguration). services.py holds printService and printEndpointSlice.
 
-Follows kubectl's printers (pkg/printers/internalversion/printers.go: printPod, printNode,
-printDeployment, printReplicaSet, printJob, printEvent) and apimachinery's duration.HumanDuration.
+Departures, so that `kubectl get` prints what it printed before kubelab served Tables: cells
+are the strings kubectl prints (upstream sends integers for the integer columns); nodes,
+events, replicasets and jobs carry none of upstream's wide columns (INTERNAL-IP, CONTAINERS,
+SUBOBJECT...); and the kinds kubelab has no printer for (config maps, secrets, service
+accounts, RBAC, CRDs, admission policies) print as kubectl's own fallback does
+(tableprinter.go's objectMetaColumnDefinitions: Name, Age), where upstream's printers.go
+adds DATA, TYPE, ROLE... and the CRD registry uses the default table convertor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from kubelab.api import Object
+from kubelab.api.duration import human_duration
 from kubelab.api.meta import parse_time
-from kubelab.apiserver.printers.services import SERVICE_COLUMNS, SERVICE_WIDE_EXTRA
+from kubelab.apiserver.printers.tablegenerator import TableGenerator, column
+from kubelab.apiserver.printers.tablegenerator import translate_timestamp_since as _age
 
-__all__ = ["human_duration", "pod_status", "table"]
-
-def human_duration(seconds: float) -> str:
-    """duration.HumanDuration: 45s, 3m20s, 5h, 3d4h, 2y3d."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    m = s // 60
-    if m < 10:
-        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
-    if m < 180:
-        return f"{m}m"
-    h = m // 60
-    if h < 8:
-        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
-    if h < 48:
-        return f"{h}h"
-    if h < 24 * 8:
-        return f"{h // 24}d{h % 24}h" if h % 24 else f"{h // 24}d"
-    if h < 24 * 365 * 2:
-        return f"{h // 24}d"
-    y, days = h // (24 * 365), (h // 24) % 365
-    return f"{y}y{days}d" if y < 8 and days else f"{y}y"
-
-
-def _age(obj: Object, now: float) -> str:
-    created = (obj.get("metadata") or {}).get("creationTimestamp")
-    return human_duration(now - parse_time(created)) if created else "<unknown>"
+__all__ = ["OBJECT_META_RESOURCES", "add_handlers", "pod_status"]
 
 
 def pod_status(pod: Object) -> str:
@@ -83,19 +60,17 @@ def pod_status(pod: Object) -> str:
     return str(reason)
 
 
-def _pod_row(pod: Object, now: float, wide: bool) -> list[str]:
+def _pod_row(pod: Object, now: float) -> list[str]:
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
     total = len((pod.get("spec") or {}).get("containers") or [])
     ready = sum(1 for c in statuses if c.get("ready"))
     restarts = sum(int(c.get("restartCount", 0)) for c in statuses)
-    row = [pod["metadata"]["name"], f"{ready}/{total}", pod_status(pod), str(restarts), _age(pod, now)]
-    if wide:
-        row += [(pod.get("status") or {}).get("podIP") or "<none>",
-                (pod.get("spec") or {}).get("nodeName") or "<none>", "<none>", "<none>"]
-    return row
+    return [pod["metadata"]["name"], f"{ready}/{total}", pod_status(pod), str(restarts), _age(pod, now),
+            (pod.get("status") or {}).get("podIP") or "<none>",
+            (pod.get("spec") or {}).get("nodeName") or "<none>", "<none>", "<none>"]
 
 
-def _node_row(node: Object, now: float, wide: bool) -> list[str]:
+def _node_row(node: Object, now: float) -> list[str]:
     conditions = {c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
     # printNode (pkg/printers/internalversion/printers.go): any Ready status but True is
     # NotReady; Unknown only for a node with no Ready condition at all.
@@ -110,19 +85,19 @@ def _node_row(node: Object, now: float, wide: bool) -> list[str]:
     return [node["metadata"]["name"], ready, roles, _age(node, now), version]
 
 
-def _deployment_row(d: Object, now: float, wide: bool) -> list[str]:
+def _deployment_row(d: Object, now: float) -> list[str]:
     st, spec = d.get("status") or {}, d.get("spec") or {}
     return [d["metadata"]["name"], f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
             str(st.get("updatedReplicas", 0)), str(st.get("availableReplicas", 0)), _age(d, now)]
 
 
-def _replicaset_row(rs: Object, now: float, wide: bool) -> list[str]:
+def _replicaset_row(rs: Object, now: float) -> list[str]:
     st, spec = rs.get("status") or {}, rs.get("spec") or {}
     return [rs["metadata"]["name"], str(spec.get("replicas", 1)), str(st.get("replicas", 0)),
             str(st.get("readyReplicas", 0)), _age(rs, now)]
 
 
-def _job_row(job: Object, now: float, wide: bool) -> list[str]:
+def _job_row(job: Object, now: float) -> list[str]:
     """printJob (1.34): STATUS from the conditions, COMPLETIONS succeeded/completions,
     DURATION from startTime to completionTime (or now)."""
     st, spec = job.get("status") or {}, job.get("spec") or {}
@@ -151,7 +126,7 @@ def _job_row(job: Object, now: float, wide: bool) -> list[str]:
     return [job["metadata"]["name"], status, completions, duration, _age(job, now)]
 
 
-def _event_row(ev: Object, now: float, wide: bool) -> list[str]:
+def _event_row(ev: Object, now: float) -> list[str]:
     last = ev.get("lastTimestamp") or ev.get("eventTime")
     seen = human_duration(now - parse_time(last)) if last else "<unknown>"
     obj = ev.get("involvedObject") or {}
@@ -159,22 +134,23 @@ def _event_row(ev: Object, now: float, wide: bool) -> list[str]:
             f"{str(obj.get('kind', '')).lower()}/{obj.get('name', '')}", ev.get("message", "")]
 
 
-def _namespace_row(ns: Object, now: float, wide: bool) -> list[str]:
+def _namespace_row(ns: Object, now: float) -> list[str]:
     return [ns["metadata"]["name"], (ns.get("status") or {}).get("phase", "Active"), _age(ns, now)]
 
 
-def _lease_row(lease: Object, now: float, wide: bool) -> list[str]:
+def _lease_row(lease: Object, now: float) -> list[str]:
     """printLease: the holder ("" when none holds it)."""
     holder = (lease.get("spec") or {}).get("holderIdentity") or ""
     return [lease["metadata"]["name"], str(holder), _age(lease, now)]
 
 
-def _generic_row(obj: Object, now: float, wide: bool) -> list[str]:
+def _object_meta_row(obj: Object, now: float) -> list[str]:
+    """tableprinter.go printObjectMeta."""
     return [obj["metadata"]["name"], _age(obj, now)]
 
 
 # flowcontrol.apiserver.k8s.io (printers.go printFlowSchema, printPriorityLevelConfiguration)
-def _flow_schema_row(fs: Object, now: float, wide: bool) -> list[str]:
+def _flow_schema_row(fs: Object, now: float) -> list[str]:
     spec = fs.get("spec") or {}
     method = (spec.get("distinguisherMethod") or {}).get("type") or "<none>"
     missing = next((str(c.get("status", "")) for c in (fs.get("status") or {}).get("conditions") or []
@@ -183,7 +159,7 @@ def _flow_schema_row(fs: Object, now: float, wide: bool) -> list[str]:
             str(spec.get("matchingPrecedence", 0)), method, _age(fs, now), missing]
 
 
-def _priority_level_row(pl: Object, now: float, wide: bool) -> list[str]:
+def _priority_level_row(pl: Object, now: float) -> list[str]:
     spec = pl.get("spec") or {}
     cells = ["<none>"] * 4
     limited = spec.get("limited")
@@ -201,48 +177,36 @@ def _by_precedence(objects: list[Object]) -> list[Object]:
                                            fs["metadata"]["name"]))
 
 
-Row = Callable[[Object, float, bool], list[str]]
-COLUMNS: dict[str, tuple[list[str], Row]] = {
-    "pods": (["NAME", "READY", "STATUS", "RESTARTS", "AGE"], _pod_row),
-    "nodes": (["NAME", "STATUS", "ROLES", "AGE", "VERSION"], _node_row),
-    "deployments": (["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"], _deployment_row),
-    "replicasets": (["NAME", "DESIRED", "CURRENT", "READY", "AGE"], _replicaset_row),
-    "events": (["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"], _event_row),
-    "namespaces": (["NAME", "STATUS", "AGE"], _namespace_row),
-    "leases": (["NAME", "HOLDER", "AGE"], _lease_row),
-    "flowschemas": (["NAME", "PRIORITYLEVEL", "MATCHINGPRECEDENCE", "DISTINGUISHERMETHOD", "AGE",
-                     "MISSINGPL"], _flow_schema_row),
-    "prioritylevelconfigurations": (["NAME", "TYPE", "NOMINALCONCURRENCYSHARES", "QUEUES",
-                                     "HANDSIZE", "QUEUELENGTHLIMIT", "AGE"], _priority_level_row),
-    "jobs": (["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"], _job_row),
-}
-WIDE_EXTRA = {"pods": ["IP", "NODE", "NOMINATED NODE", "READINESS GATES"]}
-# Kinds whose list printer sorts the items first.
-LIST_ORDER: dict[str, Callable[[list[Object]], list[Object]]] = {"flowschemas": _by_precedence}
-# Services and EndpointSlices (notebook 09) print from their own module.
-COLUMNS.update(SERVICE_COLUMNS(_age))
-WIDE_EXTRA.update(SERVICE_WIDE_EXTRA)
+# The kinds printed with objectMetaColumnDefinitions (see the docstring).
+OBJECT_META_RESOURCES = ("configmaps", "secrets", "serviceaccounts", "roles", "rolebindings",
+                         "clusterroles", "clusterrolebindings", "customresourcedefinitions",
+                         "validatingadmissionpolicies", "validatingadmissionpolicybindings")
+_NAME, _AGE = column("Name", format_="name"), column("Age")
 
 
-def table(resource: str, objects: list[Object], now: float, *, wide: bool = False,
-          namespace_column: bool = False, no_headers: bool = False, name_prefix: str = "",
-          custom: tuple[list[str], list[list[str]]] | None = None) -> str:
-    """Objects as kubectl's column table: columns padded with three spaces, as tabwriter does.
-    name_prefix ("deployment.apps/") goes before each name when several kinds print; custom
-    is a custom resource's (headers, rows) from its printer columns (apiextensions/tableconvertor.py)."""
-    headers, row = COLUMNS.get(resource, (["NAME", "AGE"], _generic_row))
-    headers = headers + (WIDE_EXTRA.get(resource, []) if wide else [])
-    objects = LIST_ORDER.get(resource, list)(objects)
-    rows = [row(o, now, wide) for o in objects]
-    if custom is not None:
-        headers, rows = custom
-    rows = [[name_prefix + r[0], *r[1:]] for r in rows]
-    if namespace_column:
-        headers = ["NAMESPACE", *headers]
-        rows = [[(o.get("metadata") or {}).get("namespace", ""), *r]
-                for o, r in zip(objects, rows, strict=True)]
-    if not no_headers:
-        rows = [headers, *rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
-    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                     for r in rows)
+def add_handlers(h: TableGenerator) -> None:
+    """AddHandlers: each kind's column definitions (priority 1: shown by `-o wide`)."""
+    h.table_handler("pods", [
+        _NAME, column("Ready"), column("Status"), column("Restarts"), _AGE,
+        column("IP", priority=1), column("Node", priority=1), column("Nominated Node", priority=1),
+        column("Readiness Gates", priority=1)], _pod_row)
+    h.table_handler("nodes", [_NAME, column("Status"), column("Roles"), _AGE, column("Version")],
+                    _node_row)
+    h.table_handler("deployments", [_NAME, column("Ready"), column("Up-to-date", "integer"),
+                                    column("Available", "integer"), _AGE], _deployment_row)
+    h.table_handler("replicasets", [_NAME, column("Desired", "integer"), column("Current", "integer"),
+                                    column("Ready", "integer"), _AGE], _replicaset_row)
+    h.table_handler("events", [column("Last Seen"), column("Type"), column("Reason"),
+                               column("Object"), column("Message")], _event_row)
+    h.table_handler("namespaces", [_NAME, column("Status"), _AGE], _namespace_row)
+    h.table_handler("leases", [_NAME, column("Holder"), _AGE], _lease_row)
+    h.table_handler("flowschemas", [
+        _NAME, column("PriorityLevel"), column("MatchingPrecedence", "integer"),
+        column("DistinguisherMethod"), _AGE, column("MissingPL")], _flow_schema_row, _by_precedence)
+    h.table_handler("prioritylevelconfigurations", [
+        _NAME, column("Type"), column("NominalConcurrencyShares"), column("Queues"),
+        column("HandSize"), column("QueueLengthLimit"), _AGE], _priority_level_row)
+    h.table_handler("jobs", [_NAME, column("Status"), column("Completions"), column("Duration"), _AGE],
+                    _job_row)
+    for resource in OBJECT_META_RESOURCES:
+        h.table_handler(resource, [_NAME, _AGE], _object_meta_row)

@@ -3,17 +3,17 @@
 pkg/printers/internalversion/printers.go: printService (NAME TYPE CLUSTER-IP EXTERNAL-IP
 PORT(S) AGE, wide: SELECTOR; getServiceExternalIP, makePortString) and printEndpointSlice
 (NAME ADDRESSTYPE PORTS ENDPOINTS AGE; formatDiscoveryPorts, formatDiscoveryEndpoints and
-listWithMoreString: three values, then "+ N more..."). internalversion.py adds these to its
-COLUMNS, so the served Table (kubelab.serve.tables) has them too.
+listWithMoreString: three values, then "+ N more..."), registered by add_handlers as
+printers.go's AddHandlers registers them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from kubelab.api import Object
+from kubelab.apiserver.printers.tablegenerator import TableGenerator, column
+from kubelab.apiserver.printers.tablegenerator import translate_timestamp_since as _age
 
-__all__ = ["SERVICE_COLUMNS", "SERVICE_WIDE_EXTRA"]
+__all__ = ["add_handlers", "make_port_string", "service_external_ip"]
 
 
 def _list_with_more(items: list[str], limit: int = 3) -> str:
@@ -49,36 +49,27 @@ def make_port_string(ports: list[Object]) -> str:
     return ",".join(parts)
 
 
-def _service_row(svc: Object, now: float, wide: bool, age: Callable[[Object, float], str]) -> list[str]:
+def _service_row(svc: Object, now: float) -> list[str]:
     spec = svc.get("spec") or {}
     ips = spec.get("clusterIPs") or []
     ports = make_port_string(spec.get("ports") or []) or "<none>"
-    row = [svc["metadata"]["name"], str(spec.get("type", "")), ips[0] if ips else "<none>",
-           service_external_ip(svc), ports, age(svc, now)]
-    if wide:
-        selector = spec.get("selector") or {}
-        row.append(",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>")
-    return row
+    selector = spec.get("selector") or {}
+    return [svc["metadata"]["name"], str(spec.get("type", "")), ips[0] if ips else "<none>",
+            service_external_ip(svc), ports, _age(svc, now),
+            ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>"]
 
 
-def _endpoint_slice_row(eps: Object, now: float, wide: bool,
-                        age: Callable[[Object, float], str]) -> list[str]:
+def _endpoint_slice_row(eps: Object, now: float) -> list[str]:
     ports = [str(p["port"]) if p.get("port") is not None else (p.get("name") or "*")
              for p in eps.get("ports") or []]
     addresses = [a for e in eps.get("endpoints") or [] for a in e.get("addresses") or []]
     return [eps["metadata"]["name"], str(eps.get("addressType", "")), _list_with_more(ports),
-            _list_with_more(addresses), age(eps, now)]
+            _list_with_more(addresses), _age(eps, now)]
 
 
-def columns(age: Callable[[Object, float], str]
-            ) -> dict[str, tuple[list[str], Callable[[Object, float, bool], list[str]]]]:
-    return {
-        "services": (["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"],
-                     lambda o, now, wide: _service_row(o, now, wide, age)),
-        "endpointslices": (["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"],
-                           lambda o, now, wide: _endpoint_slice_row(o, now, wide, age)),
-    }
-
-
-SERVICE_COLUMNS = columns
-SERVICE_WIDE_EXTRA = {"services": ["SELECTOR"]}
+def add_handlers(h: TableGenerator) -> None:
+    name, age = column("Name", format_="name"), column("Age")
+    h.table_handler("services", [name, column("Type"), column("Cluster-IP"), column("External-IP"),
+                                 column("Port(s)"), age, column("Selector", priority=1)], _service_row)
+    h.table_handler("endpointslices", [name, column("AddressType"), column("Ports"),
+                                       column("Endpoints"), age], _endpoint_slice_row)

@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.api.duration import human_duration
 from kubelab.api.errors import ApiError
 from kubelab.api.labels import selector_from_label_selector
 from kubelab.api.meta import parse_time
 from kubelab.api.quantity import Quantity, parse_quantity
 from kubelab.api.resources import ResourceInfo
-from kubelab.apiserver.printers.internalversion import human_duration
 from kubelab.client.client import Client
 from kubelab.kubectl.describe.describe import (
     Describer,

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from kubelab.api import Object
+from kubelab.api.duration import human_duration
 from kubelab.api.meta import EPOCH, parse_time
-from kubelab.apiserver.printers.internalversion import human_duration
 from kubelab.client.client import Client
 from kubelab.kubectl.tabwriter import PrefixWriter
 

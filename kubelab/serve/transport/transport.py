@@ -54,6 +54,7 @@ _METHODS = {"get": "GET", "list": "GET", "watch": "GET", "create": "POST", "upda
 # OpenSSL's verify codes for a chain that ends in no trusted root (x509.UnknownAuthorityError).
 _UNKNOWN_AUTHORITY = {2, 18, 19, 20, 21}
 _CLOSED_IDLE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 _DELETE_OPTIONS = ("propagationPolicy", "gracePeriodSeconds", "preconditions")
 
 
@@ -80,6 +81,8 @@ def _query(request: Request) -> dict[str, str]:
         query["fieldManager"] = str(request.options.get("fieldManager") or "kubelab")
         if request.options.get("force"):
             query["force"] = "true"
+    if request.as_table and request.include_object:
+        query["includeObject"] = request.include_object
     if request.verb == "get" and request.subresource == "log":
         for key, value in request.options.items():  # PodLogOptions: container, tailLines...
             if value not in (None, "", False):
@@ -125,7 +128,9 @@ class HTTPTransport:
         return request.path + ("?" + urlencode(sorted(query.items())) if query else "")
 
     def headers(self, request: Request, content_type: str = _JSON) -> dict[str, str]:
-        headers = {"Accept": _JSON, "Content-Type": content_type, "User-Agent": self.user_agent}
+        # kubectl get's transformRequests asks for a Table first, JSON if the server has none.
+        accept = f"{_TABLE},{_JSON}" if request.as_table else _JSON
+        headers = {"Accept": accept, "Content-Type": content_type, "User-Agent": self.user_agent}
         token = request.token or self.config.token
         if token:
             headers["Authorization"] = f"Bearer {token}"
