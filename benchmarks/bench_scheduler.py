@@ -16,7 +16,7 @@ NormalizeScore and the weights. In CPython that is about 20 to 40 us per node. U
 memo of each plugin's verdict and score per NodeInfo generation (plugins/node_memo.py) redid
 only the node the last pod went to, which upstream does not do: measured in one session on
 2026-12-01, the figures are about 0.15 of what they were (a sixth), and a framework-only loop
-(Framework.schedule_pod on a 500-node snapshot) takes 9 to 12 ms per pod against 1.8 to 3.2 ms.
+(schedule_pod on a 500-node snapshot) takes 9 to 12 ms per pod against 1.8 to 3.2 ms.
 """
 
 from __future__ import annotations

@@ -187,15 +187,49 @@ def test_deleted_pod_is_replaced_and_counted_failed() -> None:
     assert j["status"]["active"] == 1
 
 
-def test_crash_between_uncounted_and_counted_counts_once() -> None:
+def _crash_mid_tracking(*, finalizer_removed: bool) -> Cluster:
+    """Two of three pods succeed while the controller-manager is down; then the state a crash in
+    the middle of the count leaves: the first pod's uid in status.uncountedTerminatedPods
+    (step 1 done), its finalizer removed or not (step 2), the counters not updated (step 3)."""
     c = Cluster(nodes=1)
-    c.apply(job(behavior="exit=3", completions=2, parallelism=2))
+    c.apply(job(behavior="exit=3", completions=3, parallelism=2))
     c.run(2)
     c.faults.crash("controller-manager")
     c.run(10)  # both pods succeed while nobody counts
+    first, second = sorted(c.get("pods"), key=lambda p: p["metadata"]["name"])
+    assert [p["status"]["phase"] for p in (first, second)] == ["Succeeded", "Succeeded"]
+    uid = first["metadata"]["uid"]
+    j = c.get("jobs", "pi")
+    j["status"]["uncountedTerminatedPods"] = {"succeeded": [uid]}
+    c.client.update_status(j)
+    if finalizer_removed:
+        first["metadata"]["finalizers"] = [f for f in first["metadata"]["finalizers"]
+                                           if f != "batch.kubernetes.io/job-tracking"]
+        c.client.update(first)
+    j = c.get("jobs", "pi")
+    assert j["status"]["uncountedTerminatedPods"] == {"succeeded": [uid]}
+    assert not j["status"].get("succeeded")
     c.faults.restart("controller-manager")
+    return c
+
+
+def test_crash_between_uncounted_and_counted_counts_once() -> None:
+    """The finalizer is gone and the uid is uncounted: the restarted controller moves it to
+    succeeded once, counts the second pod once, and runs only the one pod still missing."""
+    c = _crash_mid_tracking(finalizer_removed=True)
     j = run_until_finished(c)
-    assert j["status"]["succeeded"] == 2
+    assert j["status"]["succeeded"] == 3 and not j["status"].get("failed")
+    assert len(c.get("pods")) == 3
+    assert conditions(j)[-1][0] == "Complete"
+
+
+def test_crash_between_uncounted_and_finalizer_removal_counts_once() -> None:
+    """The uid is uncounted but the pod still has its finalizer: it is neither a new success
+    (getNewFinishedPods skips uncounted uids) nor written to uncountedTerminatedPods twice."""
+    c = _crash_mid_tracking(finalizer_removed=False)
+    j = run_until_finished(c)
+    assert j["status"]["succeeded"] == 3 and not j["status"].get("failed")
+    assert len(c.get("pods")) == 3
 
 
 def test_ttl_after_finished_deletes_the_job_and_its_pods() -> None:

@@ -143,6 +143,53 @@ def test_the_leader_renews_with_one_update_and_falls_back_on_conflict() -> None:
     assert lock.record.leader_transitions == 0
 
 
+class TimedLock(FakeLock):
+    """A FakeLock noting the virtual time of each fast-path update (one per attempt)."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(None)
+        self.clock, self.updates_at = clock, []  # type: list[float]
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        if self.actions[-1:] != ["get"]:
+            self.updates_at.append(self.clock.now)
+        super().update(record)
+
+
+def test_a_failing_leader_retries_every_retry_period_until_renew_deadline() -> None:
+    """Rounds start RetryPeriod after the last good renewal; within a failing round the
+    attempts come every RetryPeriod (PollUntilContextTimeout), and the leader stops leading
+    when RenewDeadline has passed since the round began, not before, with no attempt after."""
+    clock = Clock()
+    lock = TimedLock(clock)
+    events: list[tuple[float, str]] = []
+    callbacks = LeaderCallbacks(lambda: events.append((clock.now, "started")),
+                                lambda: events.append((clock.now, "stopped")))
+    le = new_leader_elector(LeaderElectionConfig(lock, callbacks, lease_duration=15.0,
+                                                 renew_deadline=10.0, retry_period=2.0),
+                            clock, random.Random(1))
+    le.run()
+    clock.run(until=5.0)
+    assert events == [(0.0, "started")] and lock.updates_at == [0.0, 2.0, 4.0]
+    lock.conflicts = 10**6  # from now on every update gets 409
+    clock.run(until=40.0)
+    assert lock.updates_at[3:] == [6.0, 8.0, 10.0, 12.0, 14.0]
+    assert events == [(0.0, "started"), (16.0, "stopped")] and le.done
+
+
+def test_release_writes_over_the_observed_record_without_reading_it_again() -> None:
+    clock = Clock()
+    lock = FakeLock(None)
+    le = elector(lock, clock)
+    assert le.try_acquire_or_renew()
+    clock.run(until=3.0)
+    lock.actions.clear()
+    assert le.release() and lock.actions == ["update"]
+    assert lock.record == LeaderElectionRecord("", 1, 3.0, 3.0, 0)
+    lock.actions.clear()
+    assert le.release() and lock.actions == []  # no longer the leader: nothing to give up
+
+
 @pytest.mark.parametrize(("overrides", "message"), [
     ({"lease_duration": 10.0}, "leaseDuration must be greater than renewDeadline"),
     ({"retry_period": 9.0}, "renewDeadline must be greater than retryPeriod*JitterFactor"),

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from scheduler_helpers import make_node, make_pod
 
+from kubelab.cluster import Cluster
+from kubelab.scheduler import Scheduler
 from kubelab.scheduler.config import SchedulerConfigError, default_profile, load_config
 from kubelab.scheduler.framework import Framework
 from kubelab.scheduler.interface import Code, CycleState, NodePluginScores, PostFilterResult, Status
@@ -18,6 +20,7 @@ from kubelab.scheduler.schedule_one import (
     NoNodesAvailableError,
     SchedulingError,
     num_feasible_nodes_to_find,
+    schedule_pod,
     select_host,
 )
 from kubelab.scheduler.snapshot import Snapshot
@@ -27,7 +30,7 @@ from kubelab.scheduler.types import FitError, NodeInfo, Object, PodInfo
 def schedule_all(fwk: Framework, snapshot: Snapshot, pods: list[dict[str, Any]]) -> list[str]:
     placed = []
     for pod in pods:
-        result = fwk.schedule_pod(pod, snapshot)
+        result = schedule_pod(fwk, CycleState(), pod, snapshot)
         snapshot.assume_pod(PodInfo(pod), result.suggested_host)
         placed.append(result.suggested_host)
     return placed
@@ -35,7 +38,7 @@ def schedule_all(fwk: Framework, snapshot: Snapshot, pods: list[dict[str, Any]])
 
 def fit_error(fwk: Framework, pod: dict[str, Any], snapshot: Snapshot) -> FitError:
     with pytest.raises(FitError) as info:
-        fwk.schedule_pod(pod, snapshot)
+        schedule_pod(fwk, CycleState(), pod, snapshot)
     return info.value
 
 
@@ -79,8 +82,15 @@ def test_fit_error_without_post_filter_has_no_preemption_text_and_with_one_appen
     config = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1",
                           "kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": plugins}]},
                          registry=registry)
-    fwk = Framework(config.profiles[0], registry=registry)
-    assert str(fit_error(fwk, make_pod("p", "2"), snap)) == (
+    # schedule_pod itself runs no PostFilter: scheduling_cycle does, on the FitError.
+    assert str(fit_error(Framework(config.profiles[0], registry=registry), make_pod("p", "2"), snap)) == \
+        "0/3 nodes are available: 3 Insufficient cpu."
+    c = Cluster(nodes=3, components=["scheduler"],
+                replace={"scheduler": lambda ctx: Scheduler(ctx, config=config, registry=registry)})
+    c.client.create(make_pod("p", "100"))
+    c.run(1)
+    [event] = [e for e in c.events() if e["reason"] == "FailedScheduling"]
+    assert event["message"] == (
         "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: "
         "3 No preemption victims found for incoming pod.")
 
@@ -102,7 +112,7 @@ def test_fit_error_from_pre_filter_and_from_nodes_pre_filter_left_out() -> None:
 
 def test_no_nodes() -> None:
     with pytest.raises(NoNodesAvailableError, match="no nodes available to schedule pods"):
-        Framework().schedule_pod(make_pod("p"), Snapshot())
+        schedule_pod(Framework(), CycleState(), make_pod("p"), Snapshot())
 
 
 # --- how many nodes, and which -----------------------------------------------------------------
@@ -128,12 +138,12 @@ def test_round_robin_start_index_carries_across_cycles() -> None:
     snap = Snapshot([make_node(f"n{i:03}") for i in range(250)])
     fwk = Framework(rand=random.Random(0))
     assert fwk.next_start_node_index == 0
-    first = fwk.schedule_pod(make_pod("p1"), snap)
+    first = schedule_pod(fwk, CycleState(), make_pod("p1"), snap)
     assert (first.evaluated_nodes, first.feasible_nodes) == (120, 120)  # 250 nodes: 48% -> 120
     assert fwk.next_start_node_index == 120
-    fwk.schedule_pod(make_pod("p2"), snap)
+    schedule_pod(fwk, CycleState(), make_pod("p2"), snap)
     assert fwk.next_start_node_index == 240
-    third = fwk.schedule_pod(make_pod("p3"), snap, explain=True)
+    third = schedule_pod(fwk, CycleState(), make_pod("p3"), snap, explain=True)
     assert fwk.next_start_node_index == (240 + 120) % 250
     assert third.explanation is not None
     evaluated = [n.node for n in third.explanation.nodes.values() if n.evaluated]
@@ -143,7 +153,7 @@ def test_round_robin_start_index_carries_across_cycles() -> None:
 def test_rejected_nodes_count_as_processed() -> None:
     nodes = [make_node(f"n{i:03}", "1" if i % 2 else "8") for i in range(200)]
     fwk = Framework()
-    result = fwk.schedule_pod(make_pod("p", "2"), Snapshot(nodes))
+    result = schedule_pod(fwk, CycleState(), make_pod("p", "2"), Snapshot(nodes))
     # 200 nodes: find 100 feasible; every other node is too small, so 199 nodes are looked at.
     assert (result.feasible_nodes, result.evaluated_nodes) == (100, 199)
     assert fwk.next_start_node_index == 199
@@ -160,7 +170,7 @@ def test_the_search_starts_at_the_index_modulo_the_nodes_prefilter_left() -> Non
         "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
                               for name in ("n3", "n7")]}}})
     fwk.next_start_node_index = 5
-    result = fwk.schedule_pod(pinned, snap)  # no score plugins: the first feasible node wins
+    result = schedule_pod(fwk, CycleState(), pinned, snap)  # no score plugins: the first feasible node wins
     assert (result.suggested_host, result.evaluated_nodes) == ("n7", 1)
     assert fwk.next_start_node_index == 6
 
@@ -262,7 +272,7 @@ def test_weights_multiply_normalized_scores() -> None:
     snap = Snapshot([make_node("a", labels={"disk": "ssd"}), make_node("b")])
     pod = make_pod("p", affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 7, "preference": {"matchExpressions": [{"key": "disk", "operator": "Exists"}]}}]}})
-    result = Framework().schedule_pod(pod, snap, explain=True)
+    result = schedule_pod(Framework(), CycleState(), pod, snap, explain=True)
     assert result.suggested_host == "a" and result.explanation is not None
     by_plugin = {s.plugin: s for s in result.explanation.nodes["a"].scores}
     affinity = by_plugin["NodeAffinity"]
@@ -332,7 +342,7 @@ def test_disabling_upstream_only_plugins_is_allowed() -> None:
 def test_explanation_records_filters_and_scores_and_renders_a_table() -> None:
     snap = Snapshot([make_node("small", "1"), make_node("big", "8"), make_node("mid", "4")])
     fwk = Framework(rand=random.Random(0))
-    result = fwk.schedule_pod(make_pod("web", "2"), snap, explain=True)
+    result = schedule_pod(fwk, CycleState(), make_pod("web", "2"), snap, explain=True)
     explanation = result.explanation
     assert explanation is not None and explanation.selected == result.suggested_host == "big"
     small = explanation.nodes["small"]
@@ -347,13 +357,13 @@ def test_explanation_records_filters_and_scores_and_renders_a_table() -> None:
     assert "pod default/web (scheduler default-scheduler) -> big" in table
     assert "NodeResourcesFit: Insufficient cpu" in table and "big *" in table
     assert "PreFilter: NodeAffinity skip; PodTopologySpread skip" in table
-    assert fwk.schedule_pod(make_pod("quiet"), snap).explanation is None
+    assert schedule_pod(fwk, CycleState(), make_pod("quiet"), snap).explanation is None
 
 
 def test_fit_error_carries_the_explanation() -> None:
     snap = Snapshot([make_node("a", "1")])
     with pytest.raises(FitError) as info:
-        Framework().schedule_pod(make_pod("p", "2"), snap, explain=True)
+        schedule_pod(Framework(), CycleState(), make_pod("p", "2"), snap, explain=True)
     explanation = info.value.explanation
     assert explanation is not None and explanation.selected is None
     assert explanation.error == "0/1 nodes are available: 1 Insufficient cpu."
@@ -362,7 +372,7 @@ def test_fit_error_carries_the_explanation() -> None:
 
 def test_one_feasible_node_is_chosen_without_scoring() -> None:
     snap = Snapshot([make_node("a", "1"), make_node("b", "8")])
-    result = Framework().schedule_pod(make_pod("p", "2"), snap, explain=True)
+    result = schedule_pod(Framework(), CycleState(), make_pod("p", "2"), snap, explain=True)
     assert (result.suggested_host, result.evaluated_nodes, result.feasible_nodes) == ("b", 2, 1)
     assert result.explanation is not None and result.explanation.nodes["b"].scores == []
 
@@ -385,11 +395,11 @@ def test_bind_plugin_calls_the_given_function_and_reports_errors() -> None:
 
 def test_schedule_pod_accepts_a_list_of_node_infos_and_a_filter_error_is_not_a_fit_error() -> None:
     infos = [NodeInfo(make_node("a")), NodeInfo(make_node("b"))]
-    assert Framework().schedule_pod(make_pod("p"), infos).suggested_host in {"a", "b"}
+    assert schedule_pod(Framework(), CycleState(), make_pod("p"), infos).suggested_host in {"a", "b"}
     bad = make_pod("p")
     bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
     with pytest.raises(Exception, match="lots"):
-        Framework().schedule_pod(bad, infos)
+        schedule_pod(Framework(), CycleState(), bad, infos)
 
 
 def test_topology_spread_keeps_zones_even_through_the_whole_framework() -> None:
@@ -405,7 +415,7 @@ def test_topology_spread_keeps_zones_even_through_the_whole_framework() -> None:
     # A pod restricted to z1 counts only z1 (nodeAffinityPolicy Honor): skew 3 + 1 - 3 is fine.
     pinned = make_pod("web-x", labels={"app": "web"}, topologySpreadConstraints=[constraint],
                       nodeSelector={"topology.kubernetes.io/zone": "z1"})
-    assert Framework().schedule_pod(pinned, snap).suggested_host.startswith("z1")
+    assert schedule_pod(Framework(), CycleState(), pinned, snap).suggested_host.startswith("z1")
 
 
 class _Scorer:
@@ -432,9 +442,9 @@ def test_score_range_check(value: Any, error: str | None) -> None:
     fwk = Framework(load_config(config, {"Fixed": scorer}).profiles[0], registry={"Fixed": scorer})
     snapshot = Snapshot([make_node("a"), make_node("b")])
     if error is None:
-        assert fwk.schedule_pod(make_pod("p"), snapshot).suggested_host in ("a", "b")
+        assert schedule_pod(fwk, CycleState(), make_pod("p"), snapshot).suggested_host in ("a", "b")
     else:
         with pytest.raises(SchedulingError) as info:
-            fwk.schedule_pod(make_pod("p"), snapshot)
+            schedule_pod(fwk, CycleState(), make_pod("p"), snapshot)
         assert str(info.value) == (f'plugin "Fixed" returns an {error}, it should in the range of [0, 100] '
                                    "after normalizing")

@@ -1,4 +1,5 @@
-"""kube-proxy in iptables mode: server.py (the component, its informers and sync timing),
+"""kube-proxy in iptables mode: server.py (the component and its informers),
+bounded_frequency_runner.py (when it syncs),
 proxier.py (Services and EndpointSlices to rules), iptables.py (a node's tables, parsed back,
 and the packet walk). docs/ARCHITECTURE.md section 1: a component like the others."""
 

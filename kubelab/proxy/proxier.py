@@ -154,86 +154,146 @@ class Rules:
 
 def sync_proxy_rules(services: dict[str, ServicePort], endpoints: dict[str, list[Endpoint]],
                      node: str, cluster_cidr: str = CLUSTER_CIDR) -> str:
-    """syncProxyRules: the whole nat and filter tables, as iptables-save prints them."""
+    """syncProxyRules: the whole nat and filter tables, as iptables-save prints them.
+
+    kubelab departs: this is the part of syncProxyRules that writes the tables from the two maps;
+    the maps' Update before it and the iptables-restore after it are KubeProxy's
+    (server.py apply_and_restore), so this part can be read and tested alone."""
     r = Rules()
     node_ports: list[str] = []
+    # Build rules for each service-port.
     for name in sorted(services):
-        _service_rules(r, services[name], endpoints.get(name, []), node, cluster_cidr, node_ports)
+        c = _policy_chains(services[name], endpoints.get(name, []), node)
+        _capture_cluster_ip(r, c)
+        _capture_load_balancer_ingress(r, c)
+        _capture_node_ports(r, c, node_ports)
+        _set_up_external_traffic_handling(r, c, cluster_cidr)
+        _set_up_policy_chains(r, c, cluster_cidr)
+        _generate_endpoint_chains(r, c)
     return _render(r, node_ports)
 
 
-def _service_rules(r: Rules, svc: ServicePort, all_endpoints: list[Endpoint], node: str,
-                   cluster_cidr: str, node_ports: list[str]) -> None:
-    name, proto = svc.name, svc.protocol
-    hash_ = port_proto_hash(name, proto)
+@dataclass(frozen=True)
+class _Chains:
+    """One service port's chains and the endpoints each sends to (the loop's locals upstream)."""
+
+    svc: ServicePort
+    match: str                      # "-m tcp -p tcp"
+    cluster_chain: str              # KUBE-SVC-<hash>: clusterPolicyChain
+    local_chain: str                # KUBE-SVL-<hash>: localPolicyChain
+    ext_chain: str                  # KUBE-EXT-<hash>: externalTrafficChain
+    internal_chain: str             # internalPolicyChain (KUBE-EXT picks its own)
+    cluster_eps: list[Endpoint]
+    local_eps: list[Endpoint]
+    internal_eps: list[Endpoint]
+    external_eps: list[Endpoint]
+    has_external: bool              # a NodePort or load-balancer IPs
+
+
+def _policy_chains(svc: ServicePort, all_endpoints: list[Endpoint], node: str) -> _Chains:
+    """Note the chains that will be used, and figure out the endpoints for Cluster and Local
+    traffic policy."""
+    hash_ = port_proto_hash(svc.name, svc.protocol)
     cluster_chain, local_chain = f"KUBE-SVC-{hash_}", f"KUBE-SVL-{hash_}"
-    ext_chain = f"KUBE-EXT-{hash_}"
     cluster_eps, local_eps = categorize_endpoints(all_endpoints, svc, node)
-    internal_chain = local_chain if svc.internal_local else cluster_chain  # KUBE-EXT picks its own
-    internal_eps = local_eps if svc.internal_local else cluster_eps
-    external_eps = local_eps if svc.external_local else cluster_eps
-    has_external = bool(svc.node_port or svc.load_balancer_ips)
-    match = f"-m {proto} -p {proto}"
-    # ClusterIP
-    if internal_eps:
-        r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{name} cluster IP" {match} '
-                     f"-d {svc.cluster_ip} --dport {svc.port} -j {internal_chain}")
+    return _Chains(svc, f"-m {svc.protocol} -p {svc.protocol}", cluster_chain, local_chain,
+                   f"KUBE-EXT-{hash_}", local_chain if svc.internal_local else cluster_chain,
+                   cluster_eps, local_eps, local_eps if svc.internal_local else cluster_eps,
+                   local_eps if svc.external_local else cluster_eps,
+                   bool(svc.node_port or svc.load_balancer_ips))
+
+
+def _capture_cluster_ip(r: Rules, c: _Chains) -> None:
+    """Capture the clusterIP: to the internal policy chain, or REJECT with no endpoints."""
+    svc = c.svc
+    if c.internal_eps:
+        r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{svc.name} cluster IP" {c.match} '
+                     f"-d {svc.cluster_ip} --dport {svc.port} -j {c.internal_chain}")
     else:
-        r.filter.append(f'-A KUBE-SERVICES -m comment --comment "{name} has no endpoints" {match} '
-                        f"-d {svc.cluster_ip} --dport {svc.port} -j REJECT "
+        r.filter.append(f'-A KUBE-SERVICES -m comment --comment "{svc.name} has no endpoints" '
+                        f"{c.match} -d {svc.cluster_ip} --dport {svc.port} -j REJECT "
                         "--reject-with icmp-port-unreachable")
-    # NodePort and load-balancer IPs go through KUBE-EXT
-    if has_external and external_eps:
-        r.nat_chains.append(ext_chain)
-        for ip in svc.load_balancer_ips:
-            r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{name} loadbalancer IP" {match} '
-                         f"-d {ip} --dport {svc.port} -j {ext_chain}")
-        if svc.node_port:
-            node_ports.append(f"-A KUBE-NODEPORTS -m comment --comment {_comment(name)} {match} "
-                              f"--dport {svc.node_port} -j {ext_chain}")
-        if svc.external_local:
-            r.nat += [
-                f'-A {ext_chain} -m comment --comment "pod traffic for {name} external destinations" '
-                f"-s {cluster_cidr} -j {cluster_chain}",
-                f'-A {ext_chain} -m comment --comment "masquerade LOCAL traffic for {name} external '
-                f'destinations" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ',
-                f'-A {ext_chain} -m comment --comment "route LOCAL traffic for {name} external '
-                f'destinations" -m addrtype --src-type LOCAL -j {cluster_chain}',
-                f"-A {ext_chain} -j {local_chain}"]
-        else:
-            r.nat += [f'-A {ext_chain} -m comment --comment "masquerade traffic for {name} external '
-                      f'destinations" -j KUBE-MARK-MASQ', f"-A {ext_chain} -j {cluster_chain}"]
-    elif has_external:
-        what = "has no local endpoints" if cluster_eps else "has no endpoints"
-        verdict = "DROP" if cluster_eps else "REJECT --reject-with icmp-port-unreachable"
-        if svc.node_port:
-            r.filter.append(f'-A KUBE-EXTERNAL-SERVICES -m comment --comment "{name} {what}" '
-                            f"-m addrtype --dst-type LOCAL {match} --dport {svc.node_port} -j {verdict}")
-    # the policy chains (internal traffic from outside the pod network is masqueraded first),
-    # then the endpoint chains. UsesClusterEndpoints: internal policy Cluster, or any external
-    # access at all (pod traffic to a Local NodePort short-circuits to the cluster chain).
-    masq = f'-A {internal_chain} -m comment --comment "{name} cluster IP" {match} ' \
+
+
+def _capture_load_balancer_ingress(r: Rules, c: _Chains) -> None:
+    """Capture load-balancer ingress: each IP to KUBE-EXT (kubelab renders no filter rules for
+    load-balancer IPs without endpoints)."""
+    if c.external_eps:
+        for ip in c.svc.load_balancer_ips:
+            r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{c.svc.name} loadbalancer IP" '
+                         f"{c.match} -d {ip} --dport {c.svc.port} -j {c.ext_chain}")
+
+
+def _capture_node_ports(r: Rules, c: _Chains, node_ports: list[str]) -> None:
+    """Capture nodeports: KUBE-NODEPORTS to KUBE-EXT, else DROP (endpoints, none local) or
+    REJECT (none at all) in KUBE-EXTERNAL-SERVICES."""
+    svc = c.svc
+    if not svc.node_port:
+        return
+    if c.external_eps:
+        node_ports.append(f"-A KUBE-NODEPORTS -m comment --comment {_comment(svc.name)} {c.match} "
+                          f"--dport {svc.node_port} -j {c.ext_chain}")
+        return
+    what = "has no local endpoints" if c.cluster_eps else "has no endpoints"
+    verdict = "DROP" if c.cluster_eps else "REJECT --reject-with icmp-port-unreachable"
+    r.filter.append(f'-A KUBE-EXTERNAL-SERVICES -m comment --comment "{svc.name} {what}" '
+                    f"-m addrtype --dst-type LOCAL {c.match} --dport {svc.node_port} -j {verdict}")
+
+
+def _set_up_external_traffic_handling(r: Rules, c: _Chains, cluster_cidr: str) -> None:
+    """Set up external traffic handling: KUBE-EXT masquerades, then goes to the cluster chain;
+    with externalTrafficPolicy: Local, pod and node-local traffic short-circuit to the cluster
+    chain and the rest goes to the local one."""
+    if not (c.has_external and c.external_eps):
+        return
+    name, ext = c.svc.name, c.ext_chain
+    r.nat_chains.append(ext)
+    if c.svc.external_local:
+        r.nat += [
+            f'-A {ext} -m comment --comment "pod traffic for {name} external destinations" '
+            f"-s {cluster_cidr} -j {c.cluster_chain}",
+            f'-A {ext} -m comment --comment "masquerade LOCAL traffic for {name} external '
+            f'destinations" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ',
+            f'-A {ext} -m comment --comment "route LOCAL traffic for {name} external '
+            f'destinations" -m addrtype --src-type LOCAL -j {c.cluster_chain}',
+            f"-A {ext} -j {c.local_chain}"]
+    else:
+        r.nat += [f'-A {ext} -m comment --comment "masquerade traffic for {name} external '
+                  f'destinations" -j KUBE-MARK-MASQ', f"-A {ext} -j {c.cluster_chain}"]
+
+
+def _set_up_policy_chains(r: Rules, c: _Chains, cluster_cidr: str) -> None:
+    """Set up internal traffic handling (traffic from outside the pod network to the cluster IP
+    is masqueraded first), in the Cluster policy chain if it is in use (UsesClusterEndpoints:
+    internal policy Cluster, or any external access at all), then the Local one: each ends
+    with the ladder to its endpoints."""
+    svc = c.svc
+    masq = f'-A {c.internal_chain} -m comment --comment "{svc.name} cluster IP" {c.match} ' \
         f"-d {svc.cluster_ip} --dport {svc.port} ! -s {cluster_cidr} -j KUBE-MARK-MASQ"
-    if cluster_eps and (not svc.internal_local or has_external):
-        r.nat_chains.append(cluster_chain)
-        r.nat += [masq] if internal_chain == cluster_chain else []
-        r.nat += write_service_to_endpoint_rules(name, cluster_chain, cluster_eps, proto,
-                                                 svc.affinity_seconds)
-    if (svc.internal_local or svc.external_local) and local_eps:
-        r.nat_chains.append(local_chain)
-        r.nat += [masq] if internal_chain == local_chain else []
-        r.nat += write_service_to_endpoint_rules(name, local_chain, local_eps, proto,
-                                                 svc.affinity_seconds)
-    seen = set()
-    for e in [*cluster_eps, *local_eps]:
-        sep = service_port_endpoint_chain_name(name, proto, str(e))
+    if c.cluster_eps and (not svc.internal_local or c.has_external):
+        r.nat_chains.append(c.cluster_chain)
+        r.nat += [masq] if c.internal_chain == c.cluster_chain else []
+        r.nat += write_service_to_endpoint_rules(svc.name, c.cluster_chain, c.cluster_eps,
+                                                 svc.protocol, svc.affinity_seconds)
+    if (svc.internal_local or svc.external_local) and c.local_eps:
+        r.nat_chains.append(c.local_chain)
+        r.nat += [masq] if c.internal_chain == c.local_chain else []
+        r.nat += write_service_to_endpoint_rules(svc.name, c.local_chain, c.local_eps,
+                                                 svc.protocol, svc.affinity_seconds)
+
+
+def _generate_endpoint_chains(r: Rules, c: _Chains) -> None:
+    """Generate the per-endpoint chains: KUBE-SEP marks hairpin traffic, then DNATs."""
+    name, seen = c.svc.name, set()
+    for e in [*c.cluster_eps, *c.local_eps]:
+        sep = service_port_endpoint_chain_name(name, c.svc.protocol, str(e))
         if sep in seen:
             continue
         seen.add(sep)
         r.nat_chains.append(sep)
-        sticky = f" -m recent --name {sep} --set" if svc.affinity_seconds else ""
+        sticky = f" -m recent --name {sep} --set" if c.svc.affinity_seconds else ""
         r.nat += [f"-A {sep} -m comment --comment {_comment(name)} -s {e.ip} -j KUBE-MARK-MASQ",
-                  f"-A {sep} -m comment --comment {_comment(name)}{sticky} {match} -j DNAT "
+                  f"-A {sep} -m comment --comment {_comment(name)}{sticky} {c.match} -j DNAT "
                   f"--to-destination {e}"]
 
 

@@ -1,5 +1,5 @@
 """kube-proxy on one node, in iptables mode (cmd/kube-proxy/app/server.go, pkg/proxy/config
-for the informers, pkg/util/async/bounded_frequency_runner.go for when it syncs).
+for the informers; when it syncs is bounded_frequency_runner.py's).
 
 Its informers watch Services and EndpointSlices (without the headless ones, as upstream's
 label selector `!service.kubernetes.io/headless` does) and its own Node. Every change asks for
@@ -17,9 +17,9 @@ from typing import Any
 
 from kubelab.client.component import ComponentContext
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
+from kubelab.proxy.bounded_frequency_runner import BoundedFrequencyRunner
 from kubelab.proxy.iptables import IPTables
 from kubelab.proxy.proxier import build_endpoints_map, build_service_map, sync_proxy_rules
-from kubelab.sim.clock import Timer
 
 __all__ = ["KubeProxy"]
 
@@ -44,34 +44,28 @@ class KubeProxy:
         self.services = self.informers.informer_for("services")
         self.slices = self.informers.informer_for("endpointslices")
         self.nodes = self.informers.informer_for("nodes", field_selector=f"metadata.name={self.node}")
-        handler = ResourceEventHandler(lambda _o: self.run_sync(), lambda _o, _n: self.run_sync(),
-                                       lambda _o: self.run_sync())
+        handler = ResourceEventHandler(lambda _o: self.sync(), lambda _o, _n: self.sync(),
+                                       lambda _o: self.sync())
         self.services.add_event_handler(handler)
         self.slices.add_event_handler(handler)
         self.syncs = 0
         self.last_sync: float | None = None
-        self._tokens = float(BURST_SYNCS)
-        self._tokens_at = 0.0
-        self._timer: Timer | None = None
-        self._periodic: Timer | None = None
-        self._due: float | None = None
+        self.sync_runner = BoundedFrequencyRunner(ctx.clock, "sync-runner", self.apply_and_restore,
+                                                  min_sync_period, sync_period, BURST_SYNCS)
         self.running = False
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         self.running = True
-        self._tokens_at = self.clock.now
+        self.sync_runner.loop()
         self.informers.start()
         self._wait_for_sync()
 
     def stop(self) -> None:
         """A crash: caches and timers are gone; the node's iptables keep the last rules."""
         self.running = False
-        for timer in (self._timer, self._periodic):
-            if timer is not None:
-                timer.cancel()
-        self._timer = self._periodic = None
+        self.sync_runner.stop()
         self.informers.stop()
 
     def _wait_for_sync(self) -> None:
@@ -80,47 +74,20 @@ class KubeProxy:
         if not (self.services.has_synced() and self.slices.has_synced()):
             self.clock.call_later(SYNCED_POLL_PERIOD, self._wait_for_sync)
             return
-        self.run_sync()
-
-    # ------------------------------------------------------------------ BoundedFrequencyRunner
-
-    def run_sync(self) -> None:
-        """Run(): a sync as soon as the rate limit allows (a pending one is not moved)."""
-        if not self.running or not (self.services.has_synced() and self.slices.has_synced()):
-            return
-        self._refill()
-        if self._tokens >= 1:
-            self._schedule(self.clock.now)
-        else:
-            self._schedule(self.clock.now + (1 - self._tokens) * self.min_sync_period)
-
-    def _refill(self) -> None:
-        now = self.clock.now
-        self._tokens = min(BURST_SYNCS, self._tokens + (now - self._tokens_at) / self.min_sync_period)
-        self._tokens_at = now
-
-    def _schedule(self, at: float) -> None:
-        if self._due is not None and self._due <= at:
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-        self._due = at
-        self._timer = self.clock.call_later(at - self.clock.now, self._try_sync)
-
-    def _try_sync(self) -> None:
-        self._timer, self._due = None, None
-        if not self.running:
-            return
-        self._refill()
-        self._tokens -= 1
-        self.sync_proxy_rules()
-        if self._periodic is not None:
-            self._periodic.cancel()
-        self._periodic = self.clock.call_later(self.sync_period, self.run_sync, background=True)
+        self.sync()
 
     # ------------------------------------------------------------------ the sync
 
-    def sync_proxy_rules(self) -> None:
+    def sync(self) -> None:
+        """Proxier.Sync: ask the runner for a sync, once the caches have synced."""
+        if not self.running or not (self.services.has_synced() and self.slices.has_synced()):
+            return
+        self.sync_runner.run()
+
+    def apply_and_restore(self) -> None:
+        """What the runner runs: the rest of syncProxyRules around proxier.sync_proxy_rules. The
+        maps' Update first (kubelab rebuilds svcPortMap and endpointsMap from the caches instead
+        of applying the changes tracked since the last sync), then iptables-restore."""
         services = [s for s in self.services.lister.list() if not _headless(s)]
         slices = [s for s in self.slices.lister.list()
                   if "service.kubernetes.io/headless" not in (s["metadata"].get("labels") or {})]

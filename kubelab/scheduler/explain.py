@@ -3,7 +3,7 @@
 The view kube-scheduler-simulator gives (sigs.k8s.io/kube-scheduler-simulator, its "result"
 annotations): for every node, each Filter plugin's verdict and reason, and each Score plugin's
 raw score, normalized score and weighted score. Recording costs time, so it is off unless
-asked for: Framework.schedule_pod(..., explain=True).
+asked for: schedule_one.schedule_pod(..., explain=True).
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ A Scheduler (the queue, the informers, the API calls) drives it like this:
     snapshot = Snapshot(nodes, pods)          # kept current from the informers
     state = CycleState()                      # one per scheduling cycle
     try:
-        result = fwk.schedule_pod(pod, snapshot, state)
+        result = schedule_pod(fwk, state, pod, snapshot)   # schedule_one.py
     except FitError as err:                   # str(err): "0/3 nodes are available: ..."
+        fwk.run_post_filter_plugins(state, pod, err.diagnosis.node_to_status)  # preemption
         ...record the FailedScheduling event, requeue the pod...
     else:
         snapshot.assume_pod(PodInfo(pod), result.suggested_host)
@@ -20,7 +21,8 @@ A Scheduler (the queue, the informers, the API calls) drives it like this:
         ...on an error status, forget the assumed pod and requeue...
 
 Several profiles (schedulerName) mean several Frameworks; a pod goes to the one named in
-its spec.schedulerName.
+its spec.schedulerName. That driver is schedule_one.py's schedule_one and scheduling_cycle, as
+in upstream, where the Framework has no SchedulePod of its own.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kubelab.scheduler import schedule_one
 from kubelab.scheduler.config import Profile, default_profile
 from kubelab.scheduler.explain import Explanation, FilterVerdict
 from kubelab.scheduler.interface import (
@@ -54,9 +55,9 @@ from kubelab.scheduler.interface import (
     score_extensions,
 )
 from kubelab.scheduler.plugins.registry import PluginFactory, in_tree_registry
-from kubelab.scheduler.schedule_one import ScheduleResult, SchedulingError
+from kubelab.scheduler.schedule_one import SchedulingError
 from kubelab.scheduler.snapshot import Snapshot
-from kubelab.scheduler.types import FitError, NodeInfo, Object
+from kubelab.scheduler.types import NodeInfo, Object
 
 __all__ = ["Framework"]
 
@@ -127,39 +128,6 @@ class Framework:
 
     def has_post_filter_plugins(self) -> bool:
         return bool(self.post_filter_plugins)
-
-    # --- one scheduling cycle -----------------------------------------------------------------
-
-    def schedule_pod(self, pod: Object, snapshot: Snapshot | Sequence[NodeInfo],
-                     state: CycleState | None = None, *, explain: bool = False) -> ScheduleResult:
-        """Pick a node for pod. Raises FitError (no node fits; PostFilter has run) or
-        SchedulingError. With explain=True the result (or the FitError) carries an
-        Explanation of every plugin's verdict and score."""
-        if not isinstance(snapshot, Snapshot):
-            snapshot = Snapshot.from_node_infos(snapshot)
-        self._snapshot = snapshot
-        state = state if state is not None else CycleState()
-        explanation = None
-        if explain:
-            meta = pod.get("metadata") or {}
-            explanation = Explanation(f"{meta.get('namespace', 'default')}/{meta.get('name', '')}",
-                                      self.profile_name, len(snapshot))
-        try:
-            result = schedule_one.schedule_pod(self, state, pod, snapshot, explanation)
-        except FitError as err:
-            if self.post_filter_plugins:
-                nominated, status = self.run_post_filter_plugins(state, pod, err.diagnosis.node_to_status)
-                err.diagnosis.post_filter_msg = status.message()
-                err.post_filter_result = nominated
-            if explanation is not None:
-                explanation.error = str(err)
-                explanation.finish([n.name for n in snapshot])
-                err.explanation = explanation
-            raise
-        if explanation is not None:
-            explanation.selected = result.suggested_host
-            explanation.finish([n.name for n in snapshot])
-        return result
 
     def run_pre_filter_plugins(self, state: CycleState, pod: Object, nodes: Sequence[NodeInfo],
                                explanation: Explanation | None = None

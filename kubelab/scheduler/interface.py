@@ -73,12 +73,13 @@ class Status:
     """A plugin's answer: a Code, the reasons (each one counted in the FitError message) and
     the plugin that said it."""
 
-    __slots__ = ("code", "plugin", "reasons")
+    __slots__ = ("code", "err", "plugin", "reasons")
 
     def __init__(self, code: Code = Code.Success, *reasons: str, plugin: str = "") -> None:
         self.code = code
         self.reasons: tuple[str, ...] = reasons
         self.plugin = plugin
+        self.err: BaseException | None = None  # the error behind the status (WithError / AsError)
 
     def is_success(self) -> bool:
         return self.code == Code.Success
@@ -92,6 +93,14 @@ class Status:
 
     def message(self) -> str:
         return ", ".join(self.reasons)
+
+    def with_error(self, err: BaseException) -> Status:
+        """WithError: keep the error itself, e.g. a FitError with its Diagnosis."""
+        self.err = err
+        return self
+
+    def as_error(self) -> BaseException | None:
+        return self.err
 
     def with_plugin(self, plugin: str) -> Status:
         return Status(self.code, *self.reasons, plugin=plugin)
@@ -110,7 +119,7 @@ class Status:
 
 def as_status(err: BaseException) -> Status:
     """AsStatus: an exception becomes an Error status carrying its message."""
-    return Status(Code.Error, str(err))
+    return Status(Code.Error, str(err)).with_error(err)
 
 
 class StateNotFoundError(KeyError):

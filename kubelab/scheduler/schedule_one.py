@@ -17,6 +17,7 @@ the same answer in a reproducible order.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from kubelab.client.events import NORMAL, WARNING
 from kubelab.scheduler.cache import CacheError
 from kubelab.scheduler.events import ASSIGNED_POD_DELETE
 from kubelab.scheduler.explain import Explanation
-from kubelab.scheduler.interface import Code, CycleState, NodePluginScores, Status
+from kubelab.scheduler.interface import Code, CycleState, NodePluginScores, Status, as_status
 from kubelab.scheduler.scheduling_queue import QueuedPodInfo, queued_pod_key
 from kubelab.scheduler.snapshot import Snapshot
 from kubelab.scheduler.types import Diagnosis, FitError, NodeInfo, Object
@@ -46,12 +47,16 @@ __all__ = [
     "SchedulingError",
     "find_nodes_that_fit_pod",
     "find_nodes_that_pass_filters",
+    "handle_binding_cycle_error",
+    "handle_scheduling_failure",
     "num_feasible_nodes_to_find",
     "prioritize_nodes",
     "schedule_one",
     "schedule_pod",
+    "scheduling_cycle",
     "select_host",
     "truncate_message",
+    "update_pod",
 ]
 
 NOTE_LENGTH_LIMIT = 1024  # pkg/apis/core/validation NoteLengthLimit: the longest event message
@@ -82,6 +87,9 @@ class ScheduleResult:
     explanation: Explanation | None = None
 
 
+_NO_RESULT = ScheduleResult("", 0, 0)  # what a failed cycle returns beside its status
+
+
 def truncate_message(message: str) -> str:
     if len(message) <= NOTE_LENGTH_LIMIT:
         return message
@@ -89,7 +97,7 @@ def truncate_message(message: str) -> str:
 
 
 def schedule_one(sched: Scheduler) -> bool:
-    """Try the next pod in activeQ. Returns False when there was none."""
+    """ScheduleOne: try the next pod in activeQ. Returns False when there was none."""
     info = sched.queue.pop()
     if info is None:
         return False
@@ -100,33 +108,54 @@ def schedule_one(sched: Scheduler) -> bool:
         return True
     sched.attempts += 1
     state = CycleState()
-    try:
-        result = fwk.schedule_pod(pod, sched.cache.update_snapshot(), state, explain=sched.explain_mode)
-    except FitError as err:
-        _keep_explanation(sched, pod, err.explanation)
-        handle_scheduling_failure(sched, fwk, info, str(err), rejected=True,
-                                  plugins=set(err.diagnosis.unschedulable_plugins))
+    result, assumed_info, status = scheduling_cycle(sched, state, fwk, info)
+    if status is not None:
+        err = status.as_error()
+        plugins = set(err.diagnosis.unschedulable_plugins) if isinstance(err, FitError) else set()
+        handle_scheduling_failure(sched, fwk, assumed_info, status.message(), rejected=status.is_rejected(),
+                                  plugins=plugins)
         return True
+    # The binding "goroutine" starts once this cycle's cost has elapsed.
+    sched.ctx.clock.call_later(sched.cycle_cost, _binding_cycle, sched, fwk, state, assumed_info,
+                               result.suggested_host)
+    return True
+
+
+def scheduling_cycle(sched: Scheduler, state: CycleState, fwk: Framework, info: QueuedPodInfo
+                     ) -> tuple[ScheduleResult, QueuedPodInfo, Status | None]:
+    """schedulingCycle: schedule_pod; on a FitError, PostFilter (preemption) may make room for
+    a later cycle; else assume the pod on the chosen node. A None status is success, and the
+    QueuedPodInfo returned is then the assumed pod's."""
+    pod = info.pod
+    try:
+        result = schedule_pod(fwk, state, pod, sched.cache.update_snapshot(), explain=sched.explain_mode)
     except NoNodesAvailableError as err:
         # UnschedulableAndUnresolvable, but no plugin to wait for: the pod backs off and retries.
-        handle_scheduling_failure(sched, fwk, info, str(err), rejected=True, plugins=set())
-        return True
+        return _NO_RESULT, info, Status(Code.UnschedulableAndUnresolvable, str(err)).with_error(err)
+    except FitError as err:
+        if fwk.has_post_filter_plugins():
+            # Run PostFilter plugins to try to make the pod schedulable in a future cycle.
+            nominated, post_status = fwk.run_post_filter_plugins(state, pod, err.diagnosis.node_to_status)
+            err.diagnosis.post_filter_msg = post_status.message()
+            err.post_filter_result = nominated
+            if err.explanation is not None:
+                err.explanation.error = str(err)  # the message now ends with PostFilter's
+        _keep_explanation(sched, pod, err.explanation)
+        return _NO_RESULT, info, Status(Code.Unschedulable, str(err)).with_error(err)
     except SchedulingError as err:
-        handle_scheduling_failure(sched, fwk, info, str(err), rejected=False, plugins=set())
-        return True
+        return _NO_RESULT, info, as_status(err)
     _keep_explanation(sched, pod, result.explanation)
     host = result.suggested_host
     # The informer's object is read-only: the assumed pod is a copy with spec.nodeName set.
-    assumed = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": host}}
+    assumed_info = copy.copy(info)
+    assumed_info.pod = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": host}}
     try:
-        sched.cache.assume_pod(assumed)
+        sched.cache.assume_pod(assumed_info.pod)
     except CacheError as err:  # upstream: "most probably result of a BUG in retrying logic"
-        handle_scheduling_failure(sched, fwk, info, str(err), rejected=False, plugins=set())
-        return True
+        return _NO_RESULT, assumed_info, as_status(err)
     sched.ctx.trace.record(sched.ctx.name, "assume", f"pods/{info.key}", node=host,
                            evaluated=result.evaluated_nodes, feasible=result.feasible_nodes)
-    sched.ctx.clock.call_later(sched.cycle_cost, _binding_cycle, sched, fwk, state, info, assumed, host)
-    return True
+    return result, assumed_info, None
 
 
 def _skip_pod_schedule(sched: Scheduler, fwk: Framework, pod: Object) -> bool:
@@ -148,21 +177,39 @@ def _keep_explanation(sched: Scheduler, pod: Object, explanation: Any) -> None:
 
 # --- the scheduling algorithm: filter, score, select ----------------------------------------------
 
-def schedule_pod(fwk: Framework, state: CycleState, pod: Object, snapshot: Snapshot,
-                 explanation: Explanation | None = None) -> ScheduleResult:
-    """schedulePod: raises NoNodesAvailableError, FitError or SchedulingError."""
+def schedule_pod(fwk: Framework, state: CycleState, pod: Object, snapshot: Snapshot | Sequence[NodeInfo],
+                 *, explain: bool = False) -> ScheduleResult:
+    """schedulePod: raises NoNodesAvailableError, FitError or SchedulingError. With explain=True
+    the result (or the FitError) carries an Explanation of every plugin's verdict and score."""
+    if not isinstance(snapshot, Snapshot):
+        snapshot = Snapshot.from_node_infos(snapshot)
+    fwk.snapshot = snapshot  # what the plugins' handle lists during this cycle
     if len(snapshot) == 0:
         raise NoNodesAvailableError()
+    explanation = None
+    if explain:
+        meta = pod.get("metadata") or {}
+        explanation = Explanation(f"{meta.get('namespace', 'default')}/{meta.get('name', '')}",
+                                  fwk.profile_name, len(snapshot))
     feasible, diagnosis = find_nodes_that_fit_pod(fwk, state, pod, snapshot, explanation)
     if not feasible:
-        raise FitError(pod, len(snapshot), diagnosis)
+        err = FitError(pod, len(snapshot), diagnosis)
+        if explanation is not None:
+            explanation.error = str(err)
+            explanation.finish([n.name for n in snapshot])
+            err.explanation = explanation
+        raise err
     evaluated = len(feasible) + len(diagnosis.node_to_status)
     if len(feasible) == 1:  # nothing to compare: skip scoring
+        host = feasible[0].name
         if explanation is not None:
             explanation.note = "one feasible node: scoring skipped"
-        return ScheduleResult(feasible[0].name, evaluated, 1, explanation)
-    priority_list = prioritize_nodes(fwk, state, pod, feasible, explanation)
-    host = select_host(priority_list, fwk.rand)
+    else:
+        priority_list = prioritize_nodes(fwk, state, pod, feasible, explanation)
+        host = select_host(priority_list, fwk.rand)
+    if explanation is not None:
+        explanation.selected = host
+        explanation.finish([n.name for n in snapshot])
     return ScheduleResult(host, evaluated, len(feasible), explanation)
 
 
@@ -281,42 +328,47 @@ def select_host(node_scores: Sequence[NodePluginScores], rand: random.Random) ->
 
 # --- binding -------------------------------------------------------------------------------------
 
-def _binding_cycle(sched: Scheduler, fwk: Framework, state: CycleState, info: QueuedPodInfo,
-                   assumed: Object, host: str) -> None:
+def _binding_cycle(sched: Scheduler, fwk: Framework, state: CycleState, assumed_info: QueuedPodInfo,
+                   host: str) -> None:
+    """bindingCycle. The binding request leaves now and reaches the API server bind_latency later."""
     if not sched.running:
         return  # crashed before the binding was sent: it dies with the process
     if sched.bind_latency > 0:
-        sched.ctx.clock.call_later(sched.bind_latency, _bind, sched, fwk, state, info, assumed, host)
+        sched.ctx.clock.call_later(sched.bind_latency, _bind, sched, fwk, state, assumed_info, host)
     else:
-        _bind(sched, fwk, state, info, assumed, host)
+        _bind(sched, fwk, state, assumed_info, host)
 
 
-def _bind(sched: Scheduler, fwk: Framework, state: CycleState, info: QueuedPodInfo, assumed: Object,
+def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed_info: QueuedPodInfo,
           host: str) -> None:
+    assumed = assumed_info.pod
     status = fwk.run_bind_plugins(state, assumed, host)  # DefaultBinder: POST pods/<name>/binding
     if not sched.running:
         return  # the request arrived, but nobody is left to read the answer
     sched.cache.finish_binding(assumed, sched.ctx.clock.now)
     if status is not None:
-        _handle_binding_cycle_error(sched, fwk, info, assumed, status)
+        handle_binding_cycle_error(sched, fwk, assumed_info, status)
         return
     sched.scheduled += 1
-    sched.ctx.trace.record(sched.ctx.name, "bound", f"pods/{info.key}", node=host, attempts=info.attempts)
+    sched.ctx.trace.record(sched.ctx.name, "bound", f"pods/{assumed_info.key}", node=host,
+                           attempts=assumed_info.attempts)
     sched.recorders[fwk.profile_name].event(dict(assumed), NORMAL, "Scheduled",
-                                            f"Successfully assigned {info.key} to {host}")
+                                            f"Successfully assigned {assumed_info.key} to {host}")
 
 
-def _handle_binding_cycle_error(sched: Scheduler, fwk: Framework, info: QueuedPodInfo, assumed: Object,
-                                status: Status) -> None:
+def handle_binding_cycle_error(sched: Scheduler, fwk: Framework, assumed_info: QueuedPodInfo,
+                               status: Status) -> None:
+    """handleBindingCycleError: forget the assumed pod, then fail the pod as a cycle would."""
+    assumed = assumed_info.pod
     try:
         sched.cache.forget_pod(assumed)
     except CacheError as err:
-        sched.ctx.trace.record(sched.ctx.name, "cache-error", f"pods/{info.key}", error=str(err))
+        sched.ctx.trace.record(sched.ctx.name, "cache-error", f"pods/{assumed_info.key}", error=str(err))
     else:
         # Forgetting gives the node's resources back: pods waiting for room may fit now.
         sched.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, assumed, None)
-    conflict = sched.bind_conflicts.pop(info.key, False)
-    handle_scheduling_failure(sched, fwk, info, status.message(), rejected=False, plugins=set(),
+    conflict = sched.bind_conflicts.pop(assumed_info.key, False)
+    handle_scheduling_failure(sched, fwk, assumed_info, status.message(), rejected=False, plugins=set(),
                               update_condition=not conflict)
 
 
@@ -355,11 +407,11 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, info: QueuedPodI
     sched.queue.done(pod)
     sched.recorders[fwk.profile_name].event(dict(pod), WARNING, "FailedScheduling", truncate_message(message))
     if update_condition:
-        _update_pod_condition(sched, pod, {"type": "PodScheduled", "status": "False", "reason": reason,
-                                           "message": message})
+        update_pod(sched, pod, {"type": "PodScheduled", "status": "False", "reason": reason,
+                                "message": message})
 
 
-def _update_pod_condition(sched: Scheduler, pod: Object, condition: dict[str, Any]) -> None:
+def update_pod(sched: Scheduler, pod: Object, condition: dict[str, Any]) -> None:
     """updatePod: patch pods/status only if the condition changes (podutil.UpdatePodCondition)."""
     conditions = (pod.get("status") or {}).get("conditions") or ()
     old = next((c for c in conditions if c.get("type") == condition["type"]), None)

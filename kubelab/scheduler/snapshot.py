@@ -3,7 +3,7 @@
 pkg/scheduler/backend/cache/snapshot.go and cache.go. Upstream the cache is updated by the
 informers and copied into a snapshot at the start of each cycle; here the Scheduler updates
 one Snapshot in place (NodeInfo sums are incremental, so this is cheap) and passes it to
-Framework.schedule_pod.
+schedule_one.schedule_pod.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Snapshot:
     """The scheduler's view of the cluster: every node's NodeInfo, in a stable order.
 
     The Scheduler keeps one up to date from its informers (add/update/remove node and pod,
-    and assume_pod when it has picked a host) and hands it to Framework.schedule_pod. Nodes
+    and assume_pod when it has picked a host) and hands it to schedule_one.schedule_pod. Nodes
     are listed in the order they were added; upstream interleaves zones (node_tree.go).
     Pods in a terminal phase are not counted, as the scheduler's informer filters them out.
     """

@@ -13,10 +13,11 @@ and no thread is involved. When the kubelet crashes its tasks are simply never r
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
-from kubelab.sim.clock import Clock
+from kubelab.sim.clock import Clock, Timer
 
 __all__ = ["Future", "Step", "Task", "done"]
 
@@ -63,13 +64,28 @@ def done(result: T) -> Future[T]:
 
 class Task:
     """Runs a generator to completion on the clock. `alive()` is asked before every step: once
-    it says False (the component crashed) the generator is closed and never resumed."""
+    it says False (the component crashed) the generator is closed and never resumed.
+
+    background: its sleeps are background timers (a loop that runs for ever, such as leader
+    election's, is no pending work for run_until_idle). cancel() drops the sleep under way."""
 
     def __init__(self, clock: Clock, gen: Step, *, alive: Callable[[], bool] = lambda: True,
-                 on_done: Callable[[Any, BaseException | None], None] | None = None) -> None:
+                 on_done: Callable[[Any, BaseException | None], None] | None = None,
+                 background: bool = False) -> None:
         self.clock, self._gen, self._alive, self._on_done = clock, gen, alive, on_done
+        self.background = background
         self.finished = False
+        self._timer: Timer | None = None
         self._step(None, None)
+
+    def cancel(self) -> None:
+        """Stop now: the generator is closed and its pending sleep is cancelled."""
+        if self._timer is not None:
+            self._timer.cancel()
+        if not self.finished:
+            self.finished = True
+            with contextlib.suppress(ValueError):  # cancelled from inside its own step: it
+                self._gen.close()                   # stops at its next yield
 
     def _step(self, value: Any, error: BaseException | None) -> None:
         # A loop, not recursion: futures that are already done are fed back at once.
@@ -88,6 +104,9 @@ class Task:
             except Exception as err:  # the task failed: report it, do not crash the clock
                 self._finish(None, err)
                 return
+            if self.finished:  # it cancelled itself during that step
+                self._gen.close()
+                return
             if isinstance(yielded, Future):
                 if yielded.done:
                     value, error = yielded.result, yielded.error
@@ -95,7 +114,8 @@ class Task:
                 yielded.add_done_callback(lambda f: self._step(f.result, f.error))
                 return
             if isinstance(yielded, (int, float)):
-                self.clock.call_later(max(0.0, float(yielded)), self._step, None, None)
+                self._timer = self.clock.call_later(max(0.0, float(yielded)), self._step, None, None,
+                                                    background=self.background)
                 return
             self._gen.close()
             raise TypeError(f"a task may yield a Future or a number of seconds, not {yielded!r}")

@@ -9,13 +9,19 @@ LeaseDuration has passed since then without a change. The leader renews every Re
 gives up when it could not renew for RenewDeadline, which is shorter than LeaseDuration: so it
 stops acting before any other candidate can decide that its lease has expired.
 
-The loops, as upstream's goroutines become clock callbacks (docs/ARCHITECTURE.md section 3):
+The loops are upstream's Run, acquire and renew, in that order, written as generators that one
+Task (kubelab/sim/tasks.py) runs on the simulated clock, so they read as sequentially as the Go
+(`yield 2.0` is a sleep):
 
 - acquire: try_acquire_or_renew now, then again after a jittered RetryPeriod (wait.JitterUntil,
   JitterFactor 1.2), until it succeeds; then on_started_leading.
 - renew: every RetryPeriod, retry try_acquire_or_renew (every RetryPeriod) until it succeeds; a
   round that has not succeeded after RenewDeadline ends the leadership: on_stopped_leading.
 - a request's latency (the lock's elapsed seconds) delays what follows it.
+
+Departures: on_started_leading runs inline, not in a goroutine of its own; cancel() (the context
+being cancelled) runs the end of Run at once (release if ReleaseOnCancel, "stopped leading",
+on_stopped_leading) instead of waiting for the sleeping loop to notice.
 
 Upstream's kube-scheduler and kube-controller-manager exit the process when they lose the lease
 (klog.FlushAndExit in OnStoppedLeading) and are restarted by the kubelet. kubelab's components
@@ -31,7 +37,8 @@ from dataclasses import dataclass, field, replace
 
 from kubelab.api.errors import ApiError
 from kubelab.client.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock
-from kubelab.sim.clock import Clock, Timer
+from kubelab.sim.clock import Clock
+from kubelab.sim.tasks import Step, Task
 from kubelab.sim.trace import Trace
 
 __all__ = ["JITTER_FACTOR", "LeaderCallbacks", "LeaderElectionConfig", "LeaderElector",
@@ -100,8 +107,7 @@ class LeaderElector:
         self.reported_leader = ""
         self.leading = False   # between on_started_leading and on_stopped_leading
         self.done = False      # the context is cancelled (or the process died)
-        self._deadline = 0.0   # when the current renew round gives up
-        self._timer: Timer | None = None
+        self._task: Task | None = None  # run()'s loops: acquire, then renew
 
     # ------------------------------------------------------------------ state
 
@@ -175,81 +181,76 @@ class LeaderElector:
     # ------------------------------------------------------------------ the loops
 
     def run(self) -> None:
-        """Run: acquire, then renew until that fails or cancel()."""
+        """Run: acquire, then renew until that fails or cancel(); then on_stopped_leading."""
         self._trace("attempting-to-acquire")
-        self._acquire()
+        self._task = Task(self.clock, self._run(), alive=lambda: not self.done, background=True)
 
-    def _attempt(self) -> tuple[bool, float]:
-        self.config.lock.elapsed = 0.0
-        succeeded = self.try_acquire_or_renew()
-        return succeeded, self.config.lock.elapsed
-
-    def _later(self, delay: float, fn: Callable[[], None]) -> None:
-        if delay <= 0:
-            fn()
-        else:
-            self._timer = self.clock.call_later(delay, fn, background=True)
-
-    def _acquire(self) -> None:
-        if self.done:
-            return
-        succeeded, elapsed = self._attempt()
-        self._later(elapsed, lambda: self._acquired(succeeded))
-
-    def _acquired(self, succeeded: bool) -> None:
-        if self.done:
-            return
-        self.maybe_report_transition()
-        retry = self.config.retry_period
-        if not succeeded:  # wait.Jitter(RetryPeriod, 1.2), counted after the attempt (sliding)
-            self._later(retry + self.rand.random() * JITTER_FACTOR * retry, self._acquire)
-            return
-        self.config.lock.record_event("became leader")
+    def _run(self) -> Step:
+        yield from self.acquire()  # returns once it holds the lease (cancel() closes it before)
         self.leading = True
         self._trace("started-leading")
         assert self.config.callbacks.on_started_leading is not None
         self.config.callbacks.on_started_leading()
-        self._renew_round()
-
-    def _renew_round(self) -> None:
-        """One round of wait.Until: poll until RenewDeadline."""
         if self.done:
-            return
-        self._deadline = self.clock.now + self.config.renew_deadline
-        self._renew_attempt()
-
-    def _renew_attempt(self) -> None:
-        if self.done:
-            return
-        started = self.clock.now
-        succeeded, elapsed = self._attempt()
-        if started + elapsed >= self._deadline:  # the round's context ends the request
-            self._later(self._deadline - started, self._stop_leading)
-        elif succeeded:
-            self._later(elapsed, self._renewed)
-        else:  # PollUntilContextTimeout: the next try one RetryPeriod after this one began
-            next_at = max(started + self.config.retry_period, started + elapsed)
-            if next_at >= self._deadline:
-                self._later(self._deadline - started, self._stop_leading)
-            else:
-                self._later(next_at - started, self._renew_attempt)
-
-    def _renewed(self) -> None:
-        if self.done:
-            return
-        self.maybe_report_transition()
-        self._later(self.config.retry_period, self._renew_round)
-
-    def _stop_leading(self) -> None:
-        """The renew loop failed: "failed to renew lease"; release if asked, then the callback."""
-        if self.done:
-            return
-        self.maybe_report_transition()
-        self._trace("failed-to-renew", lock=self.config.lock.describe())
+            return  # the callback cancelled the elector
+        yield from self.renew()
         self.done = True
         self._end()
 
+    def acquire(self) -> Step:
+        """acquire: try_acquire_or_renew now, then again a jittered RetryPeriod after each failed
+        attempt ended (wait.JitterUntil, sliding), until it succeeds. Returns True."""
+        retry = self.config.retry_period
+        while True:
+            succeeded, elapsed = self._attempt()
+            if elapsed > 0:
+                yield elapsed  # the request's latency
+            self.maybe_report_transition()
+            if succeeded:
+                self.config.lock.record_event("became leader")
+                return True
+            yield retry + self.rand.random() * JITTER_FACTOR * retry  # wait.Jitter(RetryPeriod, 1.2)
+
+    def renew(self) -> Step:
+        """renew: wait.Until(round, RetryPeriod), each round a PollUntilContextTimeout of
+        try_acquire_or_renew every RetryPeriod for at most RenewDeadline. Returns when a round
+        failed: "failed to renew lease"."""
+        while True:
+            renewed = yield from self._poll_renew(self.clock.now + self.config.renew_deadline)
+            self.maybe_report_transition()
+            if not renewed:
+                self._trace("failed-to-renew", lock=self.config.lock.describe())
+                return
+            yield self.config.retry_period
+
+    def _poll_renew(self, deadline: float) -> Step:
+        """One round: PollUntilContextTimeout(ctx, RetryPeriod, RenewDeadline, immediate=true).
+        The next try starts one RetryPeriod after the last one began (or when it ended, if it
+        took longer); the round's context ends at the deadline, a request under way included."""
+        while True:
+            started = self.clock.now
+            succeeded, elapsed = self._attempt()
+            if started + elapsed >= deadline:
+                yield deadline - started
+                return False
+            if succeeded:
+                if elapsed > 0:
+                    yield elapsed
+                return True
+            next_at = max(started + self.config.retry_period, started + elapsed)
+            yield min(next_at, deadline) - started
+            if next_at >= deadline:
+                return False
+
+    def _attempt(self) -> tuple[bool, float]:
+        """One try_acquire_or_renew, and how long its requests took (the lock's elapsed)."""
+        self.config.lock.elapsed = 0.0
+        succeeded = self.try_acquire_or_renew()
+        return succeeded, self.config.lock.elapsed
+
     def _end(self) -> None:
+        """What follows the loops: release if ReleaseOnCancel, the "stopped leading" event (renew's
+        deferred RecordEvent), then Run's deferred on_stopped_leading."""
         if self.config.release_on_cancel:
             self.release()
         if self.leading:
@@ -260,17 +261,14 @@ class LeaderElector:
         self.config.callbacks.on_stopped_leading()
 
     def release(self) -> bool:
-        """Give the lease up if we hold it: holder "", leaseDurationSeconds 1."""
-        lock = self.config.lock
-        lock.elapsed = 0.0
-        try:
-            old, _raw = lock.get()
-        except ApiError:
-            return False
+        """release: give the lease up if we hold it: holder "", leaseDurationSeconds 1, the
+        transitions of the record last observed. No read first: the update goes over the Lease
+        as last read or written, and a conflict means someone else has it now."""
         if not self.is_leader():
             return True
-        now = self.clock.now
-        record = LeaderElectionRecord("", 1, now, now, old.leader_transitions)
+        lock, now = self.config.lock, self.clock.now
+        lock.elapsed = 0.0
+        record = LeaderElectionRecord("", 1, now, now, self.observed_record.leader_transitions)
         try:
             lock.update(record)
         except ApiError:
@@ -284,15 +282,15 @@ class LeaderElector:
         if self.done:
             return
         self.done = True
-        if self._timer is not None:
-            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
         self._end()
 
     def stop(self) -> None:
         """The process died: the loops end and nothing is written or called back."""
         self.done, self.leading = True, False
-        if self._timer is not None:
-            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
 
     def maybe_report_transition(self) -> None:
         if self.observed_record.holder_identity == self.reported_leader:

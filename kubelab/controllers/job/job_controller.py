@@ -218,6 +218,8 @@ class JobController:
     # ------------------------------------------------------------------ sync
 
     def sync_job(self, key: str) -> None:
+        """syncJob, in upstream's order: the Job; the expectations, then its pods; the counts;
+        startTime; the finish decision; then delete pods (finished) or manage_job; status."""
         split_key(key)
         cached, exists = self.job_indexer.get_by_key(key)
         if not exists:
@@ -225,70 +227,39 @@ class JobController:
             self.finalizer_expectations.pop(key, None)
             self.pod_backoff_store.remove_backoff_record(key)
             return
-        if is_job_finished(cached):
-            return
         managed_by = (cached.get("spec") or {}).get("managedBy")
         if managed_by not in (None, JOB_CONTROLLER_NAME):
             return  # another controller's Job (spec.managedBy)
+        if is_job_finished(cached):
+            return  # don't redo the termination
         job = deep_copy(cached)  # the cache's object is read-only
         job.setdefault("status", {})
         spec, status, now = job["spec"], job["status"], self.clock.now
+        # The expectations before the pods: a pod created meanwhile only defers the sync.
+        satisfied_expectations = self.expectations.satisfied_expectations(key)
         jctx = SyncJobCtx(job, self.pod_indexer.by_index(POD_CONTROLLER_UID_INDEX, job["metadata"]["uid"]))
         jctx.expected_rm_finalizers = set(self.finalizer_expectations.get(key, ()))
+        active = len(jctx.active_pods)
         new_succeeded, new_failed = self.get_new_finished_pods(jctx)
         jctx.succeeded = int(status.get("succeeded") or 0) + len(new_succeeded) + \
             len(jctx.uncounted_succeeded)
         counted_failures = [p for p in new_failed
                             if match_pod_failure_policy(spec.get("podFailurePolicy"), p)[1]]
         jctx.failed = int(status.get("failed") or 0) + len(counted_failures) + len(jctx.uncounted_failed)
-        if spec.get("completionMode") == "Indexed":
-            completions = int(spec.get("completions") or 0)
-            jctx.prev_succeeded_indexes = parse_indexes(status.get("completedIndexes", ""), completions)
-            jctx.succeeded_indexes = jctx.prev_succeeded_indexes | {
-                get_completion_index(p) for p in new_succeeded if 0 <= get_completion_index(p) < completions}
-            jctx.succeeded = len(jctx.succeeded_indexes)
-        if not status.get("startTime"):
+        # Job first start. Set startTime only if the Job is not suspended.
+        if not status.get("startTime") and not spec.get("suspend"):
             status["startTime"] = rfc3339(now)
-            deadline = spec.get("activeDeadlineSeconds")
-            if deadline is not None:
-                self.queue.add_after(key, float(deadline))
         new_backoff = self.pod_backoff_store.new_backoff_record(key, new_succeeded, new_failed, now)
-
-        # A finish decided by an earlier sync, waiting for its pods to be gone.
-        target = find_condition(job, "FailureTarget")
-        criteria = find_condition(job, "SuccessCriteriaMet")
-        if target is not None and target.get("status") == "True":
-            jctx.finished_condition = new_condition("Failed", target.get("reason", ""),
-                                                    target.get("message", ""), now)
-        elif criteria is not None and criteria.get("status") == "True":
-            jctx.finished_condition = new_condition("Complete", criteria.get("reason", ""),
-                                                    criteria.get("message", ""), now)
-        if jctx.finished_condition is None:
-            message = self.get_fail_job_message(job, jctx.pods)
-            if message is not None:
-                jctx.finished_condition = new_condition("FailureTarget", "PodFailurePolicy", message, now)
-        if jctx.finished_condition is None:
-            exceeds_backoff_limit = jctx.failed > int(spec.get("backoffLimit", 6))
-            if exceeds_backoff_limit or past_backoff_limit_on_failure(job, jctx.pods):
-                jctx.finished_condition = new_condition(
-                    "FailureTarget", "BackoffLimitExceeded",
-                    "Job has reached the specified backoff limit", now)
-            elif self.past_active_deadline(job):
-                jctx.finished_condition = new_condition(
-                    "FailureTarget", "DeadlineExceeded",
-                    "Job was active longer than specified deadline", now)
-            elif spec.get("activeDeadlineSeconds") is not None and not spec.get("suspend"):
-                started = seconds(status["startTime"])
-                self.queue.add_after(key, float(spec["activeDeadlineSeconds"]) - (now - started))
-
-        active = len(jctx.active_pods)
+        jctx.finished_condition = self.finished_condition(key, jctx)
+        if spec.get("completionMode") == "Indexed":
+            self.calculate_succeeded_indexes(jctx, new_succeeded)
         manage_job_err: ApiError | None = None
-        if jctx.finished_condition is not None:
+        if jctx.finished_condition is not None:  # remove active pods if the Job finished
             deleted, manage_job_err = manage_job.delete_active_pods(self, job, jctx.active_pods)
             active -= deleted
             jctx.terminating += deleted
         else:
-            if self.expectations.satisfied_expectations(key) and not job["metadata"].get("deletionTimestamp"):
+            if satisfied_expectations and not job["metadata"].get("deletionTimestamp"):
                 active, manage_job_err = manage_job.manage_job(self, jctx, new_backoff)
             completions = spec.get("completions")
             complete = jctx.succeeded > 0 and active == 0 if completions is None else \
@@ -299,13 +270,50 @@ class JobController:
                     "Reached expected number of succeeded pods", now)
         ready = sum(1 for p in jctx.active_pods if is_pod_ready(p))
         needs_status_update = active != status.get("active", 0) or ready != status.get("ready") or \
-            jctx.terminating != status.get("terminating")
+            jctx.terminating != status.get("terminating") or \
+            status.get("startTime") != (cached.get("status") or {}).get("startTime")
         status["active"], status["ready"], status["terminating"] = active, ready, jctx.terminating
-        tracking.track_job_status_and_remove_finalizers(self, jctx, needs_status_update or
-                                                        cached.get("status", {}).get("startTime") is None)
+        tracking.track_job_status_and_remove_finalizers(self, jctx, needs_status_update)
         self.pod_backoff_store.update_backoff_record(new_backoff)
         if manage_job_err is not None:
             raise manage_job_err
+
+    def finished_condition(self, key: str, jctx: SyncJobCtx) -> Object | None:
+        """syncJob's finish decision. A finish an earlier sync decided (SuccessCriteriaMet,
+        FailureTarget) is kept; else a podFailurePolicy FailJob rule, then backoffLimit, then
+        activeDeadlineSeconds (with a sync queued for when it passes)."""
+        job, now = jctx.job, self.clock.now
+        spec, status = job["spec"], job["status"]
+        criteria = find_condition(job, "SuccessCriteriaMet")
+        if criteria is not None and criteria.get("status") == "True":
+            return new_condition("Complete", criteria.get("reason", ""), criteria.get("message", ""), now)
+        target = find_condition(job, "FailureTarget")
+        if target is not None and target.get("status") == "True":
+            return new_condition("Failed", target.get("reason", ""), target.get("message", ""), now)
+        message = self.get_fail_job_message(job, jctx.pods)
+        if message is not None:
+            return new_condition("FailureTarget", "PodFailurePolicy", message, now)
+        if jctx.failed > int(spec.get("backoffLimit", 6)) or past_backoff_limit_on_failure(job, jctx.pods):
+            return new_condition("FailureTarget", "BackoffLimitExceeded",
+                                 "Job has reached the specified backoff limit", now)
+        if self.past_active_deadline(job):
+            return new_condition("FailureTarget", "DeadlineExceeded",
+                                 "Job was active longer than specified deadline", now)
+        if spec.get("activeDeadlineSeconds") is not None and not spec.get("suspend"):
+            started = seconds(status["startTime"])
+            self.queue.add_after(key, float(spec["activeDeadlineSeconds"]) - (now - started))
+        return None
+
+    @staticmethod
+    def calculate_succeeded_indexes(jctx: SyncJobCtx, new_succeeded: list[Object]) -> None:
+        """calculateSucceededIndexes: status.completedIndexes plus the new successes' indexes;
+        an Indexed Job's succeeded count is the number of indexes."""
+        completions = int(jctx.job["spec"].get("completions") or 0)
+        jctx.prev_succeeded_indexes = parse_indexes(jctx.job["status"].get("completedIndexes", ""),
+                                                    completions)
+        jctx.succeeded_indexes = jctx.prev_succeeded_indexes | {
+            get_completion_index(p) for p in new_succeeded if 0 <= get_completion_index(p) < completions}
+        jctx.succeeded = len(jctx.succeeded_indexes)
 
     def get_new_finished_pods(self, jctx: SyncJobCtx) -> tuple[list[Object], list[Object]]:
         """getNewFinishedPods: finished pods with the finalizer, not counted yet."""
