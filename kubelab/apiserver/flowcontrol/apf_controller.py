@@ -42,6 +42,7 @@ from kubelab.apiserver.context import Served
 from kubelab.apiserver.flowcontrol.bootstrap import (
     MANDATORY_FLOW_SCHEMAS,
     MANDATORY_PRIORITY_LEVELS,
+    ensure_config_objects,
 )
 from kubelab.apiserver.flowcontrol.queueset import QueuedRequest, QueueSet
 from kubelab.apiserver.flowcontrol.rule import (
@@ -191,8 +192,6 @@ class APFController:
 
     def restarted(self) -> APFController:
         """The server is back: its configuration objects ensured again, every queue empty."""
-        from kubelab.apiserver.flowcontrol import ensure_config_objects
-
         ensure_config_objects(self.server)
         return APFController(self.server, self.server_concurrency_limit)
 
