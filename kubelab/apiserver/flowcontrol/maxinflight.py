@@ -31,6 +31,7 @@ from kubelab.apiserver.flowcontrol.work_estimator import (
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
+    from kubelab.apiserver.storage.watch_cache import CacheEvent
 
 __all__ = ["MAX_MUTATING_REQUESTS_INFLIGHT", "MAX_REQUESTS_INFLIGHT", "MaxInFlightFilter"]
 
@@ -54,7 +55,7 @@ class MaxInFlightFilter:
         self.pools: dict[str, QueueSet] = {}
         self.stop()
 
-    def invalidate(self) -> None:
+    def on_config_events(self, resource: str, events: list[CacheEvent]) -> None:
         """FlowSchemas mean nothing to this filter."""
 
     def stop(self) -> None:
