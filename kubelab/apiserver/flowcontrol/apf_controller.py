@@ -128,7 +128,7 @@ class APFController:
         self.levels: dict[str, PriorityLevelState] = {}
         self.flow_schemas: list[FlowSchemaDigest] = []  # in matching order
         self.completed: deque[QueuedRequest] = deque(maxlen=KEPT)  # finished or rejected
-        self.last: Classification | None = None   # the latest request's (for the headers)
+        self.last: Classification | None = None   # the latest request's (notebooks read it)
         self._inflight: list[tuple[AuditRecord, QueuedRequest, PriorityLevelState]] = []
         self._dirty = True  # the listers are listed: the first request digests them
         self.pl_lister = CacheLister(server, "/registry/prioritylevelconfigurations/")
@@ -243,6 +243,7 @@ class APFController:
         state = self.levels.get(fs.priority_level) or self.levels["catch-all"]
         self.last = Classification(fs.name, state.name, fs.uid,
                                    str(state.pl["metadata"].get("uid", "")), distinguisher)
+        set_response_headers(self.last, request)  # served or refused, the answer says how
         record.flow_schema, record.priority_level = self.last.flow_schema, state.name
         estimate = estimate_work(self.server, self.tracker, request, served.prefix,
                                  served.info.group, state.max_seats)
@@ -305,6 +306,13 @@ class APFController:
                          "waiting": qs.requests_waiting, "queueLengths": qs.queue_lengths(),
                          "dispatched": qs.dispatched, "rejected": dict(qs.rejected)})
         return rows
+
+
+def set_response_headers(classification: Classification, request: Request) -> None:
+    """setResponseHeaders: the UIDs of the request's own FlowSchema and priority level."""
+    request.response_headers["X-Kubernetes-PF-FlowSchema-UID"] = classification.flow_schema_uid
+    request.response_headers["X-Kubernetes-PF-PriorityLevel-UID"] = \
+        classification.priority_level_uid
 
 
 def _with_mandatory(objects: list[dict[str, Any]], mandatory: list[dict[str, Any]]
