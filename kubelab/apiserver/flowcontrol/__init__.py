@@ -8,7 +8,8 @@ Read in this order: bootstrap.py (the FlowSchemas and PriorityLevelConfiguration
 server ensures), rule.py (does a request match a FlowSchema?), shufflesharding.py (a flow's
 hand of queues), work_estimator.py (seats, and kubelab's service-time cost model),
 queueset.py (fair queuing on the simulated clock), apf_controller.py (classification, the
-configuration's concurrency shares, 429s). Upstream: k8s.io/apiserver pkg/util/flowcontrol/.
+configuration read through listers, the concurrency shares, 429s), dropped_requests_tracker.py
+(their Retry-After). Upstream: k8s.io/apiserver pkg/util/flowcontrol/.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ from kubelab.apiserver.flowcontrol.bootstrap import (
     MANDATORY_PRIORITY_LEVELS,
     ensure_config_objects,
 )
+from kubelab.apiserver.flowcontrol.dropped_requests_tracker import DroppedRequestsStats
 from kubelab.apiserver.flowcontrol.queueset import QueuedRequest, QueueSet
 from kubelab.apiserver.flowcontrol.rule import (
     FlowSchemaDigest,
@@ -80,7 +81,6 @@ __all__ = ["APFController", "Classification", "PriorityLevelState", "hash_flow_i
 SERVER_CONCURRENCY_LIMIT = 400 + 200
 PRIORITY_LEVEL_MAX_SEATS_PERCENT = 0.15
 REQUEST_WAIT_LIMIT = 60.0 / 4           # --request-timeout / 4
-MAX_RETRY_AFTER = 32
 TOO_MANY_REQUESTS = "Too many requests, please try again later."
 KEPT = 50_000  # finished requests kept for notebooks and panels
 
@@ -107,10 +107,7 @@ class PriorityLevelState:
     borrowing_cl: int
     max_seats: int           # 0: no per-level cap (exempt, Reject levels)
     queues: QueueSet
-    # DroppedRequestsTracker: drops per virtual second, and the Retry-After it suggests.
-    retry_after: int = 1
-    retry_after_updated: int = 0
-    drops: dict[int, int] = field(default_factory=dict)
+    dropped: DroppedRequestsStats = field(default_factory=DroppedRequestsStats)
 
     @property
     def name(self) -> str:
@@ -254,8 +251,9 @@ class APFController:
         hash_value = hash_flow_id(self.last.flow_schema, distinguisher) if num_queues > 1 else 0
         if not state.queues.start_request(req, hash_value):
             self.completed.append(req)
+            retry_after = state.dropped.record_dropped_request(self.server.clock.now)
             raise ApiError(429, "TooManyRequests", TOO_MANY_REQUESTS,
-                           {"retryAfterSeconds": self._record_dropped(state)})
+                           {"retryAfterSeconds": retry_after})
         self._inflight.append((record, req, state))
 
     def note_items(self, record: AuditRecord, items: int) -> None:
@@ -273,22 +271,6 @@ class APFController:
 
     def _done(self, req: QueuedRequest) -> None:
         self.completed.append(req)
-
-    def _record_dropped(self, state: PriorityLevelState) -> int:
-        """droppedRequestsStats: Retry-After doubles when the last retryAfter seconds saw at
-        least 3 x retryAfter drops, and falls by one when they saw fewer than retryAfter."""
-        second = int(self.server.clock.now)
-        if second not in state.drops:
-            recent = sum(n for s, n in state.drops.items() if second - s <= state.retry_after)
-            if second - state.retry_after_updated >= state.retry_after and \
-                    recent >= 3 * state.retry_after:
-                state.retry_after = min(state.retry_after * 2, MAX_RETRY_AFTER)
-                state.retry_after_updated = second
-            elif recent < state.retry_after and state.retry_after > 1:
-                state.retry_after -= 1
-            state.drops = {s: n for s, n in state.drops.items() if second - s <= MAX_RETRY_AFTER}
-        state.drops[second] = state.drops.get(second, 0) + 1
-        return state.retry_after
 
     # ------------------------------------------------------------------ what panels read
 
