@@ -50,7 +50,7 @@ class MaxInFlightFilter:
         self.server_concurrency_limit = sum(self.limits)
         self.tracker = ObjectCountTracker(server)
         self.completed: deque[QueuedRequest] = deque(maxlen=KEPT)
-        self.last: Classification | None = None  # no FlowSchemas: no X-Kubernetes-PF-* headers
+        self.last: Classification | None = None  # no FlowSchemas: never classified, no headers
         self._inflight: list[tuple[AuditRecord, QueuedRequest, QueueSet]] = []
         self.pools: dict[str, QueueSet] = {}
         self.stop()
