@@ -182,3 +182,39 @@ def test_a_list_is_priced_at_the_polled_object_count() -> None:
         c.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}"},
                          "data": {"blob": "x" * 2000}})
     assert seats() == 8                # 13 by the bytes, global-default's max seats is 8
+
+
+def test_the_configuration_is_read_through_listers_the_watch_cache_feeds() -> None:
+    """configController reads FlowSchemas through an informer: a schema created through
+    apiserver-1 reaches apiserver-2's lister with the watch event, not before; the three creates
+    are digested together, and adds while a sync waits fold into it (configQueue's one key)."""
+    c = Cluster(nodes=1, seed=0, replicas={"apiserver": 2}, apf=True)
+    c.run(1)
+    first, second = c.apiservers
+    fc = second.flowcontrol
+    assert fc is not None and first.flowcontrol is not None
+    _classify(second, "bob", [], Request("list", "pods", "default"))  # digested now
+    syncs: list[int] = []
+    digest_config_objects = fc.digest_config_objects
+    fc.digest_config_objects = lambda pls, fss: (  # type: ignore[method-assign]
+        syncs.append(len(fss)), digest_config_objects(pls, fss))[1]
+    for name, precedence in (("bob-1", 700), ("bob-2", 600), ("bob-3", 500)):
+        obj = {"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+               "metadata": {"name": name},
+               "spec": {"priorityLevelConfiguration": {"name": "workload-low"},
+                        "matchingPrecedence": precedence,
+                        "rules": [{"subjects": [{"kind": "User", "user": {"name": "bob"}}],
+                                   "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"],
+                                                      "resources": ["*"], "namespaces": ["*"]}]}]}}
+        first.handle(Request("create", "flowschemas", group="flowcontrol.apiserver.k8s.io",
+                             body=obj, token=first.token_for("admin")))
+    assert fc.fs_lister.get("bob-3") is None  # the watch event has not come yet
+    c.run(0.1)
+    assert fc.fs_lister.get("bob-3") is not None and syncs[0] == len(fc.fs_lister.list())
+    before = len(syncs)
+    fc.config_queue_add()
+    fc.config_queue_add()
+    c.run(0.1)
+    assert len(syncs) == before + 1
+    assert _classify(second, "bob", [], Request("list", "pods", "default")) == \
+        ("bob-3", "workload-low")

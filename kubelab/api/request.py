@@ -62,6 +62,11 @@ class Request:
     token: str = ""
     # The User-Agent header: which program (which replica) sent it; the audit log keeps it.
     user_agent: str = ""
+    # The headers the server's filters set on this request's response, whether it is served
+    # or refused (http.ResponseWriter.Header()): priority and fairness writes
+    # X-Kubernetes-PF-FlowSchema-UID and -PriorityLevel-UID here (priority-and-fairness.go
+    # setResponseHeaders), and an HTTP front end sends them on.
+    response_headers: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def path(self) -> str:

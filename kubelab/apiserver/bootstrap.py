@@ -12,6 +12,7 @@ still keeps each kubelet to its own objects).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api.request import Request
@@ -30,7 +31,7 @@ from kubelab.apiserver.endpoints.decode import decode_body
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
 
-__all__ = ["LOOPBACK", "SYSTEM_NAMESPACES", "bootstrap", "bootstrap_objects"]
+__all__ = ["LOOPBACK", "SYSTEM_NAMESPACES", "bootstrap", "bootstrap_objects", "ensure_objects"]
 
 # The server itself, writing its bootstrap objects (upstream uses a loopback client).
 LOOPBACK = UserInfo("system:apiserver", (MASTERS,))
@@ -160,8 +161,15 @@ def bootstrap_objects() -> list[tuple[str, dict[str, Any]]]:
 
 def bootstrap(server: APIServer) -> None:
     """Create each bootstrap object that does not exist yet, through the registry."""
-    for resource, obj in bootstrap_objects():
-        group = "" if resource == "namespaces" else RBAC
+    ensure_objects(server, [("" if resource == "namespaces" else RBAC, resource, obj)
+                            for resource, obj in bootstrap_objects()])
+
+
+def ensure_objects(server: APIServer, objects: Iterable[tuple[str, str, dict[str, Any]]]) -> None:
+    """Create every (group, resource, object) whose object is missing, in order, as the
+    server itself (LOOPBACK): RBAC's bootstrap policy and priority and fairness's
+    configuration ensurer (flowcontrol/bootstrap.py) both come through here."""
+    for group, resource, obj in objects:
         served = server.served.lookup(group, resource)
         name = obj["metadata"]["name"]
         if served is None or server.store.range(served.key("", name)).kvs:

@@ -202,7 +202,8 @@ class ServedResources:
         if served.builtin and served.info.resource == "customresourcedefinitions":
             return self._crds_changed
         if served.builtin and served.info.group == "flowcontrol.apiserver.k8s.io":
-            return lambda _events: self._flowcontrol_changed()
+            resource = served.info.resource
+            return lambda events: self._flowcontrol_changed(resource, events)
         return None
 
     def _crds_changed(self, events: list[CacheEvent]) -> None:
@@ -216,9 +217,11 @@ class ServedResources:
             else:
                 self.serve_crd(copy.deepcopy(crd))  # the event's object is the cache's own
 
-    def _flowcontrol_changed(self) -> None:
+    def _flowcontrol_changed(self, resource: str, events: list[CacheEvent]) -> None:
+        """Priority and fairness's configuration controller reads FlowSchemas and priority
+        levels through listers this watch cache feeds (storage/lister.py)."""
         if self.server.flowcontrol is not None:
-            self.server.flowcontrol.invalidate()
+            self.server.flowcontrol.on_config_events(resource, events)
 
     def after_write(self, served: Served, key: str, obj: Object | None) -> None:
         """The registry wrote key (obj None: deleted it); keep the derived state current."""

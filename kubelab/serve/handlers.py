@@ -65,17 +65,13 @@ class _Base(tornado.web.RequestHandler):
             return
         self.send(err.status, err.code)
 
-    def flow_control_headers(self, before: bool = False) -> None:
-        """X-Kubernetes-PF-FlowSchema-UID and -PriorityLevel-UID: how priority and fairness
-        classified this request (priority-and-fairness.go setResponseHeaders)."""
-        flowcontrol = self.server.cluster.apiserver.flowcontrol
-        if flowcontrol is None:
-            return
-        if before:
-            flowcontrol.last = None
-        elif flowcontrol.last is not None:
-            self.set_header("X-Kubernetes-PF-FlowSchema-UID", flowcontrol.last.flow_schema_uid)
-            self.set_header("X-Kubernetes-PF-PriorityLevel-UID", flowcontrol.last.priority_level_uid)
+    def filter_headers(self, request: Request | None) -> None:
+        """The headers the API server's filters set on this request's answer, such as priority
+        and fairness's X-Kubernetes-PF-FlowSchema-UID and -PriorityLevel-UID: how it classified
+        this very request (priority-and-fairness.go setResponseHeaders), whichever API server
+        behind the balancer served it."""
+        for name, value in (request.response_headers if request is not None else {}).items():
+            self.set_header(name, value)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         # Anything tornado itself refuses (an unknown method, a body over its limit).
@@ -196,15 +192,15 @@ class ResourceHandler(_Base):
         return request, query
 
     def _serve(self) -> None:
-        self.flow_control_headers(before=True)
+        request: Request | None = None
         try:
             request, _ = self._request()
             result = self.server.cluster.api.handle(request)  # several: the load balancer
         except ApiError as err:
-            self.flow_control_headers()
+            self.filter_headers(request)
             self.send_error_status(err)
             return
-        self.flow_control_headers()
+        self.filter_headers(request)
         code = 201 if request.verb == "create" and request.subresource != "binding" else 200
         if request.subresource == "log":  # plain text, as the kubelet wrote it
             self.set_header("Content-Type", "text/plain")
@@ -279,14 +275,13 @@ class ResourceHandler(_Base):
                 done.set_result(None)
 
         self._closed = on_close
-        self.flow_control_headers(before=True)
         try:
             handle: WatchHandle = self.server.cluster.api.watch(request, on_event, on_close)
         except ApiError as err:
-            self.flow_control_headers()
+            self.filter_headers(request)
             self.send_error_status(err)
             return
-        self.flow_control_headers()
+        self.filter_headers(request)
         self.set_header("Content-Type", TABLE_V1 if table else _JSON)
         self.flush()
         timeout = query.get("timeoutSeconds")

@@ -8,19 +8,15 @@ Read in this order: bootstrap.py (the FlowSchemas and PriorityLevelConfiguration
 server ensures), rule.py (does a request match a FlowSchema?), shufflesharding.py (a flow's
 hand of queues), work_estimator.py (seats, and kubelab's service-time cost model),
 queueset.py (fair queuing on the simulated clock), apf_controller.py (classification, the
-configuration's concurrency shares, 429s). Upstream: k8s.io/apiserver pkg/util/flowcontrol/.
+configuration read through listers, the concurrency shares, 429s), dropped_requests_tracker.py
+(their Retry-After). Upstream: k8s.io/apiserver pkg/util/flowcontrol/.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubelab.api.request import Request
 from kubelab.apiserver.apis.schema_flowcontrol import FLOWCONTROL_SCHEMAS  # adds them to SCHEMAS
-from kubelab.apiserver.auth.audit import AuditRecord
-from kubelab.apiserver.bootstrap import LOOPBACK
-from kubelab.apiserver.context import RequestContext
-from kubelab.apiserver.endpoints.decode import decode_body
 from kubelab.apiserver.flowcontrol.apf_controller import (
     SERVER_CONCURRENCY_LIMIT,
     TOO_MANY_REQUESTS,
@@ -28,7 +24,7 @@ from kubelab.apiserver.flowcontrol.apf_controller import (
     Classification,
     hash_flow_id,
 )
-from kubelab.apiserver.flowcontrol.bootstrap import GROUP, config_objects
+from kubelab.apiserver.flowcontrol.bootstrap import GROUP, ensure_config_objects
 from kubelab.apiserver.flowcontrol.queueset import QueuedRequest, QueueSet
 from kubelab.apiserver.flowcontrol.shufflesharding import Dealer
 
@@ -38,23 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["FLOWCONTROL_SCHEMAS", "GROUP", "SERVER_CONCURRENCY_LIMIT", "TOO_MANY_REQUESTS", "APFController",
            "Classification", "Dealer", "QueueSet", "QueuedRequest", "enable",
            "ensure_config_objects", "hash_flow_id"]
-
-
-def ensure_config_objects(server: APIServer) -> None:
-    """Create every bootstrap FlowSchema and PriorityLevelConfiguration that is missing, as
-    the configuration ensurer does at each start (pkg/registry/flowcontrol/ensurer)."""
-    for resource, obj in config_objects():
-        served = server.served.lookup(GROUP, resource)
-        name = obj["metadata"]["name"]
-        if served is None or server.store.range(served.key("", name)).kvs:
-            continue
-        record = AuditRecord(server.clock.now, LOOPBACK.name, "create", resource, "", name)
-        ctx = RequestContext(Request("create", resource, group=GROUP, body=obj), served,
-                             LOOPBACK, record, server)
-        ctx.enter("decode")
-        server.registry.create(ctx, decode_body(obj, served.info, served.schema))
-        record.code = 201
-        server.log(record)
 
 
 def enable(server: APIServer, server_concurrency_limit: int = SERVER_CONCURRENCY_LIMIT

@@ -13,6 +13,15 @@ before authorization (DefaultBuildHandlerChain):
    A rejection is 429 "Too many requests, please try again later." with Retry-After
    (dropped_requests_tracker.go: 1 s, doubled while drops go on, at most 32 s).
 
+The configuration controller (configController) reads FlowSchemas and
+PriorityLevelConfigurations through informers, driven by their events and a workqueue: an event
+puts the one key on configQueue, and its worker (syncOne) digests what the listers hold. kubelab's
+API server may not import kubelab.client (a layer contract), so the informers' part is played by
+what the server has: a lister per resource (storage/lister.py), listed from the store when the
+controller starts and then fed by that resource's watch cache events (serving.py on_change).
+Departure: a request that arrives while a sync is queued runs the sync first, instead of being
+classified by the configuration from before the change.
+
 The configuration controller's sums (finishQueueSetReconfigsLocked): the server's concurrency
 limit, --max-requests-inflight (400) + --max-mutating-requests-inflight (200) = 600, is shared
 out by nominalConcurrencyShares: nominalCL = ceil(600 x shares / sum of all shares), and a
@@ -28,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import math
 from collections import deque
 from dataclasses import dataclass, field
@@ -42,7 +50,9 @@ from kubelab.apiserver.context import Served
 from kubelab.apiserver.flowcontrol.bootstrap import (
     MANDATORY_FLOW_SCHEMAS,
     MANDATORY_PRIORITY_LEVELS,
+    ensure_config_objects,
 )
+from kubelab.apiserver.flowcontrol.dropped_requests_tracker import DroppedRequestsStats
 from kubelab.apiserver.flowcontrol.queueset import QueuedRequest, QueueSet
 from kubelab.apiserver.flowcontrol.rule import (
     FlowSchemaDigest,
@@ -60,6 +70,8 @@ from kubelab.apiserver.flowcontrol.work_estimator import (
     estimate_work,
     service_seconds,
 )
+from kubelab.apiserver.storage.lister import CacheLister
+from kubelab.apiserver.storage.watch_cache import CacheEvent
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
@@ -69,7 +81,6 @@ __all__ = ["APFController", "Classification", "PriorityLevelState", "hash_flow_i
 SERVER_CONCURRENCY_LIMIT = 400 + 200
 PRIORITY_LEVEL_MAX_SEATS_PERCENT = 0.15
 REQUEST_WAIT_LIMIT = 60.0 / 4           # --request-timeout / 4
-MAX_RETRY_AFTER = 32
 TOO_MANY_REQUESTS = "Too many requests, please try again later."
 KEPT = 50_000  # finished requests kept for notebooks and panels
 
@@ -96,10 +107,7 @@ class PriorityLevelState:
     borrowing_cl: int
     max_seats: int           # 0: no per-level cap (exempt, Reject levels)
     queues: QueueSet
-    # DroppedRequestsTracker: drops per virtual second, and the Retry-After it suggests.
-    retry_after: int = 1
-    retry_after_updated: int = 0
-    drops: dict[int, int] = field(default_factory=dict)
+    dropped: DroppedRequestsStats = field(default_factory=DroppedRequestsStats)
 
     @property
     def name(self) -> str:
@@ -117,33 +125,40 @@ class APFController:
         self.levels: dict[str, PriorityLevelState] = {}
         self.flow_schemas: list[FlowSchemaDigest] = []  # in matching order
         self.completed: deque[QueuedRequest] = deque(maxlen=KEPT)  # finished or rejected
-        self.last: Classification | None = None   # the latest request's (for the headers)
+        self.last: Classification | None = None   # the latest request's (notebooks read it)
         self._inflight: list[tuple[AuditRecord, QueuedRequest, PriorityLevelState]] = []
-        self._dirty = True
+        self._dirty = True  # the listers are listed: the first request digests them
+        self.pl_lister = CacheLister(server, "/registry/prioritylevelconfigurations/")
+        self.fs_lister = CacheLister(server, "/registry/flowschemas/")
 
     # ------------------------------------------------------------------ configuration
 
-    def invalidate(self) -> None:
-        """A FlowSchema or PriorityLevelConfiguration changed: re-read them now, or before the
-        next request if one comes first (upstream's controller is woken by its informers)."""
+    def on_config_events(self, resource: str, events: list[CacheEvent]) -> None:
+        """The informers' event handlers: the lister takes the watch cache's events, and any
+        change puts the one key on the configuration queue (configQueue.Add(0))."""
+        lister = self.fs_lister if resource == "flowschemas" else self.pl_lister
+        if lister.on_events(events):
+            self.config_queue_add()
+
+    def config_queue_add(self) -> None:
+        """configQueue.Add(0): one key, so changes that come while it waits fold into one sync."""
         if not self._dirty:
             self._dirty = True
-            self.server.clock.call_later(0, self._reload_if_dirty)
+            self.server.clock.call_later(0, self.process_next_work_item)
 
-    def _reload_if_dirty(self) -> None:
+    def process_next_work_item(self) -> None:
         if self._dirty and self.server.running and self.server.flowcontrol is self:
-            self.reload()
+            self.sync_one()
 
-    def _load(self, resource: str, mandatory: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        prefix = f"/registry/{resource}/"
-        objects = [json.loads(kv.value) for kv in self.server.store.range(prefix, prefix=True).kvs]
-        names = {o["metadata"]["name"] for o in objects}
-        # The mandatory objects always apply, even while deleted (digestConfigObjects).
-        return objects + [m for m in mandatory if m["metadata"]["name"] not in names]
-
-    def reload(self) -> None:
+    def sync_one(self) -> None:
+        """Digest what the listers hold now (syncOne: plLister.List, fsLister.List)."""
         self._dirty = False
-        pls = self._load("prioritylevelconfigurations", MANDATORY_PRIORITY_LEVELS)
+        self.digest_config_objects(self.pl_lister.list(), self.fs_lister.list())
+
+    def digest_config_objects(self, new_pls: list[dict[str, Any]],
+                              new_fss: list[dict[str, Any]]) -> None:
+        # The mandatory objects always apply, even while deleted (digestConfigObjects).
+        pls = _with_mandatory(new_pls, MANDATORY_PRIORITY_LEVELS)
         share_sum = sum(_spec_commons(pl)[0] for pl in pls) or 1
         old, self.levels = self.levels, {}
         for pl in pls:
@@ -152,7 +167,7 @@ class APFController:
             state.queues.stop()
         # digestFlowSchemasLocked: a schema naming a missing level is Dangling and ignored.
         good = []
-        for fs in self._load("flowschemas", MANDATORY_FLOW_SCHEMAS):
+        for fs in _with_mandatory(new_fss, MANDATORY_FLOW_SCHEMAS):
             level = fs["spec"]["priorityLevelConfiguration"]["name"]
             found = level in self.levels
             wanted = dangling_condition(level, found, self.server.timestamp())
@@ -191,8 +206,6 @@ class APFController:
 
     def restarted(self) -> APFController:
         """The server is back: its configuration objects ensured again, every queue empty."""
-        from kubelab.apiserver.flowcontrol import ensure_config_objects
-
         ensure_config_objects(self.server)
         return APFController(self.server, self.server_concurrency_limit)
 
@@ -206,8 +219,8 @@ class APFController:
 
     def classify(self, rd: RequestDigest) -> tuple[FlowSchemaDigest, str]:
         """The FlowSchema that matches first, and the request's flow distinguisher."""
-        if self._dirty:
-            self.reload()
+        if self._dirty:  # a request before the queued sync: it runs first (see the docstring)
+            self.sync_one()
         chosen = next((fs for fs in self.flow_schemas if matches_flow_schema(rd, fs)), None)
         if chosen is None:  # cannot happen while catch-all exists; upstream falls back on it
             chosen = next(fs for fs in self.flow_schemas if fs.name == "catch-all")
@@ -227,6 +240,7 @@ class APFController:
         state = self.levels.get(fs.priority_level) or self.levels["catch-all"]
         self.last = Classification(fs.name, state.name, fs.uid,
                                    str(state.pl["metadata"].get("uid", "")), distinguisher)
+        set_response_headers(self.last, request)  # served or refused, the answer says how
         record.flow_schema, record.priority_level = self.last.flow_schema, state.name
         estimate = estimate_work(self.server, self.tracker, request, served.prefix,
                                  served.info.group, state.max_seats)
@@ -237,8 +251,9 @@ class APFController:
         hash_value = hash_flow_id(self.last.flow_schema, distinguisher) if num_queues > 1 else 0
         if not state.queues.start_request(req, hash_value):
             self.completed.append(req)
+            retry_after = state.dropped.record_dropped_request(self.server.clock.now)
             raise ApiError(429, "TooManyRequests", TOO_MANY_REQUESTS,
-                           {"retryAfterSeconds": self._record_dropped(state)})
+                           {"retryAfterSeconds": retry_after})
         self._inflight.append((record, req, state))
 
     def note_items(self, record: AuditRecord, items: int) -> None:
@@ -257,29 +272,13 @@ class APFController:
     def _done(self, req: QueuedRequest) -> None:
         self.completed.append(req)
 
-    def _record_dropped(self, state: PriorityLevelState) -> int:
-        """droppedRequestsStats: Retry-After doubles when the last retryAfter seconds saw at
-        least 3 x retryAfter drops, and falls by one when they saw fewer than retryAfter."""
-        second = int(self.server.clock.now)
-        if second not in state.drops:
-            recent = sum(n for s, n in state.drops.items() if second - s <= state.retry_after)
-            if second - state.retry_after_updated >= state.retry_after and \
-                    recent >= 3 * state.retry_after:
-                state.retry_after = min(state.retry_after * 2, MAX_RETRY_AFTER)
-                state.retry_after_updated = second
-            elif recent < state.retry_after and state.retry_after > 1:
-                state.retry_after -= 1
-            state.drops = {s: n for s, n in state.drops.items() if second - s <= MAX_RETRY_AFTER}
-        state.drops[second] = state.drops.get(second, 0) + 1
-        return state.retry_after
-
     # ------------------------------------------------------------------ what panels read
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Per level: seats in use of its limit, requests waiting and executing, queue
         lengths, requests dispatched and rejected so far."""
-        if self._dirty:
-            self.reload()
+        if self._dirty:  # a request before the queued sync: it runs first (see the docstring)
+            self.sync_one()
         rows = []
         for name, state in sorted(self.levels.items()):
             qs = state.queues
@@ -289,6 +288,19 @@ class APFController:
                          "waiting": qs.requests_waiting, "queueLengths": qs.queue_lengths(),
                          "dispatched": qs.dispatched, "rejected": dict(qs.rejected)})
         return rows
+
+
+def set_response_headers(classification: Classification, request: Request) -> None:
+    """setResponseHeaders: the UIDs of the request's own FlowSchema and priority level."""
+    request.response_headers["X-Kubernetes-PF-FlowSchema-UID"] = classification.flow_schema_uid
+    request.response_headers["X-Kubernetes-PF-PriorityLevel-UID"] = \
+        classification.priority_level_uid
+
+
+def _with_mandatory(objects: list[dict[str, Any]], mandatory: list[dict[str, Any]]
+                    ) -> list[dict[str, Any]]:
+    names = {o["metadata"]["name"] for o in objects}
+    return objects + [m for m in mandatory if m["metadata"]["name"] not in names]
 
 
 def _spec_commons(pl: dict[str, Any]) -> tuple[int, int, int | None]:

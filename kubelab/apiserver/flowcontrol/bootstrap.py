@@ -11,10 +11,16 @@ so neither do we.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from kubelab.apiserver.bootstrap import ensure_objects
+
+if TYPE_CHECKING:
+    from kubelab.apiserver.server import APIServer
 
 __all__ = ["AUTO_UPDATE", "GROUP", "MANDATORY_FLOW_SCHEMAS", "MANDATORY_PRIORITY_LEVELS",
-           "SUGGESTED_FLOW_SCHEMAS", "SUGGESTED_PRIORITY_LEVELS", "config_objects"]
+           "SUGGESTED_FLOW_SCHEMAS", "SUGGESTED_PRIORITY_LEVELS", "config_objects",
+           "ensure_config_objects"]
 
 GROUP = "flowcontrol.apiserver.k8s.io"
 API_VERSION = f"{GROUP}/v1"
@@ -125,3 +131,10 @@ def config_objects() -> list[tuple[str, Obj]]:
     return ([("prioritylevelconfigurations", pl)
              for pl in MANDATORY_PRIORITY_LEVELS + SUGGESTED_PRIORITY_LEVELS]
             + [("flowschemas", fs) for fs in MANDATORY_FLOW_SCHEMAS + SUGGESTED_FLOW_SCHEMAS])
+
+
+def ensure_config_objects(server: APIServer) -> None:
+    """Create every bootstrap FlowSchema and PriorityLevelConfiguration that is missing, as
+    the configuration ensurer does at each start (pkg/registry/flowcontrol/ensurer), through
+    the one function that creates the server's bootstrap objects."""
+    ensure_objects(server, [(GROUP, resource, obj) for resource, obj in config_objects()])

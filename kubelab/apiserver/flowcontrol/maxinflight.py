@@ -31,6 +31,7 @@ from kubelab.apiserver.flowcontrol.work_estimator import (
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
+    from kubelab.apiserver.storage.watch_cache import CacheEvent
 
 __all__ = ["MAX_MUTATING_REQUESTS_INFLIGHT", "MAX_REQUESTS_INFLIGHT", "MaxInFlightFilter"]
 
@@ -49,12 +50,12 @@ class MaxInFlightFilter:
         self.server_concurrency_limit = sum(self.limits)
         self.tracker = ObjectCountTracker(server)
         self.completed: deque[QueuedRequest] = deque(maxlen=KEPT)
-        self.last: Classification | None = None  # no FlowSchemas: no X-Kubernetes-PF-* headers
+        self.last: Classification | None = None  # no FlowSchemas: never classified, no headers
         self._inflight: list[tuple[AuditRecord, QueuedRequest, QueueSet]] = []
         self.pools: dict[str, QueueSet] = {}
         self.stop()
 
-    def invalidate(self) -> None:
+    def on_config_events(self, resource: str, events: list[CacheEvent]) -> None:
         """FlowSchemas mean nothing to this filter."""
 
     def stop(self) -> None:

@@ -96,7 +96,6 @@ class QueueSet:
         self.robin_index, self.enqueues = -1, 0
         self.seats_in_use = self.requests_executing = self.requests_waiting = 0
         self.seats_waiting = 0
-        self.active: set[int] = set()  # queues with requests waiting or executing
         self.dispatched = 0
         self.rejected: dict[str, int] = {}
         self._events: list[tuple[float, int, str, QueuedRequest]] = []  # (when, seq, what, req)
@@ -147,7 +146,6 @@ class QueueSet:
         queue.waiting_seats += req.estimate.max_seats
         self.requests_waiting += 1
         self.seats_waiting += req.estimate.max_seats
-        self.active.add(queue.index)
         self._schedule(req.arrival + self.wait_limit, "time-out", req)
 
     def _reject(self, req: QueuedRequest, why: str) -> bool:
@@ -182,22 +180,24 @@ class QueueSet:
         return True
 
     def find_dispatch_queue(self) -> Queue | None:
-        """The queue whose head would finish first in virtual time, if its seats fit now.
+        """findDispatchQueueToBoundLocked: the queue whose head would finish first in virtual
+        time, if its seats fit now.
 
-        Upstream looks at every queue, round robin from the one after the last chosen, and
-        skips the empty ones; we look at the active ones only, in the same order."""
+        Every queue is looked at once, round robin: robin_index steps on from the queue chosen
+        last, and an empty queue is skipped. Of equal finish times the first looked at wins, and
+        the chosen queue is where the next walk starts from, so the others win the next tie."""
         best: Queue | None = None
-        best_finish = float("inf")
-        n, start = len(self.queues), self.robin_index + 1
-        for index in sorted(self.active, key=lambda i: (i - start) % n):
-            queue = self.queues[index]
+        best_finish, best_index = float("inf"), -1
+        for _ in range(len(self.queues)):
+            self.robin_index = (self.robin_index + 1) % len(self.queues)
+            queue = self.queues[self.robin_index]
             if queue.waiting:
                 finish = queue.next_dispatch_r + queue.waiting[0].work
                 if finish < best_finish:
-                    best, best_finish = queue, finish
+                    best, best_finish, best_index = queue, finish, self.robin_index
         if best is None or not self.can_accommodate_seats(best.waiting[0].estimate.max_seats):
             return None
-        self.robin_index = best.index
+        self.robin_index = best_index
         return best
 
     def _execute(self, req: QueuedRequest) -> None:
@@ -228,7 +228,6 @@ class QueueSet:
         if req.queue is not None:
             queue = self.queues[req.queue]
             queue.executing -= 1
-            self._touch(queue)
             assert req.service is not None
             queue.next_dispatch_r -= req.estimate.initial_seats * (
                 ESTIMATED_SERVICE_SECONDS - req.service)
@@ -256,7 +255,6 @@ class QueueSet:
         queue.waiting_seats -= req.estimate.max_seats
         self.requests_waiting -= 1
         self.seats_waiting -= req.estimate.max_seats
-        self._touch(queue)
         self._reject(req, "time-out")
         if self.on_done is not None:
             self.on_done(req)
@@ -269,18 +267,19 @@ class QueueSet:
         self.last_real_time = now
 
     def virtual_time_ratio(self) -> float:
-        """getVirtualTimeRatioLocked: min(seats in use and wanted, the limit) / active queues."""
-        if not self.active:
-            return 0.0
-        wanted = sum(self.queues[i].seats_in_use + self.queues[i].waiting_seats
-                     for i in self.active)
-        return min(wanted, self.concurrency_limit) / len(self.active)
+        """getVirtualTimeRatioLocked: min(seats in use and wanted, the limit) / active queues.
 
-    def _touch(self, queue: Queue) -> None:
-        if queue.waiting or queue.executing:
-            self.active.add(queue.index)
-        else:
-            self.active.discard(queue.index)
+        It walks every queue: the seats of all of them count (a queue whose last request is in
+        its final phase still holds seats), and a queue is active while it has requests
+        waiting or executing."""
+        active = wanted = 0
+        for queue in self.queues:
+            wanted += queue.seats_in_use + queue.waiting_seats
+            if queue.waiting or queue.executing:
+                active += 1
+        if active == 0:
+            return 0.0
+        return min(wanted, self.concurrency_limit) / active
 
     # ------------------------------------------------------------------ the clock
 
