@@ -33,6 +33,7 @@ from kubelab.cluster.components import (
 )
 from kubelab.cluster.dns import Answer, resolve
 from kubelab.cluster.faults import Faults
+from kubelab.cluster.ledger import Ledger
 from kubelab.cluster.loadbalancer import DirectConnection
 from kubelab.cluster.network import NodeView, Route, route
 from kubelab.cluster.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
@@ -179,6 +180,7 @@ class Cluster(ReplicaWiring):
         # from, and each node's container runtime, which outlives a kubelet crash as containerd
         # does. The faults break_registry, kill_node and crash_container reach them here.
         self.registry = ImageRegistry()
+        self.ledger = Ledger(self.clock, self.trace)  # notebook 08's bank (kubelab/cluster/ledger.py)
         runtime = HollowRuntime if hollow else ContainerRuntime
         self.runtimes = {name: runtime.for_node(name, i, self.registry, self.clock, self.rand,
                                                 self.trace)

@@ -324,13 +324,11 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults):
 
     def ledger_down(self) -> None:
         """Make the settlement ledger (kubelab/cluster/ledger.py) refuse every call."""
-        from kubelab.cluster.ledger import ledger_for
-        ledger_for(self._cluster).available = False
+        self._cluster.ledger.available = False
         self._record("ledger_down")
 
     def ledger_up(self) -> None:
-        from kubelab.cluster.ledger import ledger_for
-        ledger_for(self._cluster).available = True
+        self._cluster.ledger.available = True
         self._record("ledger_up")
 
     # ------------------------------------------------------------------ nodes and the registry
