@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubelab.api.errors import FieldError
 from kubelab.api.request import Request
@@ -19,9 +19,10 @@ from kubelab.apiserver.registry.strategy import Strategy
 
 if TYPE_CHECKING:
     from kubelab.apiserver.apiextensions.handler import CustomResourceSchema
+    from kubelab.apiserver.registry.service.allocators import Pending
     from kubelab.apiserver.server import APIServer
 
-__all__ = ["RequestContext", "Served"]
+__all__ = ["RESTHooks", "RequestContext", "Served"]
 
 # Verbs per subresource ("" is the object itself), as the REST handlers upstream register them.
 OBJECT_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete",
@@ -34,6 +35,19 @@ SUBRESOURCE_VERBS = {
     "log": frozenset({"get"}),
     "finalize": frozenset({"update"}),
 }
+
+
+class RESTHooks(Protocol):
+    """A kind's hooks around the generic store: genericregistry.Store's BeginCreate and
+    BeginUpdate (services: ClusterIP and NodePort allocation, registry/service/). Each returns
+    what the request reserved; finish() releases whatever no stored object claimed once the
+    request ends (upstream: the FinishFunc they return, called with success or not)."""
+
+    def begin_create(self, obj: dict[str, Any]) -> Pending: ...
+
+    def begin_update(self, key: str, obj: dict[str, Any], old: dict[str, Any]) -> Pending: ...
+
+    def finish(self, pending: Pending) -> None: ...
 
 
 @dataclass
@@ -53,7 +67,7 @@ class Served:
     custom: CustomResourceSchema | None = None
     # The kind's own REST hooks around the generic store (services: ClusterIP and NodePort
     # allocation, kubelab.apiserver.registry.service.ServiceAllocators); None for every other kind.
-    rest: Any = None
+    rest: RESTHooks | None = None
 
     def verbs(self, subresource: str) -> frozenset[str]:
         if not subresource:
