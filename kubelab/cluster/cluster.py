@@ -336,6 +336,8 @@ class Cluster(ReplicaWiring):
         if server is not None:
             server.start()
             return
+        # `exited` only on a component that elects a leader (the scheduler, the controller
+        # manager), and maybe not on one of the learner's: optional, hence getattr.
         if getattr(self.components.get(name), "exited", False):
             del self.components[name]  # it stopped itself (lost its Lease): start it again
         if name in self.components:

@@ -360,7 +360,7 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults):
         self._cluster.runtimes[node].power_on()
         for component in (f"kubelet/{node}", f"kube-proxy/{node}"):
             if component not in self._cluster.components and \
-                    component in getattr(self._cluster, "_factories", {}):
+                    component in self._cluster._factories:
                 self._cluster.restart_component(component)
         self._record("revive_node", node)
 
