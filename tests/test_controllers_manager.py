@@ -18,8 +18,9 @@ def test_public_names() -> None:
     assert {"object_graph", "to_dot", "render_svg", "GraphView", "GraphvizMissing",
             "mark_pods_ready", "keep_pods_ready"} <= set(viz.__all__)
     assert all(hasattr(viz, name) for name in viz.__all__)
-    assert COMPONENTS["controller-manager"] == ("kubelab.controllers:ControllerManager",
-                                                "system:kube-controller-manager")
+    descriptor = COMPONENTS["controller-manager"]
+    assert (descriptor.constructor, descriptor.user) == (controllers.ControllerManager,
+                                                         "system:kube-controller-manager")
 
 
 def test_the_manager_runs_the_registered_controllers() -> None:

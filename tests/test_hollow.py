@@ -78,7 +78,7 @@ def test_a_hollow_kubelet_needs_a_hollow_runtime() -> None:
     c = Cluster(nodes=0, components=[])
     runtime = ContainerRuntime("n", c.registry, c.clock, c.rand)
     ctx = ComponentContext("kubelet/n", c.client, c.clock, c.rand, c.trace,
-                           {"metadata": {"name": "n"}}, runtime)
+                           {"metadata": {"name": "n"}})
     with pytest.raises(TypeError, match="HollowRuntime"):
-        HollowKubelet(ctx)
-    assert isinstance(Kubelet(ctx), Kubelet)
+        HollowKubelet(ctx, runtime)
+    assert isinstance(Kubelet(ctx, runtime), Kubelet)

@@ -4,6 +4,10 @@ A Request is what an HTTP request to kube-apiserver carries (verb, group/version
 namespace, name, subresource, query parameters, bearer token, body), so an HTTP front end can be
 added later without redesign. Anything that speaks the API (the API server itself, or a test
 double) implements the API protocol; kubelab.client is handed one and never imports the server.
+
+What a round trip tells the client is all it learns: the answer (a Response, which says how long
+it took), an ApiError with the server's Status, or a ConnectionFailed from the connection when no
+server answered (ConnectionRefused: nothing listens at the address).
 """
 
 from __future__ import annotations
@@ -12,7 +16,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["API", "VERBS", "RawBody", "Request", "WatchEvent", "WatchHandle"]
+from kubelab.api.errors import ConnectionFailed
+
+__all__ = ["API", "DEFAULT_SERVER", "VERBS", "ConnectionRefused", "RawBody", "Request", "Response",
+           "WatchEvent", "WatchHandle"]
+
+# Where kube-apiserver serves, as a kubeconfig names it (the node links in kubelab.cluster.faults
+# dial the same address).
+DEFAULT_SERVER = "https://kube-apiserver:6443"
+_SERVER_IP = "172.18.0.1:6443"
+_METHODS = {"get": "Get", "list": "Get", "watch": "Get", "create": "Post", "update": "Put",
+            "patch": "Patch", "delete": "Delete", "deletecollection": "Delete"}
 
 # The request verbs of the authorizer (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go).
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
@@ -83,6 +97,33 @@ class Request:
         return "/".join(parts)
 
 
+class Response(dict[str, Any]):
+    """An answer: the object (or List) it carries, and how long the round trip took.
+
+    kubelab's API server answers at one virtual instant, so a client cannot time its request on
+    the clock as client-go's transport times it on the wall clock. The answer says instead how
+    long it would have taken, in virtual seconds (latency: what the server waited for its store,
+    plus a slow server's delay), and a client with a deadline compares that with it. An answer
+    that is a plain dict (a test double's) took no time."""
+
+    __slots__ = ("latency",)
+
+    def __init__(self, body: dict[str, Any], latency: float = 0.0) -> None:
+        super().__init__(body)
+        self.latency = latency
+
+
+class ConnectionRefused(ConnectionFailed):
+    """The TCP connect failed: nothing listens at the server's address, because the
+    kube-apiserver process is down. The connection raises it (a request never reaches a server
+    that is down), so the server's audit log has no record of it."""
+
+    def __init__(self, request: Request, server: str = DEFAULT_SERVER) -> None:
+        super().__init__(_METHODS.get(request.verb, "Get"), server + request.path,
+                         server.split("://", 1)[-1].split("/", 1)[0],
+                         f"dial tcp {_SERVER_IP}: connect: connection refused")
+
+
 class WatchHandle(Protocol):
     """An open watch. stop() closes it; the server may close it too (on_close is then called)."""
 
@@ -93,7 +134,8 @@ class API(Protocol):
     """Anything that serves Kubernetes API requests."""
 
     def handle(self, request: Request) -> dict[str, Any]:
-        """Serve one request: returns the object (or a List object), raises ApiError."""
+        """Serve one request: returns the object (or a List object), a Response when it can say
+        how long it took; raises ApiError, or ConnectionFailed when no server answered."""
         ...
 
     def watch(

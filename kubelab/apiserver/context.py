@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubelab.api.errors import FieldError
 from kubelab.api.request import Request
@@ -20,9 +20,10 @@ from kubelab.apiserver.registry.table import TableConvertor
 
 if TYPE_CHECKING:
     from kubelab.apiserver.apiextensions.handler import CustomResourceSchema
+    from kubelab.apiserver.registry.service.allocators import Pending
     from kubelab.apiserver.server import APIServer
 
-__all__ = ["RequestContext", "Served"]
+__all__ = ["RESTHooks", "RequestContext", "Served"]
 
 # Verbs per subresource ("" is the object itself), as the REST handlers upstream register them.
 OBJECT_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete",
@@ -35,6 +36,19 @@ SUBRESOURCE_VERBS = {
     "log": frozenset({"get"}),
     "finalize": frozenset({"update"}),
 }
+
+
+class RESTHooks(Protocol):
+    """A kind's hooks around the generic store: genericregistry.Store's BeginCreate and
+    BeginUpdate (services: ClusterIP and NodePort allocation, registry/service/). Each returns
+    what the request reserved; finish() releases whatever no stored object claimed once the
+    request ends (upstream: the FinishFunc they return, called with success or not)."""
+
+    def begin_create(self, obj: dict[str, Any]) -> Pending: ...
+
+    def begin_update(self, key: str, obj: dict[str, Any], old: dict[str, Any]) -> Pending: ...
+
+    def finish(self, pending: Pending) -> None: ...
 
 
 @dataclass
@@ -54,7 +68,7 @@ class Served:
     custom: CustomResourceSchema | None = None
     # The kind's own REST hooks around the generic store (services: ClusterIP and NodePort
     # allocation, kubelab.apiserver.registry.service.ServiceAllocators); None for every other kind.
-    rest: Any = None
+    rest: RESTHooks | None = None
     # How a get or list asked `as=Table` is answered (registry/table.py); None: the default
     # table convertor.
     table_convertor: TableConvertor | None = None

@@ -31,7 +31,7 @@ from kubelab.api.errors import (
     service_unavailable,
 )
 from kubelab.api.meta import rfc3339
-from kubelab.api.request import RawBody, Request, WatchEvent, WatchHandle
+from kubelab.api.request import RawBody, Request, Response, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceTable
 from kubelab.apiserver.admission.chain import AdmissionChain
 from kubelab.apiserver.admission.plugins import default_plugins
@@ -208,16 +208,13 @@ class APIServer:
             self.flowcontrol = self.flowcontrol.restarted()
         self._record("start", "")
 
-    @property
-    def response_latency(self) -> float:
-        """How long the last request took to answer: what it waited for the store (its audit
-        record's latency) plus response_delay (c.faults.slow_apiserver). Requests are served at
-        once; a client with a timeout compares this with it (kubelab.client.leaderelection)."""
-        return (self.audit[-1].latency if self.audit else 0.0) + self.response_delay
-
     # ------------------------------------------------------------------ requests
 
-    def handle(self, request: Request) -> Object:
+    def handle(self, request: Request) -> Response:
+        """Serve one request. The answer says how long it took (Response.latency): what it
+        waited for the store (its audit record's latency) plus response_delay
+        (c.faults.slow_apiserver). Requests are served at once; a client with a timeout compares
+        the latency with it (kubelab.client.leaderelection)."""
         record = AuditRecord(self.clock.now, "", request.verb, request.resource,
                              request.namespace, request.name, request.subresource,
                              user_agent=request.user_agent)
@@ -231,7 +228,7 @@ class APIServer:
                 self.flowcontrol.note_items(record, len(result.get("items") or ()))
             if request.as_table and request.verb in ("get", "list") and not request.subresource:
                 result = as_table(ctx, result)  # transformObject (endpoints/response.py)
-        return result
+        return Response(result, record.latency + self.response_delay)
 
     @contextlib.contextmanager
     def _audited(self, record: AuditRecord) -> Iterator[None]:

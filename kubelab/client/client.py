@@ -2,9 +2,12 @@
 
 This is client-go's dynamic client: it turns `create(pod)` into a Request for
 POST /api/v1/namespaces/default/pods and hands it to the API it was given. It never imports the
-API server (docs/ARCHITECTURE.md section 1); a Cluster passes it the server, a test can pass a fake.
-Each component gets its own Client with its own bearer token, so RBAC and the audit log see who
-did what.
+API server (docs/ARCHITECTURE.md section 1); a Cluster passes it a connection to the server, a
+test can pass a fake. Each component gets its own Client with its own bearer token, so RBAC and
+the audit log see who did what.
+
+A client knows only its own round trips (kubelab.api.request): the answer and how long it took,
+the server's error, or the connection's. It never asks what is behind its connection.
 """
 
 from __future__ import annotations
@@ -14,40 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from kubelab.api import Object
-from kubelab.api.errors import ApiError, ConnectionFailed, bad_request
-from kubelab.api.request import API, Request, WatchEvent, WatchHandle
+from kubelab.api.errors import ApiError, bad_request
+from kubelab.api.request import (
+    API,
+    DEFAULT_SERVER,
+    ConnectionRefused,
+    Request,
+    Response,
+    WatchEvent,
+    WatchHandle,
+)
 from kubelab.api.resources import ResourceInfo, ResourceTable
 
+# ConnectionRefused is the connection's error (kubelab.api.request); it is named here too, where
+# a caller of the client catches it.
 __all__ = ["DEFAULT_SERVER", "Client", "ConnectionRefused"]
-
-# kube-apiserver serves on (the node links in kubelab.cluster.faults dial the same address).
-DEFAULT_SERVER = "https://kube-apiserver:6443"
-_SERVER_IP = "172.18.0.1:6443"
-_METHODS = {"get": "Get", "list": "Get", "watch": "Get", "create": "Post", "update": "Put",
-            "patch": "Patch", "delete": "Delete", "deletecollection": "Delete"}
-
-
-class ConnectionRefused(ConnectionFailed):
-    """The TCP connect failed: nothing listens at the server's address, because the
-    kube-apiserver process is down."""
-
-    def __init__(self, request: Request, server: str = DEFAULT_SERVER) -> None:
-        super().__init__(_METHODS.get(request.verb, "Get"), server + request.path,
-                         server.split("://", 1)[-1].split("/", 1)[0],
-                         f"dial tcp {_SERVER_IP}: connect: connection refused")
-
-
-def _listening(api: Any) -> bool:
-    """Whether a connect to the API server would succeed: an API server that has crashed
-    (running is False) listens nowhere. A wire in between (a node's link, which has its own
-    `api`) is looked through; a test double without `running` is always there."""
-    for _ in range(4):  # the server, or a link or two in front of it
-        if getattr(api, "running", True) is False:
-            return False
-        api = getattr(api, "api", None)
-        if api is None:
-            break
-    return True
 
 
 class Client:
@@ -56,11 +40,14 @@ class Client:
         server: str = DEFAULT_SERVER,
     ) -> None:
         self.api = api
-        self.server = server  # the kubeconfig's cluster.server: named when a connect fails
+        self.server = server  # the kubeconfig's cluster.server
         self.token = token
         self.user_agent = user_agent or "kubelab"
         self.resources = resources or ResourceTable()
         self.requests = 0  # how many requests this client sent: the notebooks count API calls
+        # How long this client's last round trip took, in virtual seconds, as its answer said
+        # (kubelab.api.request.Response): what a client with a deadline compares with it.
+        self.last_latency = 0.0
 
     @classmethod
     def from_kubeconfig(cls, path: str | Path, *, context: str = "") -> Client:
@@ -129,9 +116,12 @@ class Client:
     def _send(self, request: Request) -> Object:
         request.token, request.user_agent = self.token, self.user_agent
         self.requests += 1
-        if not _listening(self.api):
-            raise ConnectionRefused(request, self.server)
-        return self.api.handle(request)
+        self.last_latency = 0.0
+        answer = self.api.handle(request)
+        if isinstance(answer, Response):  # the body, as a plain object, and how long it took
+            self.last_latency = answer.latency
+            return dict(answer)
+        return answer
 
     def _request(self, verb: str, info: ResourceInfo, namespace: str = "", name: str = "",
                  **kwargs: Any) -> Request:
@@ -237,8 +227,6 @@ class Client:
                                 allow_watch_bookmarks=allow_watch_bookmarks)
         request.token, request.user_agent = self.token, self.user_agent
         self.requests += 1
-        if not _listening(self.api):
-            raise ConnectionRefused(request, self.server)
         return self.api.watch(request, on_event, on_close)
 
 

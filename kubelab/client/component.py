@@ -4,6 +4,12 @@ A component (the scheduler, the controller manager, a kubelet) gets a ComponentC
 Client with its own identity, the shared clock, a random generator and the trace. It never gets
 the API server or another component. The Cluster starts it with start() and crashes it with
 stop(): everything in its memory is then gone, and a restart builds a new one that relists.
+
+The context holds only what every component has. What one component alone needs from the world
+outside the API is its constructor's own typed argument, as each upstream main.go passes its
+own: the kubelet its node's ContainerRuntime (kubelet.Dependencies' runtime service), kube-proxy
+its node's IPTables (utiliptables.Interface), the cloud-controller-manager its cloud provider
+(cloudprovider.Interface). The wiring (kubelab/cluster/components.py) hands them over.
 """
 
 from __future__ import annotations
@@ -28,11 +34,9 @@ class ComponentContext:
     clock: Clock
     rand: random.Random
     trace: Trace
-    # For a kubelet: the Node it runs (capacity, labels, taints) as given to the Cluster.
+    # For a kubelet or kube-proxy: the Node it runs on (capacity, labels, taints) as given to
+    # the Cluster.
     node: dict[str, Any] | None = None
-    # For a kubelet: its node's container runtime (kubelab.kubelet.ContainerRuntime). It belongs
-    # to the node, not to the kubelet, so it outlives a kubelet crash as containerd does.
-    runtime: Any = None
     # For a replicated scheduler or controller manager: run only while holding the Lease
     # (kubelab.client.leaderelection); None runs at once, as --leader-elect=false does.
     leader_election: LeaderElectionConfiguration | None = None

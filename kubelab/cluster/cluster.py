@@ -8,7 +8,6 @@ Client with its own identity and talks to the API server like any other caller.
 from __future__ import annotations
 
 import copy
-import importlib
 import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -22,10 +21,20 @@ from kubelab.api.yamlio import load_objects
 from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
-from kubelab.client.component import ComponentContext
+from kubelab.client.component import Component, ComponentContext
 from kubelab.client.leaderelection.config import LeaderElectionConfiguration
+from kubelab.cluster.components import (
+    COMPONENTS,
+    HOLLOW_KUBELET,
+    ComponentDescriptor,
+    Constructor,
+    NodeDependencies,
+    build,
+)
 from kubelab.cluster.dns import Answer, resolve
 from kubelab.cluster.faults import Faults
+from kubelab.cluster.ledger import Ledger
+from kubelab.cluster.loadbalancer import DirectConnection
 from kubelab.cluster.network import NodeView, Route, route
 from kubelab.cluster.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.cluster.traffic import Traffic
@@ -46,22 +55,6 @@ __all__ = ["Cluster"]
 
 ADMIN_TOKEN = "admin-token"
 RESYNC_AFTER = 0.5  # real seconds behind the wall clock after which a run on real etcd resyncs
-
-# The control-plane components a Cluster can run: name -> ("module:Class", identity).
-# Each class takes a ComponentContext and has start() and stop(). Later notebooks add theirs.
-COMPONENTS: dict[str, tuple[str, str]] = {
-    "scheduler": ("kubelab.scheduler:Scheduler", "system:kube-scheduler"),
-    "kubelet": ("kubelab.kubelet:Kubelet", "system:node:{node}"),
-    "controller-manager": ("kubelab.controllers:ControllerManager", "system:kube-controller-manager"),
-    "kube-proxy": ("kubelab.proxy:KubeProxy", "system:kube-proxy"),
-}
-PER_NODE = ("kubelet", "kube-proxy")  # one per node: kubelet/node-1, kube-proxy/node-1, ...
-
-
-def _load(path: str) -> Callable[[ComponentContext], Any]:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
-
 
 class Edge(Protocol):
     """What the wiring needs of the HTTPS edge (kubelab.serve.Server), which it never imports."""
@@ -98,7 +91,9 @@ class Cluster(ReplicaWiring):
     nodes: how many nodes (named node-1, node-2, ...) or a list of Node manifests.
     components: which control-plane components to run; None means all that exist.
     replace: your own implementation of a component, e.g. {"scheduler": MyScheduler}: a class
-        (or function) taking a ComponentContext, with start() and stop().
+        (or function) taking a ComponentContext, with start() and stop(); a kubelet's also
+        takes its node's ContainerRuntime, kube-proxy's its node's IPTables
+        (kubelab/cluster/components.py).
     replicas: how many of the apiserver, scheduler and controller-manager to run (default 1
         each), e.g. {"apiserver": 3, "scheduler": 2}; see kubelab/cluster/replicas.py.
     leader_elect: whether the scheduler and the controller manager elect a leader (their
@@ -128,7 +123,7 @@ class Cluster(ReplicaWiring):
         realtime: bool = False,
         speed: float = 1.0,
         max_request_bytes: int = 1572864,
-        replace: dict[str, Callable[[ComponentContext], Any]] | None = None,
+        replace: dict[str, Constructor] | None = None,
         replicas: dict[str, int] | None = None,
         leader_elect: bool | dict[str, float] | None = None,
         store: str = "embedded",
@@ -185,6 +180,7 @@ class Cluster(ReplicaWiring):
         # from, and each node's container runtime, which outlives a kubelet crash as containerd
         # does. The faults break_registry, kill_node and crash_container reach them here.
         self.registry = ImageRegistry()
+        self.ledger = Ledger(self.clock, self.trace)  # notebook 08's bank (kubelab/cluster/ledger.py)
         runtime = HollowRuntime if hollow else ContainerRuntime
         self.runtimes = {name: runtime.for_node(name, i, self.registry, self.clock, self.rand,
                                                 self.trace)
@@ -239,39 +235,44 @@ class Cluster(ReplicaWiring):
                  "message": "kubelet is posting ready status"}])
             self.client.update_status(created)
 
-    def _component_factories(self) -> dict[str, Callable[[], Any]]:
+    def _component_factories(self) -> dict[str, Callable[[], Component]]:
         """How to start each component: name -> a function that builds and starts it.
 
         The kubelet and kube-proxy are one component per node: kubelet/node-1, kube-proxy/node-1, ...
         """
-        factories: dict[str, Callable[[], Any]] = {}
-        for name, (path, user) in COMPONENTS.items():
+        factories: dict[str, Callable[[], Component]] = {}
+        for name, descriptor in COMPONENTS.items():
             if name == "kubelet" and self.hollow:
-                path = "kubelab.kubelet.hollow:HollowKubelet"
-            cls = self._replace.get(name) or _load(path)
-            if name in PER_NODE:
+                descriptor = HOLLOW_KUBELET
+            constructor = self._replace.get(name) or descriptor.constructor
+            if descriptor.per_node:
                 for manifest in self._node_manifests:
                     node = str(manifest["metadata"]["name"])
                     factories[f"{name}/{node}"] = self._factory(
-                        f"{name}/{node}", cls, user.format(node=node), manifest)
+                        f"{name}/{node}", descriptor, constructor, manifest)
             else:
                 count = self.replicas.get(name, 1)
                 elect = count > 1 if self._leader_elect is None else self._leader_elect
                 for replica in replica_names(name, count):
                     self._replica_of[replica] = name
-                    factories[replica] = self._factory(replica, cls, user,
+                    factories[replica] = self._factory(replica, descriptor, constructor,
                                                        elect=elect and name in LEASES)
         return factories
 
-    def _factory(self, name: str, cls: Callable[[ComponentContext], Any], user: str,
-                 node: Object | None = None, *, elect: bool = False) -> Callable[[], Any]:
-        def start() -> Any:
-            node_name = str(node["metadata"]["name"]) if node else ""
+    def _factory(self, name: str, descriptor: ComponentDescriptor, constructor: Constructor,
+                 node: Object | None = None, *, elect: bool = False) -> Callable[[], Component]:
+        user = descriptor.user
+        if node is not None:
+            node_name = str(node["metadata"]["name"])
+            user = user.format(node=node_name)
+            # What belongs to the node: a kubelet gets its container runtime, kube-proxy its
+            # iptables (kubelab/cluster/components.py build).
+            deps = NodeDependencies(self.runtimes[node_name], self.iptables[node_name])
+
+        def start() -> Component:
             # A kubelet reaches the API server over its node's network link (faults.partition).
-            api = self.faults.node_link(node_name) if node else self.endpoint(name)
+            api = self.faults.node_link(node_name) if node is not None else self.endpoint(name)
             client = Client(api, self.apiserver.token_for(user), user_agent=name)
-            # A kubelet gets its node's container runtime, kube-proxy its node's iptables.
-            runtime = (self.iptables if name.startswith("kube-proxy/") else self.runtimes).get(node_name)
             election = None
             if elect:  # makeLeaderElectionConfig: hostname + "_" + a new uuid per process
                 election = LeaderElectionConfiguration(f"{name}_{new_uid(self.rand)}",
@@ -279,10 +280,10 @@ class Cluster(ReplicaWiring):
                 self.identities[name] = election.identity
                 self._owners[election.identity] = name
             context = ComponentContext(name, client, self.clock, self.rand, self.trace,
-                                       copy.deepcopy(node) if node else None,
-                                       runtime if node else None,
+                                       copy.deepcopy(node) if node is not None else None,
                                        leader_election=election)
-            component = cls(context)
+            component = build(descriptor, constructor, context,
+                              deps if node is not None else None)
             component.start()
             return component
         return start
@@ -299,7 +300,7 @@ class Cluster(ReplicaWiring):
                     self._replica_of.get(name) in wanted:
                 self.components[name] = start()
 
-    def add_component(self, name: str, cls: Callable[[ComponentContext], Any],
+    def add_component(self, name: str, cls: Callable[[ComponentContext], Component],
                       user: str = "kubernetes-admin", groups: Iterable[str] = ("system:masters",)
                       ) -> Any:
         """Start a component of your own (a notebook's toy controller, an exercise) beside the
@@ -309,7 +310,7 @@ class Cluster(ReplicaWiring):
         token = f"token-{name}"
         self.apiserver.add_token(token, user, list(groups))
 
-        def start() -> Any:
+        def start() -> Component:
             client = Client(self.endpoint(name), token, user_agent=name)
             component = cls(ComponentContext(name, client, self.clock, self.rand, self.trace))
             component.start()
@@ -335,6 +336,8 @@ class Cluster(ReplicaWiring):
         if server is not None:
             server.start()
             return
+        # `exited` only on a component that elects a leader (the scheduler, the controller
+        # manager), and maybe not on one of the learner's: optional, hence getattr.
         if getattr(self.components.get(name), "exited", False):
             del self.components[name]  # it stopped itself (lost its Lease): start it again
         if name in self.components:
@@ -485,10 +488,10 @@ class Cluster(ReplicaWiring):
         self.apiserver.add_token(f"token-{user}", user)
         self.cloud = FakeCloud(random.Random(f"{self.seed}/cloud"), pool)
 
-        def start() -> Any:
-            client = Client(self.apiserver, f"token-{user}", user_agent=name)
+        def start() -> Component:
+            client = Client(DirectConnection(self.apiserver), f"token-{user}", user_agent=name)
             component = CloudControllerManager(ComponentContext(name, client, self.clock, self.rand,
-                                                                self.trace, None, self.cloud))
+                                                                self.trace), self.cloud)
             component.start()
             return component
 

@@ -6,14 +6,14 @@ needs a finalizer (the garbage collector only cleans up Kubernetes objects). The
 made unavailable (c.faults.ledger_down()); then every call fails as a refused connection, and
 the finalizer keeps the SettlementJob until the ledger is back.
 
-It belongs to the wiring, like the image registry: the operator is handed this object by the
-code that starts it and never imports it. Calls are plain method calls on the simulated clock.
+It belongs to the wiring, like the image registry: each Cluster has one (c.ledger), the
+operator is handed it by the code that starts it and never imports it. Calls are plain method
+calls on the simulated clock.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
 from kubelab.sim.clock import Clock
 from kubelab.sim.trace import Trace
@@ -82,12 +82,6 @@ class Ledger:
         return f"<Ledger {state}: {len(self.locks)} lock(s), {len(self.released)} released>"
 
 
-_LEDGERS: WeakKeyDictionary[Cluster, Ledger] = WeakKeyDictionary()
-
-
 def ledger_for(cluster: Cluster) -> Ledger:
-    """The cluster's ledger (made on first use): one outside world per cluster."""
-    ledger = _LEDGERS.get(cluster)
-    if ledger is None:
-        ledger = _LEDGERS[cluster] = Ledger(cluster.clock, cluster.trace)
-    return ledger
+    """The cluster's ledger, c.ledger: one outside world per cluster (notebook 08, the checks)."""
+    return cluster.ledger

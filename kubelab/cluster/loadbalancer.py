@@ -7,7 +7,10 @@ balancer picks that connection's API server when it is opened, round-robin over 
 When that server dies, the client's open watches break (the server closes them) and its next
 request opens a new connection to another live server; the reflectors watch again from their
 last resourceVersion, or relist on 410 Expired when the new server's watch cache cannot replay
-it. With every API server down, a connect is refused, as with one.
+it. With every API server down, a connect is refused, as with one: the connection raises
+ConnectionRefused, and the client learns nothing else about the servers behind it.
+
+With one API server there is no balancer: a client's DirectConnection goes straight to it.
 
 Wiring, like the Cluster: it reaches into the API servers the way a cable does, not through the
 API (docs/ARCHITECTURE.md section 6).
@@ -16,13 +19,44 @@ API (docs/ARCHITECTURE.md section 6).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from kubelab.api.request import Request, WatchEvent, WatchHandle
+from kubelab.api.request import API, ConnectionRefused, Request, WatchEvent, WatchHandle
 from kubelab.apiserver import APIServer
 from kubelab.sim import Trace
 
-__all__ = ["Connection", "LoadBalancer"]
+__all__ = ["Connection", "DirectConnection", "Endpoint", "LoadBalancer"]
+
+
+class Endpoint(API, Protocol):
+    """A client's connection as the wiring makes it: the API protocol, and dial(), which raises
+    ConnectionRefused when nothing listens (what every request on it does first)."""
+
+    def dial(self, request: Request) -> None: ...
+
+
+class DirectConnection:
+    """One client's connection straight to one API server: refused while that server is down,
+    as a TCP connect to a port nobody listens on is."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
+
+    def dial(self, request: Request) -> None:
+        if not self.server.running:
+            raise ConnectionRefused(request)
+
+    def handle(self, request: Request) -> dict[str, Any]:
+        self.dial(request)
+        return self.server.handle(request)
+
+    def watch(self, request: Request, on_event: Callable[[WatchEvent], None],
+              on_close: Callable[[], None] | None = None) -> WatchHandle:
+        self.dial(request)
+        return self.server.watch(request, on_event, on_close)
+
+    def __repr__(self) -> str:
+        return f"<DirectConnection -> {self.server.name}>"
 
 
 class LoadBalancer:
@@ -58,17 +92,15 @@ class LoadBalancer:
         """The clients whose connection is now to the API server named `server`."""
         return [c.client for c in self.connections if c.backend is not None and c.backend.name == server]
 
-    # The API protocol on a connection of the balancer's own (c.api, the HTTPS edge).
+    # The API protocol on a connection of the balancer's own (c.api, the HTTPS edge). The edge
+    # stops listening while every API server is down; until it notices, a request it passes on
+    # gets the 503 of a server that is down.
     def handle(self, request: Request) -> dict[str, Any]:
-        return self._default.handle(request)
+        return self._default.server_or_last().handle(request)
 
     def watch(self, request: Request, on_event: Callable[[WatchEvent], None],
               on_close: Callable[[], None] | None = None) -> WatchHandle:
-        return self._default.watch(request, on_event, on_close)
-
-    @property
-    def response_latency(self) -> float:
-        return self._default.response_latency
+        return self._default.server_or_last().watch(request, on_event, on_close)
 
 
 class Connection:
@@ -80,20 +112,14 @@ class Connection:
         self.backend: APIServer | None = None
         self.reconnects = 0
 
-    @property
-    def running(self) -> bool:
-        return self.balancer.running
-
-    @property
-    def response_latency(self) -> float:
-        return self.backend.response_latency if self.backend is not None else 0.0
-
-    def _server(self) -> APIServer:
+    def _server(self) -> APIServer | None:
+        """The API server this connection reaches: its own while that one is up, else a new
+        connection to the next live one; None when every one is down."""
         if self.backend is not None and self.backend.running:
             return self.backend
         old, backend = self.backend, self.balancer.pick()
-        if backend is None:  # Client checks `running` first; a direct caller gets the 503
-            return old or self.balancer.backends[0]
+        if backend is None:
+            return None
         self.backend = backend
         if old is not None:
             self.reconnects += 1
@@ -102,12 +128,26 @@ class Connection:
                                            **{"from": old.name, "to": backend.name})
         return backend
 
+    def server_or_last(self) -> APIServer:
+        """For the edge's own connection: a live server, else the last one (which answers 503)."""
+        return self._server() or self.backend or self.balancer.backends[0]
+
+    def dial(self, request: Request) -> None:
+        if not self.balancer.running:
+            raise ConnectionRefused(request)
+
     def handle(self, request: Request) -> dict[str, Any]:
-        return self._server().handle(request)
+        server = self._server()
+        if server is None:
+            raise ConnectionRefused(request)
+        return server.handle(request)
 
     def watch(self, request: Request, on_event: Callable[[WatchEvent], None],
               on_close: Callable[[], None] | None = None) -> WatchHandle:
-        return self._server().watch(request, on_event, on_close)
+        server = self._server()
+        if server is None:
+            raise ConnectionRefused(request)
+        return server.watch(request, on_event, on_close)
 
     def __repr__(self) -> str:
         return f"<Connection {self.client} -> {self.backend.name if self.backend else 'none'}>"

@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api.errors import ApiError
-from kubelab.api.request import API
 from kubelab.apiserver import APIServer
-from kubelab.cluster.loadbalancer import LoadBalancer
+from kubelab.cluster.loadbalancer import DirectConnection, Endpoint, LoadBalancer
 
 if TYPE_CHECKING:
     from kubelab.client.client import Client
@@ -98,10 +97,12 @@ class ReplicaWiring:
         self._owners: dict[str, str] = {}     # every identity ever used -> its replica
         self._replica_of: dict[str, str] = {}  # scheduler-1 -> scheduler
 
-    def endpoint(self, client: str) -> API:
+    def endpoint(self, client: str) -> Endpoint:
         """A new connection for a client named `client`: through the load balancer when there
-        are several API servers, else to the API server itself."""
-        return self.loadbalancer.connection(client) if self.loadbalancer is not None else self.apiserver
+        are several API servers, else straight to the API server."""
+        if self.loadbalancer is not None:
+            return self.loadbalancer.connection(client)
+        return DirectConnection(self.apiserver)
 
     def _apiserver_named(self, name: str) -> APIServer | None:
         names = [s.name for s in self.apiservers]

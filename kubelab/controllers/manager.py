@@ -16,61 +16,54 @@ OnStartedLeading, so a follower holds no caches. Losing the Lease stops it (upst
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from kubelab.client.component import ComponentContext
 from kubelab.client.leaderelection.component import start_leader_election
 from kubelab.client.leaderelection.leaderelection import LeaderElector
 from kubelab.client.shared_informer import SharedInformerFactory
+from kubelab.controllers.controller_descriptor import (
+    Controller,
+    ControllerDescriptor,
+    controller_aliases,
+    new_controller_descriptors,
+)
 from kubelab.sim.clock import Timer
 
 __all__ = ["CONTROLLERS", "ControllerManager"]
 
-# The controllers the manager can run: name -> "module:Class" (upstream's --controllers names).
-# Each class takes (ctx, informers) and has run() and stop(). To add one, add a line here.
-CONTROLLERS: dict[str, str] = {
-    "replicaset-controller": "kubelab.controllers.replicaset.replica_set:ReplicaSetController",
-    "deployment-controller": "kubelab.controllers.deployment:DeploymentController",
-    "garbage-collector-controller": "kubelab.controllers.garbage_collector:GarbageCollector",
-    "namespace-controller": "kubelab.controllers.namespace:NamespaceController",
-    "node-lifecycle-controller": "kubelab.controllers.node_lifecycle:NodeLifecycleController",
-    "taint-eviction-controller": "kubelab.controllers.node_lifecycle:TaintEvictionController",
-    "job-controller": "kubelab.controllers.job:JobController",
-    "ttl-after-finished-controller": "kubelab.controllers.ttlafterfinished:TTLAfterFinishedController",
-    "endpointslice-controller": "kubelab.controllers.endpointslice:EndpointSliceController",
-}
+# The controllers the manager can run, name -> descriptor (upstream's --controllers names;
+# controller_descriptor.py). To add one, register its descriptor there.
+CONTROLLERS: dict[str, ControllerDescriptor] = new_controller_descriptors()
 SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
-
-
-def _load(path: str) -> Callable[[ComponentContext, SharedInformerFactory], Any]:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
 
 
 class ControllerManager:
     """The component: Cluster runs it as "controller-manager" (system:kube-controller-manager).
 
-    controllers: which ones to run (default: all of CONTROLLERS), like --controllers.
+    controllers: which ones to run (default: all of CONTROLLERS), like --controllers; an
+        alias (e.g. "replicaset") names its controller.
     """
 
     def __init__(self, ctx: ComponentContext, controllers: Iterable[str] | None = None) -> None:
         self.ctx, self.name = ctx, ctx.name
-        names = list(CONTROLLERS) if controllers is None else list(controllers)
+        aliases = controller_aliases(CONTROLLERS)
+        names = list(CONTROLLERS) if controllers is None else \
+            [aliases.get(n, n) for n in controllers]
         unknown = [n for n in names if n not in CONTROLLERS]
         if unknown:
             raise ValueError(f"unknown controller(s) {unknown}; known: {', '.join(CONTROLLERS)}")
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand,
                                                trace=ctx.trace, name=ctx.name)
-        self.controllers: dict[str, Any] = {name: _load(CONTROLLERS[name])(ctx, self.informers)
-                                            for name in names}
+        self.controllers: dict[str, Controller] = {
+            name: CONTROLLERS[name].init_func(ctx, self.informers) for name in names}
         self.running = False
         self._poll: Timer | None = None
         self.elector: LeaderElector | None = None
         self.exited = False  # it lost its Lease and stopped (upstream: the process exits)
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> Any:  # Any: the notebooks reach into each controller
         """A running controller by name, e.g. cm["replicaset-controller"]."""
         return self.controllers[name]
 

@@ -83,9 +83,9 @@ class HollowRuntime(ContainerRuntime):
 class HollowKubelet(Kubelet):
     """kubemark's HollowKubelet: the kubelet, with kubemark's configuration."""
 
-    def __init__(self, ctx: ComponentContext, *, config: KubeletConfiguration | None = None
-                 ) -> None:
-        super().__init__(ctx, config=config or get_hollow_kubelet_config())
+    def __init__(self, ctx: ComponentContext, runtime: ContainerRuntime | None = None, *,
+                 config: KubeletConfiguration | None = None) -> None:
+        super().__init__(ctx, runtime, config=config or get_hollow_kubelet_config())
         if not isinstance(self.runtime, HollowRuntime):
             raise TypeError("a hollow kubelet runs on a HollowRuntime (Cluster(hollow=True) "
                             f"gives each node one), got {type(self.runtime).__name__}")

@@ -17,6 +17,9 @@ HandlePodCleanups) and kubelet_pods.go (generateAPIPodStatus):
 
 stop() is a crash: the kubelet's memory is gone, but the runtime belongs to the node and its
 containers keep running; the next kubelet finds them.
+
+The runtime is the constructor's own argument, as NewMainKubelet gets its runtime service in
+kubelet.Dependencies (cmd/kubelet/app/server.go): the Cluster passes each kubelet its node's.
 """
 
 from __future__ import annotations
@@ -49,14 +52,17 @@ TERMINAL = ("Succeeded", "Failed")
 
 
 class Kubelet:
-    def __init__(self, ctx: ComponentContext, *, config: KubeletConfiguration | None = None,
-                 static_pods: list[Object] | None = None, runtime: ContainerRuntime | None = None) -> None:
+    def __init__(self, ctx: ComponentContext, runtime: ContainerRuntime | None = None, *,
+                 config: KubeletConfiguration | None = None,
+                 static_pods: list[Object] | None = None) -> None:
+        """runtime: the node's container runtime, which outlives a kubelet crash as containerd
+        does (None: a runtime of its own, for a kubelet run by hand)."""
         self.ctx, self.clock, self.client = ctx, ctx.clock, ctx.client
         self.manifest: Object = ctx.node or {"metadata": {"name": ctx.name.rsplit("/", 1)[-1]}}
         self.node_name = str(self.manifest["metadata"]["name"])
         self.name = ctx.name
         self.config = config or KubeletConfiguration()
-        self.runtime: ContainerRuntime = runtime or ctx.runtime or ContainerRuntime(
+        self.runtime: ContainerRuntime = runtime or ContainerRuntime(
             self.node_name, ImageRegistry(), ctx.clock, ctx.rand, trace=ctx.trace)
         self.static_manifests = static_pods
         self.running = False

@@ -31,13 +31,14 @@ SYNCED_POLL_PERIOD = 0.1
 
 class KubeProxy:
     """The component: Cluster runs one per node as "kube-proxy/<node>" (system:kube-proxy).
-    Its ComponentContext's runtime is the node's IPTables."""
+    iptables: the node's rules, handed over as newProxyServer gives the proxier its
+    utiliptables.Interface; they belong to the node and outlive a kube-proxy crash."""
 
-    def __init__(self, ctx: ComponentContext, *, min_sync_period: float = MIN_SYNC_PERIOD,
-                 sync_period: float = SYNC_PERIOD) -> None:
+    def __init__(self, ctx: ComponentContext, iptables: IPTables, *,
+                 min_sync_period: float = MIN_SYNC_PERIOD, sync_period: float = SYNC_PERIOD) -> None:
         self.ctx, self.name, self.clock = ctx, ctx.name, ctx.clock
         self.node = str((ctx.node or {}).get("metadata", {}).get("name") or ctx.name.split("/")[-1])
-        self.iptables: IPTables = ctx.runtime
+        self.iptables = iptables
         self.min_sync_period, self.sync_period = min_sync_period, sync_period
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand, trace=ctx.trace,
                                                name=ctx.name)

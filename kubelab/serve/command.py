@@ -48,7 +48,7 @@ def serve_command(args: argparse.Namespace) -> int:
     from kubelab.cluster import Cluster  # the wiring imports everything: only when serving
 
     cluster = Cluster(nodes=args.nodes, seed=args.seed)
-    if getattr(args, "enable_priority_and_fairness", False):
+    if args.enable_priority_and_fairness:
         cluster.apiserver.enable_priority_and_fairness()
     for name in args.filename:
         try:

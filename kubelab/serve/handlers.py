@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import tornado.web
@@ -156,6 +157,8 @@ class OpenAPIHandler(_Base):
 class ResourceHandler(_Base):
     """Every resource path: /api/v1/namespaces/default/pods/web-1/status and the like."""
 
+    _closed: Callable[[], None] | None = None  # ends the watch this request opened, if any
+
     def prepare(self) -> None:
         self._body = bytearray()
         self._too_large = False
@@ -300,6 +303,5 @@ class ResourceHandler(_Base):
     def on_connection_close(self) -> None:
         """The client went away mid-watch: stop the watch; nothing else is left behind."""
         self._gone = True
-        closed = getattr(self, "_closed", None)
-        if closed is not None:
-            closed()
+        if self._closed is not None:  # a watch is open
+            self._closed()

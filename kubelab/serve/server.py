@@ -135,7 +135,7 @@ class Server:
         crashed kube-apiserver process has no socket, so a client's connect is refused (kubectl:
         "The connection to the server ... was refused"); its open connections and watches end."""
         self.cluster.run(seconds)
-        up = bool(getattr(self.cluster.api, "running", True))
+        up = any(server.running for server in self.cluster.apiservers)
         if up and not self._listening:
             self._listen()
         elif not up and self._listening and self._http is not None:

@@ -76,11 +76,11 @@ def mark_pods_ready(cluster: Any, namespace: str | None = None, label_selector: 
     """One round of the hollow kubelets' work; returns how many pods it changed."""
     client = cluster.client
     pods = client.list("pods", namespace or "", label_selector=label_selector)["items"]
-    if "scheduler" not in getattr(cluster, "components", {}) and \
+    if "scheduler" not in cluster.components and \
             any(not (p.get("spec") or {}).get("nodeName") for p in pods):
         _bind_pending(cluster, pods)
         pods = client.list("pods", namespace or "", label_selector=label_selector)["items"]
-    node_index = {name: i for i, name in enumerate(getattr(cluster, "node_names", []))}
+    node_index = {name: i for i, name in enumerate(cluster.node_names)}
     changed = 0
     for n, pod in enumerate(pods):
         meta, node = pod["metadata"], (pod.get("spec") or {}).get("nodeName")

@@ -110,21 +110,21 @@ class FailurePanel:
     def component_names(self) -> list[str]:
         """apiserver, then every component this cluster runs, or ran before a fault stopped it
         (crashed, or its node killed: the trace says so)."""
-        factories = set(getattr(self.cluster, "_factories", None) or self.cluster.components)
+        factories = set(self.cluster._factories)
         known = set(self.cluster.components)
         for r in self.cluster.trace.filter(component="faults"):
             known |= {r.object, f"kubelet/{r.object}"} & factories
         order = {"controller-manager": 0, "scheduler": 1}
-        servers = [str(s.name) for s in getattr(self.cluster, "apiservers", [self.cluster.apiserver])]
+        servers = [str(s.name) for s in self.cluster.apiservers]
         return [*servers, *sorted(known, key=lambda n: (order.get(n.rsplit("-", 1)[0] if
                                                                    n[-1:].isdigit() else n, 2), n))]
 
     def running(self, name: str) -> bool:
-        for server in getattr(self.cluster, "apiservers", [self.cluster.apiserver]):
+        for server in self.cluster.apiservers:
             if server.name == name:  # apiserver, or a replica: apiserver-2
                 return bool(server.running)
         component = self.cluster.components.get(name)
-        return component is not None and not getattr(component, "exited", False)
+        return component is not None and not getattr(component, "exited", False)  # leader electors only
 
     def toggle(self, name: str) -> str:
         """Crash the component if it runs, restart it if it does not."""

@@ -65,9 +65,9 @@ def node_rows(cluster: Any) -> list[NodeRow]:
         allocatable = (node.get("status") or {}).get("allocatable") or {}
         rows[name] = NodeRow(name, _status(node), allocatable={
             r: _amount(r, allocatable[r]) for r in ("cpu", "memory", "pods") if r in allocatable})
-        runtime = getattr(cluster, "runtimes", {}).get(name)
-        link = getattr(cluster.faults, "_links", {}).get(name)
-        if runtime is not None and not getattr(runtime, "powered", True):
+        runtime = cluster.runtimes.get(name)
+        link = cluster.faults._links.get(name)  # only a node whose link was made (never make one)
+        if runtime is not None and not runtime.powered:
             rows[name].machine = "powered off"
         elif link is not None and not link.up:
             rows[name].machine = "network cut"

@@ -27,7 +27,7 @@ ROLE_COLOURS = {"leader": "#1e8449", "candidate": "#b9770e", "follower": "#2e86c
 
 class RaftPanel:
     def __init__(self, cluster: Any, on_change: Callable[[], None] | None = None) -> None:
-        if getattr(cluster, "etcd", None) is None:
+        if cluster.etcd is None:
             raise ValueError("this cluster runs a single store: build it with Cluster(etcd_members=3)")
         self.cluster, self.etcd, self.on_change = cluster, cluster.etcd, on_change
         self.actions = ActionLog(cluster.clock)

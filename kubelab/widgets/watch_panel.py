@@ -14,6 +14,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from kubelab.cluster.faults.faults import WatchFaults
 from kubelab.samples.sample_controller import SUFFIX, copies_match
 from kubelab.widgets.action_log import ActionLog, html_table
 from kubelab.widgets.old_watch import watch_from
@@ -103,12 +104,13 @@ class WatchPanel:
         ok = copies_match(items)
         running = self.component in self.cluster.components
         controller = self.cluster.components.get(self.component)
+        # a built-in controller has its workqueue loop at .controller; a learner's may not
         queue = getattr(getattr(controller, "controller", None), "queue", None)
         work = (f"syncs {controller.controller.syncs}, errors {controller.controller.errors}, "
                 f"queue adds {queue.adds}" if queue is not None else "")
         delivered = len(self.cluster.trace.filter(verb="watch-event"))
-        interceptor = getattr(self.cluster.apiserver, "watch_interceptor", None)
-        dropped = getattr(interceptor, "dropped", 0)
+        interceptor = self.cluster.apiserver.watch_interceptor
+        dropped = interceptor.dropped if isinstance(interceptor, WatchFaults) else 0
         verdict = ("<span style='color:green'>desired == actual</span>" if ok else
                    f"<span style='color:#c00'>out of sync: some *{SUFFIX} differs</span>")
         self.status.value = (

@@ -216,7 +216,8 @@ class Registry:
         prepare_for_create(info.resource, served.strategy, obj)
         # BeginCreate (services: allocate a ClusterIP and NodePorts); whatever no stored
         # object holds once the request ends is released (a failed or dry-run create).
-        pending = served.rest.begin_create(obj) if served.rest is not None else None
+        rest = served.rest
+        pending = rest.begin_create(obj) if rest is not None else None
         try:
             errs = validate_create(obj, info, served.builtin, served.extra_validation)
             if served.custom is not None:
@@ -236,8 +237,8 @@ class Registry:
             if not created:
                 raise self._exists_error(served, meta["name"], key)
         finally:
-            if pending is not None:
-                served.rest.finish(pending)
+            if rest is not None and pending is not None:
+                rest.finish(pending)
         return obj
 
     def _exists_error(self, served: Served, name: str, key: str) -> ApiError:
@@ -279,13 +280,13 @@ class Registry:
             meta.setdefault("deletionGracePeriodSeconds", old_meta["deletionGracePeriodSeconds"])
         new = prepare_for_update(info.resource, served.strategy, obj, old, r.subresource)
         attrs.object = new
-        pending = served.rest.begin_update(kv.key, new, old) \
-            if served.rest is not None and not r.subresource else None
+        rest = served.rest if not r.subresource else None
+        pending = rest.begin_update(kv.key, new, old) if rest is not None else None
         try:
             return self._update_validated(ctx, kv, new, old, rv, attrs)
         finally:
-            if pending is not None:
-                served.rest.finish(pending)
+            if rest is not None and pending is not None:
+                rest.finish(pending)
 
     def _update_validated(self, ctx: RequestContext, kv: KeyValue, new: Object, old: Object,
                           rv: int, attrs: Attributes) -> Object:

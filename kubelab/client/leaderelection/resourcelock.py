@@ -16,8 +16,8 @@ server is slow when its store's disk is: c.faults.slow_store) fails on the clien
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError, ConnectionFailed
@@ -61,19 +61,6 @@ def record_to_lease_spec(record: LeaderElectionRecord) -> Object:
             "leaseTransitions": record.leader_transitions}
 
 
-def _latency(api: Any) -> float:
-    """How long the API server behind `api` took to answer the last request (a load balancer or
-    a link in between is looked through); 0 for a test double that does not say."""
-    for _ in range(4):
-        latency = getattr(api, "response_latency", None)
-        if latency is not None:
-            return float(latency)
-        api = getattr(api, "api", None)
-        if api is None:
-            break
-    return 0.0
-
-
 class LeaseLock:
     """leaselock.go LeaseLock: Get, Create, Update, RecordEvent, Describe, Identity.
 
@@ -88,10 +75,11 @@ class LeaseLock:
         self.lease: Object | None = None  # the Lease as last read or written
         self.elapsed = 0.0
 
-    def _call(self, verb: str, send: Any) -> Object:
-        """Send one request, charging its latency; past the timeout, the client gives up."""
+    def _call(self, verb: str, send: Callable[[], Object]) -> Object:
+        """Send one request, charging the time its round trip took (its answer says:
+        Client.last_latency); past the timeout, the client gives up."""
         result = send()
-        latency = _latency(self.client.api)
+        latency = self.client.last_latency
         if self.timeout and latency > self.timeout:
             self.elapsed += self.timeout
             method = {"get": "Get", "create": "Post", "update": "Put"}[verb]
@@ -102,7 +90,7 @@ class LeaseLock:
                                    "context deadline exceeded (Client.Timeout exceeded while "
                                    "awaiting headers)")
         self.elapsed += latency
-        return result  # type: ignore[no-any-return]
+        return result
 
     def get(self) -> tuple[LeaderElectionRecord, bytes]:
         """The record in the Lease, and its raw form (JSON) to compare with the last one seen.

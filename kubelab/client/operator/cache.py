@@ -13,11 +13,10 @@ namespace, name), so a notebook or a grader can show what one reconcile cost.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.labels import parse_selector
-from kubelab.api.request import API, Request, WatchEvent, WatchHandle
+from kubelab.api.request import API, ConnectionRefused, Request, WatchEvent, WatchHandle
 from kubelab.client.shared_informer import SharedIndexInformer, SharedInformerFactory
 
 __all__ = ["Cache", "RequestLog"]
@@ -47,10 +46,11 @@ class Cache:
 
 
 class RequestLog:
-    """An API in front of an API: records each request, then passes it on unchanged."""
+    """An API in front of an API: records each request, then passes it on unchanged. A request
+    whose connect was refused never left: it is not recorded."""
 
     def __init__(self, api: API) -> None:
-        self.api = api  # kubelab.client.client._listening looks through `.api`
+        self.api = api
         self.entries: list[tuple[str, str, str, str]] = []
 
     @staticmethod
@@ -63,13 +63,20 @@ class RequestLog:
         name = request.name
         if not name and request.verb == "create" and isinstance(request.body, dict):
             name = str((request.body.get("metadata") or {}).get("name") or "")
+        at = len(self.entries)
         self.entries.append((request.verb, resource, request.namespace, name))
-        return self.api.handle(request)
+        try:
+            return self.api.handle(request)
+        except ConnectionRefused:
+            del self.entries[at]
+            raise
 
     def watch(self, request: Request, on_event: Callable[[WatchEvent], None],
               on_close: Callable[[], None] | None = None) -> WatchHandle:
+        at = len(self.entries)
         self.entries.append(("watch", request.resource, request.namespace, ""))
-        return self.api.watch(request, on_event, on_close)
-
-    def __getattr__(self, name: str) -> Any:  # anything else the transport offers
-        return getattr(self.api, name)
+        try:
+            return self.api.watch(request, on_event, on_close)
+        except ConnectionRefused:
+            del self.entries[at]
+            raise

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api.errors import ApiError, resource_expired
-from kubelab.api.request import API, Request, WatchEvent, WatchHandle
+from kubelab.api.request import Request, WatchEvent, WatchHandle
 from kubelab.apiserver.storage.watch_cache import WatchInfo
 from kubelab.cluster.faults.ha import ReplicaFaults
 from kubelab.cluster.faults.raft import EtcdFaults
 from kubelab.cluster.faults.scale import ScaleFaults
 from kubelab.cluster.faults.services import ServiceFaults
+from kubelab.cluster.loadbalancer import Endpoint
 from kubelab.sim.clock import Clock
 
 if TYPE_CHECKING:
@@ -36,9 +37,11 @@ class NodeLink:
     reports it as 503, having no "no response" to give), and open watches end, so the kubelet's
     informers retry with back-off. heal() restores it; the watches resume from the last version
     they saw, or relist. The node itself, its kubelet and its containers, carry on meanwhile.
+    While the API server is down as well, the connect is refused first (kubelab's order, which
+    the traces keep; a real partition would time out before it learnt that).
     """
 
-    def __init__(self, api: API, node: str) -> None:
+    def __init__(self, api: Endpoint, node: str) -> None:
         self.api, self.node, self.up = api, node, True
         self._watches: list[_LinkWatch] = []
 
@@ -46,15 +49,18 @@ class NodeLink:
         return ApiError(503, "ServiceUnavailable", f'{request.verb} "https://kube-apiserver:6443'
                         f'{request.path}": dial tcp 172.18.0.1:6443: i/o timeout')
 
-    def handle(self, request: Request) -> dict[str, Any]:
+    def dial(self, request: Request) -> None:
+        self.api.dial(request)
         if not self.up:
             raise self._refuse(request)
+
+    def handle(self, request: Request) -> dict[str, Any]:
+        self.dial(request)
         return self.api.handle(request)
 
     def watch(self, request: Request, on_event: Callable[[WatchEvent], None],
               on_close: Callable[[], None] | None = None) -> WatchHandle:
-        if not self.up:
-            raise self._refuse(request)
+        self.dial(request)
         link = _LinkWatch(on_event, on_close)
         link.inner = self.api.watch(request, link.deliver, link.closed)
         self._watches = [w for w in self._watches if w.active] + [link]
@@ -318,13 +324,11 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults):
 
     def ledger_down(self) -> None:
         """Make the settlement ledger (kubelab/cluster/ledger.py) refuse every call."""
-        from kubelab.cluster.ledger import ledger_for
-        ledger_for(self._cluster).available = False
+        self._cluster.ledger.available = False
         self._record("ledger_down")
 
     def ledger_up(self) -> None:
-        from kubelab.cluster.ledger import ledger_for
-        ledger_for(self._cluster).available = True
+        self._cluster.ledger.available = True
         self._record("ledger_up")
 
     # ------------------------------------------------------------------ nodes and the registry
@@ -356,7 +360,7 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults):
         self._cluster.runtimes[node].power_on()
         for component in (f"kubelet/{node}", f"kube-proxy/{node}"):
             if component not in self._cluster.components and \
-                    component in getattr(self._cluster, "_factories", {}):
+                    component in self._cluster._factories:
                 self._cluster.restart_component(component)
         self._record("revive_node", node)
 

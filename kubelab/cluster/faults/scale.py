@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kubelab.apiserver import APIServer
     from kubelab.cluster import Cluster
 
 __all__ = ["ScaleFaults"]
@@ -27,9 +28,8 @@ class ScaleFaults:
 
     def _record(self, name: str, obj: str = "", **detail: Any) -> None: ...
 
-    def _apiservers(self) -> list[Any]:
-        replicas = getattr(self._cluster, "apiservers", None)  # several, with replicas
-        return list(replicas) if replicas else [self._cluster.apiserver]
+    def _apiservers(self) -> list[APIServer]:
+        return list(self._cluster.apiservers)  # one, or several with replicas
 
     def restart_apiservers(self, down: float = 0.0) -> int:
         """Stop every API server now and start them again `down` virtual seconds later

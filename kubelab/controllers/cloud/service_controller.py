@@ -122,13 +122,14 @@ class ServiceController:
 
 class CloudControllerManager:
     """The component: run by c.add_cloud_controller_manager() as "cloud-controller-manager"
-    (system:cloud-controller-manager); its ComponentContext's runtime is the FakeCloud."""
+    (system:cloud-controller-manager). cloud: its cloud provider, as the cloud-controller-manager's
+    main hands cloudprovider.Interface to each controller's init function."""
 
-    def __init__(self, ctx: ComponentContext) -> None:
-        self.ctx, self.name = ctx, ctx.name
+    def __init__(self, ctx: ComponentContext, cloud: FakeCloud) -> None:
+        self.ctx, self.name, self.cloud = ctx, ctx.name, cloud
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand, trace=ctx.trace,
                                                name=ctx.name)
-        self.service_controller = ServiceController(ctx, self.informers, ctx.runtime)
+        self.service_controller = ServiceController(ctx, self.informers, cloud)
         self.running = False
 
     def start(self) -> None:
@@ -149,5 +150,5 @@ class CloudControllerManager:
 
     def __repr__(self) -> str:
         return f"<CloudControllerManager {'running' if self.running else 'waiting'}: " \
-               f"{len(self.ctx.runtime.balancers)} load balancer(s)>"
+               f"{len(self.cloud.balancers)} load balancer(s)>"
 

@@ -5,9 +5,10 @@ creates, updates and deletes), utils.py (pods as endpoints)."""
 from kubelab.controllers.endpointslice.endpointslice_controller import (
     EndpointSliceController,
     EndpointSliceTracker,
+    Reconciler,
     StaleInformerCache,
 )
 from kubelab.controllers.endpointslice.reconciler import Plan, reconcile
 
-__all__ = ["EndpointSliceController", "EndpointSliceTracker", "Plan", "StaleInformerCache",
-           "reconcile"]
+__all__ = ["EndpointSliceController", "EndpointSliceTracker", "Plan", "Reconciler",
+           "StaleInformerCache", "reconcile"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from kubelab.client.component import ComponentContext
 from kubelab.controllers import CONTROLLERS, ControllerManager
-from kubelab.controllers.endpointslice import EndpointSliceController
+from kubelab.controllers.endpointslice import EndpointSliceController, Plan, Reconciler
 from kubelab.controllers.endpointslice import reconcile as reference_reconcile
 from kubelab.grading.context import CheckContext
 from kubelab.grading.exercises import check
@@ -140,7 +140,18 @@ def _story(c: Any) -> None:
     c.run(40)
 
 
-def _cluster_with(ctx: CheckContext, fn: Any) -> Any:
+def _as_reconciler(fn: Any) -> Reconciler:
+    """The learner's reconcile_endpoint_slices answers with a dict {"create", "update",
+    "delete"} (data crosses the sandbox); the controller's reconciler answers with a Plan."""
+    def reconcile(service: dict[str, Any], pods: list[dict[str, Any]],
+                  slices: list[dict[str, Any]], max_endpoints: int) -> Plan:
+        plan = fn(service, pods, slices, max_endpoints)
+        return Plan(list(plan.get("create") or []), list(plan.get("update") or []),
+                    list(plan.get("delete") or []))
+    return reconcile
+
+
+def _cluster_with(ctx: CheckContext, fn: Reconciler) -> Any:
     def build(cctx: ComponentContext) -> ControllerManager:
         manager = ControllerManager(cctx, [n for n in CONTROLLERS if n != EndpointSliceController.NAME])
         manager.controllers[EndpointSliceController.NAME] = EndpointSliceController(
@@ -158,7 +169,7 @@ def _slice_writes(c: Any) -> int:
 @check("9.1", points=3, hint="Work from the lists you are given every time "
        "(level-triggered): dropped events and a crash only mean you are called again later.")
 def converges_under_churn_with_a_write_budget(ctx: CheckContext) -> None:
-    c = _cluster_with(ctx, ctx.learner)
+    c = _cluster_with(ctx, _as_reconciler(ctx.learner))
     _story(c)
     ready = sorted(p["status"]["podIP"] for p in c.get("pods")
                    if not p["metadata"].get("deletionTimestamp") and p.get("status", {}).get("podIP"))

@@ -1,0 +1,82 @@
+"""Which controllers kube-controller-manager can run, each by its descriptor
+(kubernetes/kubernetes cmd/kube-controller-manager/app/controller_descriptor.go).
+
+NewControllerDescriptors registers one ControllerDescriptor per controller: its name (the
+--controllers name, names/controller_names.go), the older names still accepted for it
+(aliases) and the function that builds it. kubelab's constructor takes the manager's
+ComponentContext and its one SharedInformerFactory and returns a Controller, which run() starts
+and stop() crashes. Upstream's initFunc also starts the controller and may decline to run it
+(feature gates, disabled by default); kubelab's manager starts them all once the caches synced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from kubelab.client.component import ComponentContext
+from kubelab.client.shared_informer import SharedInformerFactory
+from kubelab.controllers.deployment import DeploymentController
+from kubelab.controllers.endpointslice import EndpointSliceController
+from kubelab.controllers.garbage_collector import GarbageCollector
+from kubelab.controllers.job import JobController
+from kubelab.controllers.namespace import NamespaceController
+from kubelab.controllers.node_lifecycle import NodeLifecycleController, TaintEvictionController
+from kubelab.controllers.replicaset.replica_set import ReplicaSetController
+from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
+
+__all__ = ["Controller", "ControllerDescriptor", "controller_aliases", "new_controller_descriptors"]
+
+
+class Controller(Protocol):
+    """What the manager asks of each controller (upstream: controller.Interface and the Run
+    its initFunc starts)."""
+
+    def run(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+InitFunc = Callable[[ComponentContext, SharedInformerFactory], Controller]
+
+
+@dataclass(frozen=True)
+class ControllerDescriptor:
+    name: str
+    init_func: InitFunc
+    aliases: tuple[str, ...] = ()
+
+
+def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
+    """name -> descriptor, in the order the manager starts them. A name or alias registered
+    twice is a programming error, as upstream's register panics."""
+    descriptors: dict[str, ControllerDescriptor] = {}
+    seen: set[str] = set()
+
+    def register(descriptor: ControllerDescriptor) -> None:
+        for name in (descriptor.name, *descriptor.aliases):
+            if name in seen:
+                raise ValueError(f"controller name {name!r} registered twice")
+            seen.add(name)
+        descriptors[descriptor.name] = descriptor
+
+    register(ControllerDescriptor("replicaset-controller", ReplicaSetController, ("replicaset",)))
+    register(ControllerDescriptor("deployment-controller", DeploymentController, ("deployment",)))
+    register(ControllerDescriptor("garbage-collector-controller", GarbageCollector,
+                                  ("garbagecollector",)))
+    register(ControllerDescriptor("namespace-controller", NamespaceController, ("namespace",)))
+    register(ControllerDescriptor("node-lifecycle-controller", NodeLifecycleController,
+                                  ("nodelifecycle",)))
+    register(ControllerDescriptor("taint-eviction-controller", TaintEvictionController))
+    register(ControllerDescriptor("job-controller", JobController, ("job",)))
+    register(ControllerDescriptor("ttl-after-finished-controller", TTLAfterFinishedController,
+                                  ("ttl-after-finished",)))
+    register(ControllerDescriptor("endpointslice-controller", EndpointSliceController,
+                                  ("endpointslice",)))
+    return descriptors
+
+
+def controller_aliases(descriptors: dict[str, ControllerDescriptor]) -> dict[str, str]:
+    """ControllerAliases: each alias -> the controller's name."""
+    return {alias: d.name for d in descriptors.values() for alias in d.aliases}
