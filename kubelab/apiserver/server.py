@@ -371,8 +371,9 @@ class APIServer:
                                        r.field_selector)
             initial: list[WatchEvent] = []
             if r.resource_version in ("", "0"):  # "get state and start at most recent"
-                items, rv = self.registry.scan(served, predicate, r.namespace)
-                initial = [{"type": "ADDED", "object": item} for item in items]
+                state = self.registry.list_predicate(ctx, predicate, r.resource_version)
+                initial = [{"type": "ADDED", "object": item} for item in state.items]
+                rv = state.resource_version
             else:
                 rv = parse_resource_version(r.resource_version)
             self._watch_ids += 1
