@@ -7,6 +7,11 @@ what differs between kinds is in strategy.py. Objects are stored as compact JSON
 the key's mod_revision on every read, as the etcd3 storage layer does. Writes are etcd txns
 that compare revisions, so "create if absent" and "update if unchanged" are each one atomic
 step (storage/etcd3/store.go Create and GuaranteedUpdate).
+
+Lists take store.go's one path: List makes the predicate, ListPredicate picks the key (one
+key for a single name, else the key root) and the storage's GetList (storage/delegator.py:
+the watch cache when it can serve, else storage/etcd3.py) fills the list. As upstream, a list
+that names a single object is not paged: its continue token is not looked at.
 """
 
 from __future__ import annotations

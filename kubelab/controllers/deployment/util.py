@@ -2,6 +2,10 @@
 Deployment recognises its new and old ReplicaSets (kubernetes/kubernetes
 pkg/controller/deployment/util/deployment_util.go, pkg/controller/controller_utils.go
 ComputeHash).
+
+A departure: EqualIgnoreHash compares with Python's `==`, not Semantic.DeepEqual, so a labels
+map the deletion of the hash leaves empty, and a metadata left empty, are dropped first (Go
+would take them for nil); any other empty map still differs from a missing one.
 """
 
 from __future__ import annotations
