@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from kubelab.api.labels import Operator, Requirement, Selector, parse_selector, selector_from_set
 from kubelab.api.meta import EPOCH, deep_copy, get_controller_of, get_controller_of_no_copy, micro_time
 from kubelab.client import events as events_module
 from kubelab.client.events import EventRecorder
@@ -74,21 +73,6 @@ def test_equal_ignore_hash_agrees_with_copying_and_deleting_the_label() -> None:
     for _ in range(2000):
         t1, t2 = template(), template()
         assert equal_ignore_hash(t1, t2) == (_reference_without_hash(t1) == _reference_without_hash(t2))
-
-
-def test_equality_selectors_match_like_their_requirements() -> None:
-    rand = random.Random(5)
-    selectors = [selector_from_set({"app": "web"}), selector_from_set({"app": "web", "tier": "x"}),
-                 selector_from_set({}), parse_selector("app in (web)"), parse_selector("app==web"),
-                 Selector((Requirement("app", Operator.In, ()),)),
-                 parse_selector("app in (web,db)"), parse_selector("app!=web,tier")]
-    assert [s._pairs is not None for s in selectors] == [True, True, True, True, True, False, False, False]
-    for _ in range(500):
-        keys = rand.sample(["app", "tier", "z"], rand.randrange(4))
-        labels = {k: rand.choice(["web", "db", "x"]) for k in keys}
-        for s in selectors:
-            assert s.matches(labels) == all(r.matches(labels) for r in s.requirements)
-    assert not Selector(matches_nothing=True).matches({})
 
 
 def test_an_event_recorder_remembers_only_the_most_recent_events(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -84,6 +84,14 @@ CASES = [
      f"{P}.properties[spec].oneOf[0].properties[b]"),
     (crd({"type": "object", "not": {"description": "x"}}),
      f"{P}.properties[spec].not.description: Forbidden: must be empty to be structural"),
+    # validateValueValidation checks a pattern inside a junctor too.
+    (crd({"type": "string", "anyOf": [{"pattern": "("}]}),
+     f'{P}.properties[spec].anyOf[0].pattern: Invalid value: "(": must be a valid regular '
+     "expression, but isn't: missing ), unterminated subpattern at position 0"),
+    # Only allOf[0]'s anyOf may be the IntOrString pattern: allOf[0] itself has no type.
+    (crd({"x-kubernetes-int-or-string": True, "allOf": [
+        {"type": "integer", "anyOf": [{"type": "integer"}, {"type": "string"}]}]}),
+     f"{P}.properties[spec].allOf[0].type: Forbidden: must be empty to be structural"),
     (crd({"type": "array", "items": {"type": "string", "x-kubernetes-validations": [
         {"rule": "self == oldSelf"}]}}),
      f'{P}.properties[spec].items.x-kubernetes-validations[0].rule: Invalid value: "self == '

@@ -113,3 +113,37 @@ def test_restart_apiservers_with_downtime_refuses_requests_meanwhile() -> None:
     assert c.client.list("pods", "")["items"] == []
     with pytest.raises(ValueError):
         c.faults.restart_apiservers(down=-1)
+
+
+def test_paged_lists_of_one_nodes_pods_go_where_should_delegate_list_sends_them() -> None:
+    """delegator.ShouldDelegateList: the cache serves a consistent list and its first page; a
+    legacy exact list (a limit and a resourceVersion) and a continued one go to etcd. The
+    work estimator asks the same question, so it agrees with the path that served."""
+    from kubelab.api.request import Request
+    from kubelab.apiserver.flowcontrol.work_estimator import _list_from_storage
+
+    c = Cluster(nodes=2, components=["kubelet"])
+    c.run(5)
+    for i in range(3):
+        c.client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"},
+                         "spec": {"nodeName": "node-1",
+                                  "containers": [{"name": "c", "image": "x"}]}},
+                        "default")
+    c.run(1)
+    kubelet = c.client_for("system:node:node-1")
+    c.apiserver.add_token("token-system:node:node-1", "system:node:node-1", ["system:nodes"])
+    asks = [{}, {"limit": 2}]
+    first = kubelet.list("pods", "", field_selector="spec.nodeName=node-1", limit=2)
+    rv = first["metadata"]["resourceVersion"]
+    asks += [{"limit": 2, "resource_version": rv},
+             {"limit": 2, "continue_token": first["metadata"]["continue"]}]
+    c.apiserver.fanout.reset()
+    paths = []
+    for ask in asks:
+        kubelet.list("pods", "", field_selector="spec.nodeName=node-1", **ask)
+        lists = c.apiserver.fanout.totals()["lists"]
+        paths.append("etcd" if lists.get("kubelets/etcd") else "watch-cache")
+        c.apiserver.fanout.reset()
+        request = Request("list", "pods", field_selector="spec.nodeName=node-1", **ask)
+        assert _list_from_storage(request) == (paths[-1] == "etcd"), ask
+    assert paths == ["watch-cache", "watch-cache", "etcd", "etcd"]

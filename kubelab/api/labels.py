@@ -8,7 +8,6 @@ pkg/apis/meta/v1/helpers.go (LabelSelectorAsSelector), with their error messages
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import re
@@ -51,7 +50,8 @@ class Operator(StrEnum):
 _BINARY = [Operator.In, Operator.NotIn, Operator.Equals, Operator.DoubleEquals,
            Operator.NotEquals, Operator.GreaterThan, Operator.LessThan]
 _VALID = [*_BINARY, Operator.Exists, Operator.DoesNotExist]
-_EQUALITY = (Operator.Equals, Operator.DoubleEquals, Operator.In)
+_EQUALITY = (Operator.In, Operator.Equals, Operator.DoubleEquals)
+_INEQUALITY = (Operator.NotIn, Operator.NotEquals)
 _INT64_RE = re.compile(r"[+-]?[0-9]+")
 
 
@@ -66,17 +66,18 @@ class Requirement:
     values: tuple[str, ...] = ()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        op, present = self.operator, self.key in labels
-        if op in (Operator.In, Operator.Equals, Operator.DoubleEquals):
-            return present and labels[self.key] in self.values
-        if op in (Operator.NotIn, Operator.NotEquals):
-            return not present or labels[self.key] not in self.values
+        """Requirement.Matches: the switch on the operator of selector.go."""
+        op = self.operator
+        if op in _EQUALITY:
+            return self.key in labels and labels[self.key] in self.values  # hasValue
+        if op in _INEQUALITY:
+            return self.key not in labels or labels[self.key] not in self.values
         if op is Operator.Exists:
-            return present
+            return self.key in labels
         if op is Operator.DoesNotExist:
-            return not present
+            return self.key not in labels
         # Gt/Lt compare as int64; a label that is not an integer never matches.
-        have = _parse_int64(labels[self.key]) if present else None
+        have = _parse_int64(labels[self.key]) if self.key in labels else None
         want = _parse_int64(self.values[0]) if len(self.values) == 1 else None
         if have is None or want is None:
             return False
@@ -104,27 +105,19 @@ class Selector:
     requirements: tuple[Requirement, ...] = ()
     # labels.Nothing(): matches no object and prints as "" (a nil LabelSelector means this).
     matches_nothing: bool = False
-    # Set when every requirement is `key = value` (or `key in (value)`), as a matchLabels
-    # selector is: then matching is one dict lookup per pair. Every controller matches its
-    # selector against each of its pods on every sync, so this is the hot path.
-    _pairs: tuple[tuple[str, str], ...] | None = dataclasses.field(default=None, init=False,
-                                                                   repr=False, compare=False)
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.requirements, key=lambda r: r.key))  # stable, like upstream
         object.__setattr__(self, "requirements", ordered)
-        if all(r.operator in _EQUALITY and len(r.values) == 1 for r in ordered):
-            object.__setattr__(self, "_pairs", tuple((r.key, r.values[0]) for r in ordered))
 
     def matches(self, labels: Mapping[str, str]) -> bool:
+        """internalSelector.Matches: every requirement matches (nothing() matches none)."""
         if self.matches_nothing:
             return False
-        if self._pairs is not None:
-            for key, value in self._pairs:  # noqa: SIM110 (a plain loop beats all() on 1-2 pairs)
-                if labels.get(key) != value:
-                    return False
-            return True
-        return all(r.matches(labels) for r in self.requirements)
+        for requirement in self.requirements:  # noqa: SIM110 (the loop of selector.go)
+            if not requirement.matches(labels):
+                return False
+        return True
 
     def empty(self) -> bool:
         """True when the selector does not restrict anything (everything())."""

@@ -51,9 +51,8 @@ from kubelab.apiserver.auth.reviews import create_self_subject_access_review
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.endpoints import subresources
-from kubelab.apiserver.endpoints.apply import server_side_apply
-from kubelab.apiserver.endpoints.decode import decode_body
-from kubelab.apiserver.endpoints.patch import apply_patch
+from kubelab.apiserver.endpoints.handlers import create_resource, update_resource
+from kubelab.apiserver.endpoints.patch import patch_resource
 from kubelab.apiserver.endpoints.response import as_table, table_events
 from kubelab.apiserver.endpoints.wire import read_body
 from kubelab.apiserver.flowcontrol import APFController
@@ -62,7 +61,6 @@ from kubelab.apiserver.registry.eviction import evict
 from kubelab.apiserver.registry.service import ServiceAllocators
 from kubelab.apiserver.registry.store import Registry
 from kubelab.apiserver.serving import ServedResources
-from kubelab.apiserver.storage.codec import decode
 from kubelab.apiserver.storage.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
 from kubelab.apiserver.storage.fanout import FanoutStats
 from kubelab.apiserver.storage.selection import make_predicate, parse_resource_version
@@ -308,12 +306,9 @@ class APIServer:
         return served
 
     def _dispatch(self, ctx: RequestContext) -> Object:
-        if isinstance(ctx.request.body, RawBody):  # bytes from an HTTP front end: read them now
-            try:
-                ctx.request = dataclasses.replace(ctx.request, body=read_body(ctx.request.body))
-            except ApiError:
-                ctx.enter("decode")
-                raise
+        """The REST handler of the request's verb and subresource (endpoints/installer.go
+        registerResourceHandlers)."""
+        _read_raw_body(ctx)
         r, reg, served = ctx.request, self.registry, ctx.served
         verb, sub = r.verb, r.subresource
         if verb == "get":
@@ -334,34 +329,11 @@ class APIServer:
             return evict(reg, ctx, r.body)
         if served.info.resource == "selfsubjectaccessreviews":
             return create_self_subject_access_review(ctx, r.body)
-        if verb == "patch" and r.options.get("patchType") == "apply" and not sub:
-            return server_side_apply(reg, ctx)
         if verb == "patch":
-            kv = reg.read(ctx, r.namespace, r.name)
-            live = to_version(decode(kv.value, kv.mod_revision), served.info.api_version) \
-                if not served.builtin else decode(kv.value, kv.mod_revision)
-            ctx.enter("decode")
-            target = subresources.scale_of(live, served.custom) if sub == "scale" else live
-            patch_type = str(r.options.get("patchType", "merge"))
-            patched = apply_patch(target, r.body, patch_type, served.builtin)
-            if sub == "scale":
-                return subresources.update_scale(reg, ctx, patched)
-            obj = decode_body(patched, served.info, served.schema)
-            subresources.check_name(obj, r.name, required=True)
-            # A merge patch builds new dicts and leaves live as it was read: the update can
-            # compare against it instead of decoding the stored bytes again (a JSON patch
-            # edits live in place).
-            return reg.update(ctx, obj, kv, live if patch_type != "json" else None)
+            return patch_resource(reg, ctx)
         if sub == "scale":
             return subresources.update_scale(reg, ctx, r.body)
-        ctx.enter("decode")
-        obj = decode_body(r.body, served.info, served.schema)
-        if verb == "create":
-            if r.name:
-                subresources.check_name(obj, r.name)
-            return reg.create(ctx, obj)
-        subresources.check_name(obj, r.name, required=True)
-        return reg.update(ctx, obj)
+        return create_resource(reg, ctx) if verb == "create" else update_resource(reg, ctx)
 
     def _fail(self, record: AuditRecord, err: ApiError) -> None:
         record.code, record.message = err.code, err.message
@@ -399,8 +371,9 @@ class APIServer:
                                        r.field_selector)
             initial: list[WatchEvent] = []
             if r.resource_version in ("", "0"):  # "get state and start at most recent"
-                items, rv = self.registry.scan(served, predicate, r.namespace)
-                initial = [{"type": "ADDED", "object": item} for item in items]
+                state = self.registry.list_predicate(ctx, predicate, r.resource_version)
+                initial = [{"type": "ADDED", "object": item} for item in state.items]
+                rv = state.resource_version
             else:
                 rv = parse_resource_version(r.resource_version)
             self._watch_ids += 1
@@ -452,3 +425,13 @@ class APIServer:
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return f"<APIServer {state} resources={len(self.served)} requests={len(self.audit)}>"
+
+
+def _read_raw_body(ctx: RequestContext) -> None:
+    """Bytes from an HTTP front end are read now (a body too large fails at decode)."""
+    if isinstance(ctx.request.body, RawBody):
+        try:
+            ctx.request = dataclasses.replace(ctx.request, body=read_body(ctx.request.body))
+        except ApiError:
+            ctx.enter("decode")
+            raise

@@ -24,7 +24,7 @@ from kubelab.api.errors import (
 from kubelab.api.resources import ResourceInfo
 from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain
 from kubelab.apiserver.apiextensions.handler import CustomResourceSchema
-from kubelab.apiserver.apiextensions.schema import validate_schema
+from kubelab.apiserver.apiextensions.schema import validate_custom_resource_definition_validation
 
 __all__ = ["CLEANUP_FINALIZER", "add_stored_version", "crd_resource_info", "crd_schema",
            "crd_status", "mark_for_cleanup", "set_condition", "storage_version", "terminating",
@@ -103,8 +103,8 @@ def add_stored_version(crd: Object) -> None:
 def _version(version: dict[str, Any], path: str) -> list[FieldError]:
     """One version's schema, subresources and printer columns (validation.go
     validateCustomResourceDefinitionVersion)."""
-    errs = validate_schema(_dict(version.get("schema")).get("openAPIV3Schema"),
-                           f"{path}.schema.openAPIV3Schema")
+    errs = validate_custom_resource_definition_validation(
+        _dict(version.get("schema")).get("openAPIV3Schema"), f"{path}.schema.openAPIV3Schema")
     scale = _dict(version.get("subresources")).get("scale")
     if isinstance(scale, dict):
         where = f"{path}.subresources.scale"

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kubelab.api.request import Request
+from kubelab.apiserver.storage.delegator import should_delegate_list
+from kubelab.apiserver.storage.selection import ListOptions, Predicate
 from kubelab.apiserver.storage.watch_cache import Cacher
 
 if TYPE_CHECKING:
@@ -125,10 +127,10 @@ def _selected(field_selector: str) -> dict[str, str]:
 
 
 def _list_from_storage(r: Request) -> bool:
-    """delegator.ShouldDelegateListMeta with a cache without snapshots (1.34: consistent lists
-    come from the watch cache): an exact resourceVersion with a limit, or a continue token."""
-    exact = r.limit > 0 and r.resource_version not in ("", "0")
-    return exact or bool(r.continue_token)
+    """delegator.ShouldDelegateListMeta: the request's resourceVersion, limit and continue
+    token, asked of the delegator (1.34: consistent lists come from the watch cache)."""
+    pred = Predicate("", None, None, limit=max(r.limit, 0), continue_token=r.continue_token)
+    return should_delegate_list(ListOptions(r.resource_version, pred)).should_delegate
 
 
 def estimate_list(r: Request, count: int, avg_size: int, max_seats: int) -> WorkEstimate:

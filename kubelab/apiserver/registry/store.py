@@ -7,10 +7,16 @@ what differs between kinds is in strategy.py. Objects are stored as compact JSON
 the key's mod_revision on every read, as the etcd3 storage layer does. Writes are etcd txns
 that compare revisions, so "create if absent" and "update if unchanged" are each one atomic
 step (storage/etcd3/store.go Create and GuaranteedUpdate).
+
+Lists take store.go's one path: List makes the predicate, ListPredicate picks the key (one
+key for a single name, else the key root) and the storage's GetList (storage/delegator.py:
+the watch cache when it can serve, else storage/etcd3.py) fills the list. As upstream, a list
+that names a single object is not paged: its continue token is not looked at.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +29,6 @@ from kubelab.api.errors import (
     invalid,
     not_found,
     request_entity_too_large,
-    resource_expired,
 )
 from kubelab.api.meta import new_uid, random_suffix
 from kubelab.apiserver.admission.chain import CREATE, UPDATE, Attributes
@@ -33,23 +38,15 @@ from kubelab.apiserver.endpoints.decode import MAX_REQUEST_BODY_BYTES
 from kubelab.apiserver.registry.deletion import delete_object
 from kubelab.apiserver.registry.strategy import prepare_for_create, prepare_for_update
 from kubelab.apiserver.storage.codec import decode, encode
+from kubelab.apiserver.storage.delegator import get_list
 from kubelab.apiserver.storage.selection import (
-    CONTINUE_EXPIRED,
+    ListOptions,
+    ListResult,
     Predicate,
-    decode_continue,
-    encode_continue,
     make_predicate,
     parse_resource_version,
 )
-from kubelab.store import (
-    CompactedError,
-    Compare,
-    DeleteRequest,
-    KeyValue,
-    PutRequest,
-    RequestTooLargeError,
-    prefix_end,
-)
+from kubelab.store import Compare, DeleteRequest, KeyValue, PutRequest, RequestTooLargeError
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
@@ -82,108 +79,39 @@ class Registry:
         return decode(kv.value, kv.mod_revision)
 
     def list_objects(self, ctx: RequestContext) -> Object:
-        r, served = ctx.request, ctx.served
+        """List: the request's selectors, page size and continue token as a predicate
+        (PredicateFunc), then ListPredicate; counts which path served it (fanout.py)."""
+        r, info = ctx.request, ctx.served.info
         ctx.enter("storage")
-        info = served.info
-        predicate = make_predicate(info.resource, r.namespace, r.label_selector, r.field_selector)
-        prefix = served.prefix + (f"{r.namespace}/" if info.namespaced and r.namespace else "")
-        start, rev = prefix, 0
-        if r.continue_token:
-            start, rev = decode_continue(r.continue_token, prefix)
-            if r.resource_version not in ("", "0"):
-                raise bad_request("specifying resource version is not allowed when using continue")
-        else:
-            parse_resource_version(r.resource_version)
-        end = prefix_end(prefix)
-        single = None if r.continue_token else _single_key(served, predicate)
-        if single is not None:  # metadata.name=<name>: one key to read, not the whole prefix
-            start, end = single, single + "\x00"
-        limit = max(r.limit, 0)
-        keys = None if r.continue_token or single is not None else \
-            self._by_index(served, predicate, prefix)
-        self.server.fanout.listed(ctx.user.name, "etcd" if keys is None else "watch-cache")
-        if keys is not None:
-            items, meta = self._list_keys(keys, predicate, prefix, limit)
-        else:
-            expired = CONTINUE_EXPIRED if r.continue_token else \
-                "The resourceVersion for the provided list is too old."
-            items, meta = self._list_range(start, end, rev, predicate, prefix, limit, expired)
+        predicate = make_predicate(info.resource, r.namespace, r.label_selector, r.field_selector,
+                                   r.limit, r.continue_token)
+        result = self.list_predicate(ctx, predicate, r.resource_version)
+        self.server.fanout.listed(ctx.user.name, "watch-cache" if result.from_cache else "etcd")
+        meta: dict[str, Any] = {"resourceVersion": str(result.resource_version)}
+        if result.continue_token:
+            meta["continue"] = result.continue_token
+        if result.remaining_item_count is not None:
+            meta["remainingItemCount"] = result.remaining_item_count
         return {"apiVersion": info.api_version, "kind": f"{info.kind}List", "metadata": meta,
-                "items": items}
+                "items": result.items}
 
-    def _list_range(self, start: str, end: str, rev: int, predicate: Predicate, prefix: str,
-                    limit: int, expired: str) -> tuple[list[Object], dict[str, Any]]:
-        """The matching objects of [start, end) at rev (0: now), a page of the store at a
-        time, and the list's metadata (store.go GetList over etcd3's paged range)."""
-        items: list[Object] = []
-        meta: dict[str, Any] = {}
-        while True:
-            try:
-                resp = self.server.store.range(start, end, revision=rev, limit=limit)
-            except CompactedError:
-                raise resource_expired(expired) from None
-            rev = rev or resp.revision
-            full = False
-            for i, kv in enumerate(resp.kvs):
-                obj = decode(kv.value, kv.mod_revision)
-                if predicate.matches(obj):
-                    items.append(obj)
-                if limit and len(items) >= limit:
-                    full = True
-                    if i < len(resp.kvs) - 1 or resp.more:
-                        meta["continue"] = encode_continue(kv.key, prefix, rev)
-                        if predicate.everything:
-                            meta["remainingItemCount"] = resp.count - i - 1
-                    break
-            if full or not resp.more:
-                break
-            start = resp.kvs[-1].key + "\x00"
-        return items, {"resourceVersion": str(rev), **meta}
-
-    def scan(self, served: Served, predicate: Predicate, namespace: str) -> tuple[list[Object], int]:
-        """Every matching object now, and the revision they are current at (for a watch)."""
-        prefix = served.prefix + (f"{namespace}/" if served.info.namespaced and namespace else "")
-        single = _single_key(served, predicate)
-        keys = self._by_index(served, predicate, prefix) if single is None else None
-        if keys is not None:
-            items, meta = self._list_keys(keys, predicate, prefix, 0)
-            return items, int(meta["resourceVersion"])
-        resp = self.server.store.range(single) if single is not None else \
-            self.server.store.range(prefix, prefix=True)
-        items = []
-        for kv in resp.kvs:
-            obj = decode(kv.value, kv.mod_revision)
-            if predicate.matches(obj):
-                items.append(obj)
-        return items, resp.revision
-
-    def _by_index(self, served: Served, predicate: Predicate, prefix: str) -> list[str] | None:
-        """The keys under prefix the watch cache's index names for the predicate's value of
-        the indexed field (a kubelet's spec.nodeName=<node>), or None: read every key."""
-        if predicate.trigger is None:
-            return None
+    def list_predicate(self, ctx: RequestContext, predicate: Predicate,
+                       resource_version: str) -> ListResult:
+        """ListPredicate: the objects that match, from the storage (the watch cache in front
+        of etcd, delegator.py). A predicate that can match one name only reads that one key
+        (p.MatchesSingle(), then GetList not recursive), so a kubelet listing its own Node
+        does not read every node; any other list reads every key under the key root. A
+        watch's initial state is a list too (upstream: the cacher's or etcd's initial list)."""
+        served = ctx.served
         cacher = self.server.served.cachers.get((served.info.group, served.info.resource))
-        keys = cacher.by_index(predicate.trigger) if cacher is not None else None
-        return None if keys is None else [key for key in keys if key.startswith(prefix)]
-
-    def _list_keys(self, keys: list[str], predicate: Predicate, prefix: str,
-                   limit: int) -> tuple[list[Object], dict[str, Any]]:
-        """The objects at keys that match, now, and the list's metadata. The index only
-        narrows the list: the predicate still decides (watch_cache.go list: "prefiltering")."""
-        store = self.server.store
-        rev = store.revision
-        items: list[Object] = []
-        meta: dict[str, Any] = {"resourceVersion": str(rev)}
-        for i, key in enumerate(keys):
-            for kv in store.range(key).kvs:
-                obj = decode(kv.value, kv.mod_revision)
-                if predicate.matches(obj):
-                    items.append(obj)
-            if limit and len(items) >= limit:
-                if i < len(keys) - 1:
-                    meta["continue"] = encode_continue(key, prefix, rev)
-                break
-        return items, meta
+        opts = ListOptions(resource_version, predicate)
+        key = _key_func(served, predicate)
+        if key is not None:
+            opts = dataclasses.replace(opts, recursive=False)
+        else:
+            key = served.prefix + (f"{predicate.namespace}/"
+                                   if served.info.namespaced and predicate.namespace else "")
+        return get_list(self.server.store, cacher, key, opts)
 
     # ------------------------------------------------------------------ create
 
@@ -392,14 +320,14 @@ def _stored(served: Served, obj: Object) -> Object:
     return served.custom.storage_form(obj) if served.custom is not None else obj
 
 
-def _single_key(served: Served, predicate: Predicate) -> str | None:
-    """The one key a `metadata.name=<name>` field selector can match, if it can be known
-    (a namespaced resource needs the namespace too); None: read the whole prefix. A kubelet
-    lists its own Node this way: upstream's registry store does the same (store.go
-    ListPredicate, p.MatchesSingle()), so a thousand kubelets do not each read every node."""
-    if predicate.name is None or (served.info.namespaced and not predicate.namespace):
+def _key_func(served: Served, predicate: Predicate) -> str | None:
+    """KeyFunc of the one name the predicate can match (MatchesSingle), or None: it matches
+    more than one name, or the key cannot be known (a namespaced resource needs the
+    namespace too)."""
+    name = predicate.matches_single()
+    if name is None or (served.info.namespaced and not predicate.namespace):
         return None
-    return served.key(predicate.namespace, predicate.name)
+    return served.key(predicate.namespace, name)
 
 
 def _ensure_namespace(meta: Object, namespace: str) -> None:

@@ -1,9 +1,11 @@
-"""Which objects a list or watch asks for: namespace, label selector, field selector, and
-where the next page of a list starts (the continue token).
+"""Which objects a list or watch asks for: namespace, label selector, field selector, page
+size and where the next page of a list starts (the continue token).
 
-storage.SelectionPredicate and storage.EncodeContinue/DecodeContinue upstream
-(k8s.io/apiserver/pkg/storage/selection_predicate.go, continue.go). A bad selector or token
-is the client's fault: 400 BadRequest in the parser's words.
+storage.SelectionPredicate, storage.ListOptions and storage.EncodeContinue/DecodeContinue/
+PrepareContinueToken upstream (k8s.io/apiserver/pkg/storage/selection_predicate.go,
+interfaces.go, continue.go). A bad selector or token is the client's fault: 400 BadRequest in
+the parser's words. Both list paths (etcd3.py, the watch cache's in delegator.py) end a page
+with prepare_continue_token: one encoding of where the next page starts.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from kubelab.api.errors import ParseError, bad_request
 from kubelab.api.fields import FieldSelector, parse_field_selector
 from kubelab.api.labels import Selector, parse_selector
 
-__all__ = ["CONTINUE_EXPIRED", "TRIGGER_FIELDS", "Predicate", "decode_continue", "encode_continue",
-           "make_predicate", "parse_resource_version"]
+__all__ = ["CONTINUE_EXPIRED", "TRIGGER_FIELDS", "ListOptions", "ListResult", "Predicate",
+           "decode_continue", "encode_continue", "make_predicate", "parse_resource_version",
+           "prepare_continue_token"]
 
 _UINT = re.compile(r"[0-9]+")
 # The field each resource's watch cache indexes its watchers by, as upstream's storage
@@ -41,6 +44,8 @@ class Predicate:
     # (upstream's TriggerFunc: pods by spec.nodeName, nodes by metadata.name), if it asks.
     trigger: str | None = None
     name: str | None = None        # metadata.name=<name>, if any (SelectionPredicate.MatchesSingle)
+    limit: int = 0                 # a page's size (0: everything)
+    continue_token: str = ""       # where the page starts (a previous page's metadata.continue)
 
     def matches(self, obj: dict[str, Any]) -> bool:
         if self.label is not None:
@@ -51,11 +56,37 @@ class Predicate:
 
     @property
     def everything(self) -> bool:
+        """SelectionPredicate.Empty: no selector."""
         return self.label is None and self.field is None
 
+    def matches_single(self) -> str | None:
+        """MatchesSingle: the one name a `metadata.name=<name>` field selector allows."""
+        return self.name
 
-def make_predicate(resource: str, namespace: str, label_selector: str,
-                   field_selector: str) -> Predicate:
+
+@dataclass(frozen=True, slots=True)
+class ListOptions:
+    """storage.ListOptions: which revision, which objects, one key or every key under it."""
+
+    resource_version: str
+    predicate: Predicate
+    recursive: bool = True
+
+
+@dataclass(slots=True)
+class ListResult:
+    """What a GetList fills in: the items and the list's resourceVersion, continue and
+    remainingItemCount (versioner.UpdateList); from_cache says which path served it."""
+
+    items: list[dict[str, Any]]
+    resource_version: int
+    continue_token: str = ""
+    remaining_item_count: int | None = None
+    from_cache: bool = False
+
+
+def make_predicate(resource: str, namespace: str, label_selector: str, field_selector: str,
+                   limit: int = 0, continue_token: str = "") -> Predicate:
     try:
         label = parse_selector(label_selector) if label_selector.strip() else None
         field = parse_field_selector(field_selector) if field_selector.strip() else None
@@ -70,7 +101,7 @@ def make_predicate(resource: str, namespace: str, label_selector: str,
     trigger_field = TRIGGER_FIELDS.get(resource)
     trigger = field.exact_value(trigger_field) if field is not None and trigger_field else None
     name = field.exact_value("metadata.name") if field is not None else None
-    return Predicate(namespace, label, field, trigger, name)
+    return Predicate(namespace, label, field, trigger, name, max(limit, 0), continue_token)
 
 
 def parse_resource_version(text: str) -> int:
@@ -84,8 +115,8 @@ def parse_resource_version(text: str) -> int:
 
 
 def encode_continue(key: str, prefix: str, rev: int) -> str:
-    """storage.EncodeContinue: base64url JSON naming where the next page starts."""
-    token = {"v": "meta.k8s.io/v1", "rv": rev, "start": key[len(prefix):] + "\x00"}
+    """storage.EncodeContinue: base64url JSON naming the key the next page starts at."""
+    token = {"v": "meta.k8s.io/v1", "rv": rev, "start": key[len(prefix):]}
     return base64.urlsafe_b64encode(json.dumps(token, separators=(",", ":")).encode()) \
         .decode().rstrip("=")
 
@@ -111,3 +142,15 @@ def decode_continue(token: str, prefix: str) -> tuple[str, int]:
     if posixpath.normpath(key) != key:
         raise bad_request(f"invalid continue token: {invalid_key}: {start}")
     return prefix + key[1:], max(rev, 0)
+
+
+def prepare_continue_token(key_last_evaluated: str, key_prefix: str, rev: int, items_count: int,
+                           has_more_items: bool, opts: ListOptions) -> tuple[str, int | None]:
+    """storage.PrepareContinueToken: when more items remain, the token that starts the next
+    page just after the last key evaluated, and, for a list without selectors, how many items
+    remain (with selectors the store's count includes objects that do not match: none)."""
+    if not has_more_items:
+        return "", None
+    token = encode_continue(key_last_evaluated + "\x00", key_prefix, rev)  # just after it
+    remaining = items_count - opts.predicate.limit if opts.predicate.everything else None
+    return token, remaining

@@ -20,8 +20,9 @@ ByIndex, then the predicate filters). It serves only when it has been sent every
 store has made to its keys: upstream's consistent read waits for that (WaitUntilFreshAndList); a simulated
 server cannot wait inside a request, so it reads the store instead, as upstream does when the
 cache cannot serve (cacher.go delegates the list to etcd). Every other list goes to the store
-too: this cache keeps the index's keys, not the objects. fanout.py counts which path served
-each list, and every event sent per watcher class and second.
+too: this cache keeps the index's keys, not the objects. delegator.py makes that choice for
+every list (CacheDelegator.GetList); fanout.py counts which path served each list, and every
+event sent per watcher class and second.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 Deployment recognises its new and old ReplicaSets (kubernetes/kubernetes
 pkg/controller/deployment/util/deployment_util.go, pkg/controller/controller_utils.go
 ComputeHash).
+
+A departure: EqualIgnoreHash compares with Python's `==`, not Semantic.DeepEqual, so a labels
+map the deletion of the hash leaves empty, and a metadata left empty, are dropped first (Go
+would take them for nil); any other empty map still differs from a missing one.
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 import json
 
 from kubelab.api import Object
-from kubelab.api.meta import rfc3339
+from kubelab.api.meta import deep_copy, rfc3339
 from kubelab.controllers.pod_ranking import sort_by_creation_timestamp
 
 __all__ = [
@@ -75,28 +79,34 @@ def compute_hash(template: Object, collision_count: int | None = None) -> str:
     return "".join(_ALPHANUMS[ord(c) % len(_ALPHANUMS)] for c in str(h))
 
 
-def _labels_without_hash(template: Object) -> Object:
-    labels = (template.get("metadata") or {}).get("labels") or {}
-    if DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY not in labels:
-        return labels
-    return {k: v for k, v in labels.items() if k != DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY}
-
-
-def _other_metadata(template: Object) -> Object:
-    return {k: v for k, v in (template.get("metadata") or {}).items() if k != "labels"}
-
-
-def equal_ignore_hash(t1: Object | None, t2: Object | None) -> bool:
+def equal_ignore_hash(template1: Object | None, template2: Object | None) -> bool:
     """EqualIgnoreHash: the same pod template, ignoring the pod-template-hash label.
 
-    Upstream deep-copies both templates and deletes the label from the copies. A Deployment
-    asks this of each of its ReplicaSets on every sync, so we compare the parts instead: the
-    labels without the hash (an empty map equals a missing one, as Semantic.DeepEqual has it),
-    the rest of the metadata, and everything but the metadata. No copy of the spec is made."""
-    t1, t2 = t1 or {}, t2 or {}
-    return _labels_without_hash(t1) == _labels_without_hash(t2) and \
-        _other_metadata(t1) == _other_metadata(t2) and \
-        {k: v for k, v in t1.items() if k != "metadata"} == {k: v for k, v in t2.items() if k != "metadata"}
+    As upstream: copy both templates, delete the label from the copies' labels, compare.
+    Python's `==` on the JSON trees stands for apiequality.Semantic.DeepEqual, with one
+    adjustment that Go's types make for free: a labels map the deletion leaves empty, and a
+    metadata left empty, are dropped (Go's DeepEqual takes an empty map for nil, and a zero
+    ObjectMeta is what a missing one decodes to). The copies are meta.deep_copy, kubelab's
+    generated-DeepCopy counterpart (a JSON tree copied node by node)."""
+    t1_copy = deep_copy(template1 or {})
+    t2_copy = deep_copy(template2 or {})
+    # Remove hash labels from the templates' labels before comparing.
+    _delete_label(t1_copy, DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY)
+    _delete_label(t2_copy, DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY)
+    return t1_copy == t2_copy
+
+
+def _delete_label(template: Object, key: str) -> None:
+    """delete(template.Labels, key), then drop what the deletion left empty (see above)."""
+    meta = template.get("metadata")
+    if isinstance(meta, dict):
+        labels = meta.get("labels")
+        if isinstance(labels, dict):
+            labels.pop(key, None)
+        if "labels" in meta and not labels:
+            del meta["labels"]
+    if "metadata" in template and not meta:
+        del template["metadata"]
 
 
 def find_new_replica_set(deployment: Object, rss: list[Object]) -> Object | None:

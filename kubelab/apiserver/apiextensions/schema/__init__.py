@@ -2,8 +2,9 @@
 
 Upstream (staging/src/k8s.io/apiextensions-apiserver):
 
-- structural.py: is the schema structural, and the rest of the CRD schema rules
-  (pkg/apiserver/schema/validation.go, pkg/apis/apiextensions/validation/validation.go);
+- structural.py and junctors.py: is the schema structural (pkg/apiserver/schema/validation.go,
+  completeness.go), and the rest of the CRD schema rules
+  (pkg/apis/apiextensions/validation/validation.go);
 - validate.py and formats.py: every custom object against its schema, in kube-openapi's words
   as apiextensions wraps them (pkg/apiserver/validation/validation.go,
   k8s.io/kube-openapi pkg/validation/validate and errors);
@@ -15,7 +16,8 @@ Upstream (staging/src/k8s.io/apiextensions-apiserver):
 
 from kubelab.apiserver.apiextensions.schema.defaulting import apply_defaults, prune
 from kubelab.apiserver.apiextensions.schema.rules import validate_rules
-from kubelab.apiserver.apiextensions.schema.structural import validate_schema
+from kubelab.apiserver.apiextensions.schema.structural import validate_custom_resource_definition_validation
 from kubelab.apiserver.apiextensions.schema.validate import validate_value
 
-__all__ = ["apply_defaults", "prune", "validate_rules", "validate_schema", "validate_value"]
+__all__ = ["apply_defaults", "prune", "validate_custom_resource_definition_validation",
+           "validate_rules", "validate_value"]

@@ -1,112 +1,130 @@
 """Is a CRD's openAPIV3Schema one the server can work with? Upstream's rules and words:
 
-- structural (pkg/apiserver/schema/validation.go ValidateStructural): every specified field
-  and array item has a type, the root is an object without additionalProperties, arrays have
-  items, metadata at the root restricts only name and generateName, embedded resources are
-  objects, x-kubernetes-int-or-string stands alone;
+- structural (pkg/apiserver/schema/validation.go ValidateStructural): validateStructuralInvariants
+  (every specified field and array item has a type, the root is an object without
+  additionalProperties, arrays have items, metadata at the root restricts only name and
+  generateName (validateStructuralMetadataInvariants), embedded resources are objects,
+  x-kubernetes-int-or-string stands alone (validateExtensions), the junctors hold value
+  validations only (validateValueValidation, junctors.py)) and validateStructuralCompleteness
+  (completeness.go: every property a junctor names is specified outside it);
 - the rest of ValidateCustomResourceDefinitionOpenAPISchema
   (pkg/apis/apiextensions/validation/validation.go): uniqueItems is refused,
   additionalProperties and properties exclude each other,
   x-kubernetes-preserve-unknown-fields is true or unset, the list and map types, and each
-  x-kubernetes-validations rule must compile;
-- the junctors allOf, anyOf, oneOf and not hold value validations only (junctors.py).
+  x-kubernetes-validations rule must compile.
+
+kubelab's departure: validateStructuralCompleteness looks at the junctors of every level of
+the structural schema (upstream's looks at the root's only).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from kubelab.api.errors import FieldError, field_forbidden, field_invalid, field_not_supported, field_required
-from kubelab.apiserver.apiextensions.schema.junctors import nested_errors
+from kubelab.apiserver.apiextensions.schema.junctors import (
+    is_int_or_string_all_of_pattern,
+    is_int_or_string_any_of_pattern,
+    validate_value_validation,
+    validate_value_validation_completeness,
+)
 from kubelab.apiserver.apiextensions.schema.rules import has_old_self
 from kubelab.apiserver.apiextensions.schema.validate import validate_value
 from kubelab.apiserver.cel import CelCompileError, compile_expression
 
-__all__ = ["validate_schema"]
+__all__ = ["validate_custom_resource_definition_validation", "validate_structural"]
 
 REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid",
            "FieldValueRequired"]
-ROOT, ITEM, FIELD = "root", "item", "field"
-_EMPTY_TYPE = {ROOT: "must not be empty at the root",
-               ITEM: "must not be empty for specified array items",
-               FIELD: "must not be empty for specified object fields"}
+ROOT_LEVEL, ITEM_LEVEL, FIELD_LEVEL = "root", "item", "field"
+_EMPTY_TYPE = {ROOT_LEVEL: "must not be empty at the root",
+               ITEM_LEVEL: "must not be empty for specified array items",
+               FIELD_LEVEL: "must not be empty for specified object fields"}
 
 
-def validate_schema(schema: Any, path: str) -> list[FieldError]:
-    """Every problem with the openAPIV3Schema at path (sorted as upstream sorts them)."""
+def validate_custom_resource_definition_validation(schema: Any, path: str) -> list[FieldError]:
+    """Every problem with the openAPIV3Schema at path: ValidateStructural's (sorted, as
+    upstream sorts them), then ValidateCustomResourceDefinitionOpenAPISchema's."""
     if not isinstance(schema, dict):
         return [field_required(path, "schemas are required")]
-    structural = sorted(_structural(schema, ROOT, path), key=str)
-    return structural + _openapi(schema, path, True, None)
+    return validate_structural(path, schema) + \
+        validate_custom_resource_definition_openapi_schema(schema, path, True, None)
 
 
-def _structural(s: dict[str, Any], level: str, path: str) -> list[FieldError]:
+def validate_structural(path: str, s: dict[str, Any]) -> list[FieldError]:
+    """ValidateStructural: the invariants and the completeness, sorted by their text."""
+    errs = validate_structural_invariants(s, ROOT_LEVEL, path) + \
+        validate_structural_completeness(s, path)
+    return sorted(errs, key=str)
+
+
+def _structural_children(s: dict[str, Any], path: str) -> list[tuple[str, dict[str, Any], str]]:
+    """(level, schema, path) of the structural schemas right under s: items, properties and
+    additionalProperties (never a junctor's)."""
+    children = []
+    if isinstance(s.get("items"), dict):
+        children.append((ITEM_LEVEL, s["items"], f"{path}.items"))
+    for key, sub in (s.get("properties") or {}).items():
+        if isinstance(sub, dict):
+            children.append((FIELD_LEVEL, sub, f"{path}.properties[{key}]"))
+    if isinstance(s.get("additionalProperties"), dict):
+        children.append((FIELD_LEVEL, s["additionalProperties"], f"{path}.additionalProperties"))
+    return children
+
+
+def validate_structural_invariants(s: dict[str, Any], lvl: str, path: str) -> list[FieldError]:
+    """validateStructuralInvariants: the invariants of a structural schema, at every level."""
     errs: list[FieldError] = []
     kind = s.get("type", "")
     if kind == "array" and not isinstance(s.get("items"), dict):
         errs.append(field_required(f"{path}.items", "must be specified"))
-    if isinstance(s.get("items"), dict):
-        errs += _structural(s["items"], ITEM, f"{path}.items")
-    properties = s.get("properties") or {}
-    for key, sub in properties.items():
-        if isinstance(sub, dict):
-            errs += _structural(sub, FIELD, f"{path}.properties[{key}]")
+    for child_level, child, child_path in _structural_children(s, path):
+        errs += validate_structural_invariants(child, child_level, child_path)
     additional = s.get("additionalProperties")
-    if additional is not None:
-        if level == ROOT:
-            errs.append(field_forbidden(f"{path}.additionalProperties", "must not be used at the root"))
-        if isinstance(additional, dict):
-            errs += _structural(additional, FIELD, f"{path}.additionalProperties")
-    int_or_string = bool(s.get("x-kubernetes-int-or-string"))
-    preserve = bool(s.get("x-kubernetes-preserve-unknown-fields"))
+    if additional is not None and lvl == ROOT_LEVEL:
+        errs.append(field_forbidden(f"{path}.additionalProperties", "must not be used at the root"))
+    errs += validate_extensions(s, path)
+    errs += validate_value_validation(s, is_int_or_string_any_of_pattern(s),
+                                      is_int_or_string_all_of_pattern(s), path)
     embedded = bool(s.get("x-kubernetes-embedded-resource"))
-    if int_or_string and preserve:
-        errs.append(field_invalid(f"{path}.x-kubernetes-preserve-unknown-fields", True,
-                                  "must be false if x-kubernetes-int-or-string is true"))
-    if int_or_string and embedded:
-        errs.append(field_invalid(f"{path}.x-kubernetes-embedded-resource", True,
-                                  "must be false if x-kubernetes-int-or-string is true"))
-    errs += nested_errors(s, path, s)
+    preserve = bool(s.get("x-kubernetes-preserve-unknown-fields"))
+    check_metadata = lvl == ROOT_LEVEL or embedded
     if embedded and kind != "object":
-        errs.append(field_required(f"{path}.type", "must be object if x-kubernetes-embedded-resource "
-                                   "is true") if not kind else
-                    field_invalid(f"{path}.type", kind,
-                                  "must be object if x-kubernetes-embedded-resource is true"))
-    elif not kind and not int_or_string and not preserve:
-        errs.append(field_required(f"{path}.type", _EMPTY_TYPE[level]))
+        detail = "must be object if x-kubernetes-embedded-resource is true"
+        errs.append(field_required(f"{path}.type", detail) if not kind else
+                    field_invalid(f"{path}.type", kind, detail))
+    elif not kind and not s.get("x-kubernetes-int-or-string") and not preserve:
+        errs.append(field_required(f"{path}.type", _EMPTY_TYPE[lvl]))
     if embedded and additional is not None:
         errs.append(field_forbidden(f"{path}.additionalProperties",
                                     "must not be used if x-kubernetes-embedded-resource is set"))
-    if level == ROOT and kind and kind != "object":
+    if lvl == ROOT_LEVEL and kind and kind != "object":
         errs.append(field_invalid(f"{path}.type", kind, "must be object at the root"))
-    resource = level == ROOT or embedded
+    properties = s.get("properties") or {}
     for key in ("kind", "apiVersion"):
         sub = properties.get(key)
-        if resource and isinstance(sub, dict) and sub.get("type") != "string":
+        if check_metadata and isinstance(sub, dict) and sub.get("type") != "string":
             errs.append(field_invalid(f"{path}.properties[{key}].type", sub.get("type", ""),
                                       "must be string"))
     metadata = properties.get("metadata")
     if isinstance(metadata, dict):
-        errs += _metadata(metadata, resource, level, f"{path}.properties[metadata]")
+        errs += validate_structural_metadata_invariants(metadata, check_metadata, lvl,
+                                                        f"{path}.properties[metadata]")
     if embedded and not preserve and not properties:
         errs.append(field_required(f"{path}.properties", "must not be empty if "
                                    "x-kubernetes-embedded-resource is true without "
                                    "x-kubernetes-preserve-unknown-fields"))
-    if isinstance(s.get("pattern"), str):
-        try:
-            re.compile(s["pattern"])
-        except re.error as err:
-            errs.append(field_invalid(f"{path}.pattern", s["pattern"],
-                                      f"must be a valid regular expression, but isn't: {err}"))
     return errs
 
 
-def _metadata(s: dict[str, Any], resource: bool, level: str, path: str) -> list[FieldError]:
+def validate_structural_metadata_invariants(s: dict[str, Any], check_metadata: bool, lvl: str,
+                                            path: str) -> list[FieldError]:
+    """validateStructuralMetadataInvariants: an object, and at the root only name and
+    generateName may be restricted."""
     errs = []
-    if resource and s.get("type") != "object":
+    if check_metadata and s.get("type") != "object":
         errs.append(field_invalid(f"{path}.type", s.get("type", ""), "must be object"))
-    if level == ROOT:
+    if lvl == ROOT_LEVEL:
         rest = {k: v for k, v in s.items() if k not in ("type", "properties", "default")}
         names = set(s.get("properties") or {})
         if rest or not names <= {"name", "generateName"}:
@@ -115,8 +133,33 @@ def _metadata(s: dict[str, Any], resource: bool, level: str, path: str) -> list[
     return errs
 
 
-def _openapi(s: dict[str, Any], path: str, root: bool, uncorrelated: str | None) -> list[FieldError]:
-    """uncorrelated: the list or atomic map above s (its path) whose items old and new values
+def validate_extensions(s: dict[str, Any], path: str) -> list[FieldError]:
+    """validateExtensions: x-kubernetes-int-or-string excludes the other two extensions."""
+    errs = []
+    if s.get("x-kubernetes-int-or-string"):
+        if s.get("x-kubernetes-preserve-unknown-fields"):
+            errs.append(field_invalid(f"{path}.x-kubernetes-preserve-unknown-fields", True,
+                                      "must be false if x-kubernetes-int-or-string is true"))
+        if s.get("x-kubernetes-embedded-resource"):
+            errs.append(field_invalid(f"{path}.x-kubernetes-embedded-resource", True,
+                                      "must be false if x-kubernetes-int-or-string is true"))
+    return errs
+
+
+def validate_structural_completeness(s: dict[str, Any], path: str) -> list[FieldError]:
+    """validateStructuralCompleteness: what the junctors of s name is specified in s (and so
+    on down the structural schema: see the module's departure)."""
+    errs = validate_value_validation_completeness(s, s, path, path)
+    for _, child, child_path in _structural_children(s, path):
+        errs += validate_structural_completeness(child, child_path)
+    return errs
+
+
+def validate_custom_resource_definition_openapi_schema(s: dict[str, Any], path: str, root: bool,
+                                                        uncorrelated: str | None) -> list[FieldError]:
+    """ValidateCustomResourceDefinitionOpenAPISchema, for the CRD's openAPIV3Schema at path.
+
+    uncorrelated: the list or atomic map above s (its path) whose items old and new values
     cannot be matched up in, so no rule there may use oldSelf (withForbidOldSelfValidations)."""
     errs: list[FieldError] = []
     if s.get("uniqueItems"):
@@ -129,20 +172,22 @@ def _openapi(s: dict[str, Any], path: str, root: bool, uncorrelated: str | None)
             errs.append(field_forbidden(f"{path}.additionalProperties",
                                         "additionalProperties and properties are mutual exclusive"))
         if isinstance(additional, dict):
-            errs += _openapi(additional, f"{path}.additionalProperties", False,
-                             uncorrelated or (path if s.get("x-kubernetes-map-type") == "atomic"
-                                              else None))
+            errs += validate_custom_resource_definition_openapi_schema(
+                additional, f"{path}.additionalProperties", False,
+                uncorrelated or (path if s.get("x-kubernetes-map-type") == "atomic" else None))
     for key in sorted(properties):
         if isinstance(properties[key], dict):
             sub_path = f"{path}.properties[{key}]"
             if root and key in ("metadata", "kind", "apiVersion") and \
                     "default" in properties[key]:
                 errs.append(field_forbidden(f"{sub_path}.default", f"must not be set in top-level {key}"))
-            errs += _openapi(properties[key], sub_path, False, uncorrelated or (
-                path if s.get("x-kubernetes-map-type") == "atomic" else None))
+            errs += validate_custom_resource_definition_openapi_schema(
+                properties[key], sub_path, False,
+                uncorrelated or (path if s.get("x-kubernetes-map-type") == "atomic" else None))
     if isinstance(s.get("items"), dict):
-        errs += _openapi(s["items"], f"{path}.items", False, uncorrelated or (
-            None if s.get("x-kubernetes-list-type") == "map" else path))
+        errs += validate_custom_resource_definition_openapi_schema(
+            s["items"], f"{path}.items", False,
+            uncorrelated or (None if s.get("x-kubernetes-list-type") == "map" else path))
     if s.get("x-kubernetes-preserve-unknown-fields") is False:
         errs.append(field_invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False,
                                   "must be true or undefined"))
