@@ -133,6 +133,13 @@ def test_a_crds_printer_columns_come_through_the_same_path() -> None:
     assert table["rows"][0]["cells"] == ["margherita", "thin", "8"]
     assert c.kubectl("get pizzas").splitlines() == ["NAME         CRUST", "margherita   thin"]
     assert c.kubectl("get pizza margherita -o wide").splitlines()[1].split() == ["margherita", "thin", "8"]
+    # The CRDs themselves: 1.34's CRD registry answers with rest.NewDefaultTableConvertor.
+    crds = c.client.list("customresourcedefinitions", as_table=True)
+    assert definitions(crds) == [("Name", "string", "name", 0), ("Created At", "date", "", 0)]
+    created = c.client.get("customresourcedefinitions", "pizzas.kubelab.dev")["metadata"]["creationTimestamp"]
+    assert crds["rows"][0]["cells"] == ["pizzas.kubelab.dev", created]
+    assert c.kubectl("get crd").splitlines() == ["NAME                 CREATED AT",
+                                                 f"pizzas.kubelab.dev   {created}"]
 
 
 def test_a_kind_without_printers_gets_the_default_table_convertor() -> None:

@@ -7,9 +7,11 @@ Departures, so that `kubectl get` prints what it printed before kubelab served T
 are the strings kubectl prints (upstream sends integers for the integer columns); nodes,
 events, replicasets and jobs carry none of upstream's wide columns (INTERNAL-IP, CONTAINERS,
 SUBOBJECT...); and the kinds kubelab has no printer for (config maps, secrets, service
-accounts, RBAC, CRDs, admission policies) print as kubectl's own fallback does
+accounts, RBAC, admission policies) print as kubectl's own fallback does
 (tableprinter.go's objectMetaColumnDefinitions: Name, Age), where upstream's printers.go
-adds DATA, TYPE, ROLE... and the CRD registry uses the default table convertor.
+adds DATA, TYPE, ROLE... CRDs have no handler here, as upstream: the CRD registry (1.34
+apiextensions-apiserver pkg/registry/customresourcedefinition/etcd.go) answers with
+rest.NewDefaultTableConvertor, Name and Created At (kubelab/apiserver/registry/table.py).
 """
 
 from __future__ import annotations
@@ -179,7 +181,7 @@ def _by_precedence(objects: list[Object]) -> list[Object]:
 
 # The kinds printed with objectMetaColumnDefinitions (see the docstring).
 OBJECT_META_RESOURCES = ("configmaps", "secrets", "serviceaccounts", "roles", "rolebindings",
-                         "clusterroles", "clusterrolebindings", "customresourcedefinitions",
+                         "clusterroles", "clusterrolebindings",
                          "validatingadmissionpolicies", "validatingadmissionpolicybindings")
 _NAME, _AGE = column("Name", format_="name"), column("Age")
 

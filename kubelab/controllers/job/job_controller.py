@@ -249,7 +249,7 @@ class JobController:
         # Job first start. Set startTime only if the Job is not suspended.
         if not status.get("startTime") and not spec.get("suspend"):
             status["startTime"] = rfc3339(now)
-        new_backoff = self.pod_backoff_store.new_backoff_record(key, new_succeeded, new_failed, now)
+        new_backoff = self.pod_backoff_store.new_backoff_record(key, new_succeeded, new_failed)
         jctx.finished_condition = self.finished_condition(key, jctx)
         if spec.get("completionMode") == "Indexed":
             self.calculate_succeeded_indexes(jctx, new_succeeded)

@@ -62,6 +62,20 @@ class RaftLog:
                 return e.index
         return 0
 
+    def find_conflict_by_term(self, index: int, term: int) -> tuple[int, int]:
+        """The best guess of where this log stops agreeing with another log of which we only know
+        that its entry at `index` has `term` (log.go findConflictByTerm): the largest index <=
+        `index` whose term is <= `term`, with that term. An index whose term we do not know
+        (compacted, or past our end) may match: it is returned with term 0."""
+        while index > 0:
+            ours = self.term(index)
+            if ours is None:
+                return index, 0
+            if ours <= term:
+                return index, ours
+            index -= 1
+        return 0, 0
+
     def maybe_append(self, index: int, log_term: int, committed: int,
                      entries: Sequence[Entry]) -> int | None:
         """AppendEntries' log matching rule: if our entry at index has log_term, keep what agrees,

@@ -4,7 +4,9 @@ message on the wire cannot change).
 Only the message types kubelab's members exchange are here; pre-vote (MsgPreVote) is left out
 (see kubelab/store/raft/__init__.py). Field names follow raftpb.Message: `index` and
 `log_term` name the entry just before `entries` in a MsgApp, the candidate's last entry in a
-MsgVote, and the follower's answer in a MsgAppResp; `reject_hint` is the follower's last index.
+MsgVote, and the follower's answer in a MsgAppResp; in a rejected MsgAppResp, `index` is the
+rejected MsgApp's index and (`reject_hint`, `log_term`) the follower's guess of where the logs
+may still agree (log.go findConflictByTerm).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ etcd's raftNode) delivers them and applies what got committed. Followed closely:
 - CheckQuorum, on in etcd: a leader that has not heard from a quorum for an election timeout
   steps down;
 - the progress of each follower (tracker.py, tracker/progress.go): match and next, probing back
-  on reject;
+  on reject with fast log backtracking: the follower's rejection carries findConflictByTerm's
+  (reject_hint, log_term), and the leader skips its own entries of a higher term (stepLeader);
 - ReadIndex (read_only.py, read_only.go ReadOnlySafe), only after the leader has committed an
   entry of its own term (earlier requests wait, as pendingReadIndexMessages do).
 Left out: pre-vote, learners, joint consensus, leadership transfer, flow control (inflights).
@@ -228,7 +229,13 @@ class Raft:
         if m.type == MSG_APP_RESP:
             pr.recent_active = True
             if m.reject:
-                if pr.maybe_decr_to(m.index, m.reject_hint):
+                # The follower has (reject_hint, log_term). Our entries above a term of log_term
+                # cannot be in its log, so probe at the last of ours with a term <= log_term: at
+                # most one probe per term of our log (stepLeader). log_term 0: nothing known.
+                next_probe = m.reject_hint
+                if m.log_term > 0:
+                    next_probe, _ = self.log.find_conflict_by_term(m.reject_hint, m.log_term)
+                if pr.maybe_decr_to(m.index, next_probe):
                     self.send_append(m.frm)
             elif pr.maybe_update(m.index):
                 if self.maybe_commit():
@@ -322,8 +329,13 @@ class Raft:
             return
         last_new = self.log.maybe_append(m.index, m.log_term, m.commit, m.entries)
         if last_new is None:
+            # Hint the leader at the largest (index, term) where our logs may agree: no entry of
+            # ours after m.index can match, nor one with a term above m.log_term (terms only
+            # grow along a log), so a divergent tail is skipped in one round trip.
+            hint, hint_term = self.log.find_conflict_by_term(min(m.index, self.log.last_index()),
+                                                             m.log_term)
             self.send(Message(MSG_APP_RESP, m.frm, self.id, self.term, index=m.index, reject=True,
-                              reject_hint=self.log.last_index()))
+                              reject_hint=hint, log_term=hint_term))
         else:
             self.send(Message(MSG_APP_RESP, m.frm, self.id, self.term, index=last_new))
 
