@@ -9,56 +9,28 @@ and upstream's error count."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
-from kubelab.api.resources import BUILTIN_RESOURCES
 from kubelab.apiserver.apis.validation import validate_create
 from kubelab.apiserver.apis.validation.coordination import validate_lease
 from kubelab.apiserver.apis.validation.services import validate_external_traffic_policy
 from kubelab.apiserver.registry.service.allocators import ip_range_offset, port_range_offset
-
-SERVICES = next(r for r in BUILTIN_RESOURCES if r.resource == "services")
-
-
-def make_valid_service() -> dict[str, Any]:
-    return {"metadata": {"name": "valid", "namespace": "valid", "labels": {}, "annotations": {},
-                         "resourceVersion": "1"},
-            "spec": {"selector": {"key": "val"}, "sessionAffinity": "None", "type": "ClusterIP",
-                     "ports": [{"name": "p", "protocol": "TCP", "port": 8675, "targetPort": 8675}],
-                     "internalTrafficPolicy": "Cluster"}}
-
-
-def port(name: str, number: int, protocol: str = "TCP", node_port: int = 0,
-         target: Any = None) -> dict[str, Any]:
-    p = {"name": name, "port": number, "protocol": protocol,
-         "targetPort": number if target is None else target}
-    if node_port:
-        p["nodePort"] = node_port
-    return p
-
-
-LB = {"type": "LoadBalancer", "externalTrafficPolicy": "Cluster", "allocateLoadBalancerNodePorts": True}
-NP = {"type": "NodePort", "externalTrafficPolicy": "Cluster"}
-RANGES = "service.beta.kubernetes.io/load-balancer-source-ranges"
-HEADLESS = {"clusterIP": "None", "clusterIPs": ["None"]}
-P0 = port("p", 8675)
-
-
-def ips(*values: str, policy: str | None = None, families: list[str] | None = None,
-        ) -> dict[str, Any]:
-    spec: dict[str, Any] = {"clusterIP": values[0] if values else None,
-                            "clusterIPs": list(values) or None}
-    if policy:
-        spec["ipFamilyPolicy"] = policy
-    if families is not None:
-        spec["ipFamilies"] = families
-    return spec
-
-
-RDS, SS, PDS = "RequireDualStack", "SingleStack", "PreferDualStack"
+from tests.service_validation_helpers import (
+    HEADLESS,
+    LB,
+    NP,
+    P0,
+    PDS,
+    RANGES,
+    RDS,
+    SERVICES,
+    SS,
+    ips,
+    port,
+    tweaked,
+)
 
 # (name, metadata changes, spec changes, upstream numErrs)
 CREATE: list[tuple[str, dict[str, Any], dict[str, Any], int]] = [
@@ -245,19 +217,6 @@ CREATE: list[tuple[str, dict[str, Any], dict[str, Any], int]] = [
     ("valid: trafficDistribution field set to PreferClose", {}, {"trafficDistribution": "PreferClose"}, 0),
     ("invalid: trafficDistribution field set to Random", {}, {"trafficDistribution": "Random"}, 1),
 ]
-
-
-def tweaked(meta: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    svc = make_valid_service()
-    for target, changes in ((svc["metadata"], meta), (svc["spec"], spec)):
-        for key, value in copy.deepcopy(changes).items():
-            if value is None:
-                target.pop(key, None)
-            elif isinstance(value, dict) and key in ("labels", "annotations"):
-                target[key].update(value)
-            else:
-                target[key] = value
-    return svc
 
 
 @pytest.mark.parametrize(("meta", "spec", "want"), [c[1:] for c in CREATE], ids=[c[0] for c in CREATE])

@@ -278,11 +278,12 @@ def _internal_traffic_policy(spec: Object) -> list[FieldError]:
 
 
 def validate_service_update(svc: Object, old: Object) -> list[FieldError]:
-    """ValidateServiceUpdate (ObjectMeta's update rules run for every kind)."""
+    """ValidateServiceUpdate (ObjectMeta's update rules run for every kind). As upstream,
+    validateLoadBalancerClassField runs twice, with the old Service and (in ValidateService)
+    without it, so a misplaced or malformed class is reported twice."""
     spec, old_spec = _dict(svc.get("spec")), _dict(old.get("spec"))
     errs = validate_upgrade_downgrade(spec, old_spec)
-    errs += [e for e in validate_load_balancer_class(spec, old_spec)
-             if e.detail == "may not change once set"]
+    errs += validate_load_balancer_class(spec, old_spec)
     if needs_health_check(old_spec) and needs_health_check(spec) and \
             spec.get("healthCheckNodePort") != old_spec.get("healthCheckNodePort"):
         errs.append(field_forbidden("spec.healthCheckNodePort", "field is immutable"))
