@@ -1,7 +1,7 @@
 """kube-proxy in iptables mode: server.py (the component and its informers),
-bounded_frequency_runner.py (when it syncs),
-proxier.py (Services and EndpointSlices to rules), iptables.py (a node's tables, parsed back,
-and the packet walk). docs/ARCHITECTURE.md section 1: a component like the others."""
+bounded_frequency_runner.py (when it syncs), changetrackers.py (what it knows of Services
+and EndpointSlices), proxier.py (those maps to rules), iptables.py (a node's tables, parsed
+back, and the packet walk). docs/ARCHITECTURE.md section 1: a component like the others."""
 
 from kubelab.proxy.iptables import IPTables, Walk, port_proto_hash, service_port_endpoint_chain_name
 from kubelab.proxy.proxier import write_service_to_endpoint_rules
