@@ -10,6 +10,7 @@ import random
 
 from kubelab import Cluster
 from kubelab.proxy.iptables import IPTables, Packet, parse_rules
+from kubelab.proxy.jump_chains import ensure_jump_chains
 from kubelab.proxy.proxier import Endpoint, ServicePort, sync_proxy_rules
 
 # proxier_test.go's fixtures: its hostname, node IP, local-traffic detector and outside client
@@ -53,6 +54,7 @@ def service(**kw: object) -> ServicePort:
 
 def node(svc: ServicePort, endpoints: list[Endpoint]) -> IPTables:
     t = IPTables(HOST, NODE_IP)
+    ensure_jump_chains(t)
     t.restore(sync_proxy_rules({NAME: svc}, {NAME: endpoints} if endpoints else {}, HOST, POD_CIDR), 0.0)
     return t
 
@@ -98,11 +100,11 @@ def test_non_local_external_ips_as_upstream() -> None:
 
 
 def test_external_ips_reject_without_endpoints_as_upstream() -> None:
-    # TestExternalIPsReject (kubelab prints REJECT as iptables-save does, with its --reject-with)
+    # TestExternalIPsReject: a bare REJECT, as kube-proxy writes it
     t = node(service(), [])
     assert service_rules(t, "filter")["KUBE-EXTERNAL-SERVICES"] == [
         '-A KUBE-EXTERNAL-SERVICES -m comment --comment "ns1/svc1:p80 has no endpoints" -m tcp -p tcp '
-        "-d 192.168.99.11 --dport 80 -j REJECT --reject-with icmp-port-unreachable"]
+        "-d 192.168.99.11 --dport 80 -j REJECT"]
     assert not any(NAME in r.text for r in t.tables["nat"]["KUBE-SERVICES"])
     assert t.walk(Packet(CLIENT, EXTERNAL_IP, 80), random.Random(0), 0.0).verdict == "REJECT"
 
@@ -110,9 +112,9 @@ def test_external_ips_reject_without_endpoints_as_upstream() -> None:
 def test_local_policy_on_a_node_without_local_endpoints_drops_outside_traffic() -> None:
     remote = [Endpoint("10.180.0.1", 80, node_name="other-node")]
     t = node(service(external_local=True), remote)
-    assert f"-A {EXT} -j {SVL}" not in t.text
+    assert f"-A {EXT} -j {SVL}" not in t.last_restore_input
     assert '"ns1/svc1:p80 has no local endpoints" -m tcp -p tcp -d 192.168.99.11 --dport 80 -j DROP' \
-        in t.text
+        in t.last_restore_input
     assert t.walk(Packet(CLIENT, EXTERNAL_IP, 80), random.Random(0), 0.0).verdict == "DROP"
     # a pod on this node short-circuits to the cluster chain, as upstream's EXT chain does
     assert flow(t, "10.0.0.2", EXTERNAL_IP) == ({"10.180.0.1:80"}, False)
@@ -140,8 +142,9 @@ def test_route_to_an_external_ip_walks_the_external_chain() -> None:
     for r in (c.route(EXTERNAL_IP, from_pod="client"), c.route(EXTERNAL_IP, from_node="node-2")):
         assert r.ok and r.pod.startswith("default/web-"), str(r)
         rules = [s.rule for s in r.walk.steps]
-        assert any('default/web:http external IP" -m tcp -p tcp -d 192.168.99.11 --dport 80' in s
-                   for s in rules), str(r)
+        # each step as iptables-save prints the rule
+        assert any('-d 192.168.99.11/32 -p tcp -m comment --comment "default/web:http external IP" '
+                   "-m tcp --dport 80 -j KUBE-EXT-" in s for s in rules), str(r)
         assert any(s.chain.startswith("KUBE-EXT-") for s in r.walk.steps)
     assert c.route(f"{EXTERNAL_IP}:81", from_node="node-1").walk.verdict == "ACCEPT"  # no such port
 
@@ -155,6 +158,8 @@ def test_route_to_an_external_ip_with_local_policy() -> None:
     away = next(n for n in c.node_names if n != home)
     # from a node, local traffic short-circuits to the cluster chain wherever the pod is
     assert c.route(EXTERNAL_IP, from_node=away).ok
-    text = c.node(away).iptables_save()
+    text = c.node(away).iptables_restore_input()
     assert "has no local endpoints\" -m tcp -p tcp -d 192.168.99.11 --dport 80 -j DROP" in text
+    assert '-d 192.168.99.11/32 -p tcp -m comment --comment "default/web:http has no local endpoints" ' \
+        "-m tcp --dport 80 -j DROP" in c.node(away).iptables_save()
     assert "has no local endpoints" not in c.node(home).iptables_save()

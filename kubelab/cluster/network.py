@@ -36,8 +36,14 @@ class NodeView:
     cluster: Any = field(repr=False)
 
     def iptables_save(self) -> str:
-        """`iptables-save`: the nat and filter tables as kube-proxy last restored them."""
-        return self.iptables.iptables_save() or "# no rules: kube-proxy has not synced on this node\n"
+        """`iptables-save` on the node: its tables as the kernel gives them back (each rule in
+        iptables-save's canonical form), kube-proxy's jumps and canary chains included."""
+        return self.iptables.iptables_save() or "# no rules: kube-proxy has not run on this node\n"
+
+    def iptables_restore_input(self) -> str:
+        """What kube-proxy last fed to iptables-restore on this node (its log at -v=9 shows it):
+        its own chains, as it writes them."""
+        return self.iptables.last_restore_input or "# kube-proxy has not synced on this node\n"
 
     @property
     def kube_proxy(self) -> Any:

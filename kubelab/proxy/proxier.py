@@ -4,7 +4,8 @@ reads are changetrackers.py's).
 
 For each Service port (a ServicePortName, "default/web:http"), in upstream's order:
 - KUBE-SERVICES sends its ClusterIP:port to KUBE-SVC-<hash> (or KUBE-SVL-<hash> with
-  internalTrafficPolicy: Local); with no endpoints, the filter table REJECTs it instead;
+  internalTrafficPolicy: Local); with no endpoints, the filter table REJECTs it instead (DROPs
+  it with internalTrafficPolicy: Local and none on this node);
 - its external IPs (spec.externalIPs) and load-balancer IPs, each with the port, and its
   NodePort (in KUBE-NODEPORTS) go to KUBE-EXT-<hash> when the Service has endpoints; when
   none may take external traffic (none at all: REJECT; none on this node with
@@ -19,14 +20,26 @@ For each Service port (a ServicePortName, "default/web:http"), in upstream's ord
 Endpoints used: the ready ones; when none is ready, the serving terminating ones
 (ProxyTerminatingEndpoints), so a draining pod still answers.
 
-Not rendered (kubelab departs): the KUBE-FIREWALL and KUBE-PROXY-FIREWALL chains
-(loadBalancerSourceRanges), KUBE-FORWARD, the health-check node ports, conntrack cleanup,
-partial syncs and IPv6: every sync writes the whole table, which is what iptables-restore
-would then hold. A KUBE-SVL chain is declared only when it has endpoints to send to.
+Then the rest of the tables: KUBE-POSTROUTING and KUBE-MARK-MASQ, KUBE-FORWARD (accept
+what is marked for masquerade, drop conntrack INVALID), KUBE-FIREWALL (the localhost guard of
+--iptables-localhost-nodeports), and the nodeports jump last in KUBE-SERVICES. Service chains
+the node still has but this sync no longer writes are flushed and deleted (-X).
+
+This is the restore input (iptables-restore --noflush): kube-proxy's chains only, written as
+kube-proxy writes them (`-j REJECT` bare, probabilities %0.10f, comments quoted by kube-proxy).
+The jumps from the built-in chains are jump_chains.py's; what iptables-save then shows on the
+node is iptables.py's and iptables_save.py's.
+
+Not rendered (kubelab departs): the KUBE-FW chains and KUBE-PROXY-FIREWALL rules
+(loadBalancerSourceRanges), the health-check node ports, nfacct counters (as on a kernel
+without nfnetlink_acct: no localhost NodePort rule), conntrack cleanup, partial syncs and
+IPv6: every sync writes every chain. A KUBE-SVL chain is declared only when it has endpoints
+to send to.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kubelab.proxy.changetrackers import (
@@ -42,6 +55,10 @@ __all__ = ["CLUSTER_CIDR", "Endpoint", "ServicePort", "build_endpoints_map", "bu
            "sync_proxy_rules", "write_service_to_endpoint_rules"]
 
 CLUSTER_CIDR = "10.244.0.0/16"   # --cluster-cidr, for the local-traffic detector
+MASQ = "0x4000"                  # --iptables-masquerade-bit 14
+FILTER_CHAINS = ("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD", "KUBE-NODEPORTS",
+                 "KUBE-PROXY-FIREWALL")
+SERVICE_CHAIN_PREFIXES = ("KUBE-SVC-", "KUBE-SVL-", "KUBE-SEP-", "KUBE-FW-", "KUBE-EXT-")
 
 
 def _comment(text: str) -> str:
@@ -74,12 +91,16 @@ class Rules:
 
 
 def sync_proxy_rules(services: dict[str, ServicePort], endpoints: dict[str, list[Endpoint]],
-                     node: str, cluster_cidr: str = CLUSTER_CIDR) -> str:
-    """syncProxyRules: the whole nat and filter tables, as iptables-save prints them.
+                     node: str, cluster_cidr: str = CLUSTER_CIDR,
+                     existing_nat_chains: Iterable[str] = ()) -> str:
+    """syncProxyRules: the iptables-restore input for the filter and nat tables, as
+    kube-proxy writes it. existing_nat_chains are the node's nat chains (upstream reads them
+    with iptables-save): the service chains among them that this sync no longer writes are
+    flushed and deleted (`-X`).
 
     kubelab departs: this is the part of syncProxyRules that writes the tables from the two maps;
-    the maps' Update before it and the iptables-restore after it are KubeProxy's
-    (server.py apply_and_restore), so this part can be read and tested alone."""
+    the maps' Update before it, ensure_jump_chains and the iptables-restore after it are
+    KubeProxy's (server.py apply_and_restore), so this part can be read and tested alone."""
     r = Rules()
     node_ports: list[str] = []
     # Build rules for each service-port.
@@ -92,7 +113,9 @@ def sync_proxy_rules(services: dict[str, ServicePort], endpoints: dict[str, list
         _set_up_external_traffic_handling(r, c, cluster_cidr)
         _set_up_policy_chains(r, c, cluster_cidr)
         _generate_endpoint_chains(r, c)
-    return _render(r, node_ports)
+    active = set(r.nat_chains)
+    stale = sorted(c for c in existing_nat_chains if c not in active and c.startswith(SERVICE_CHAIN_PREFIXES))
+    return _render(r, node_ports, stale)
 
 
 @dataclass(frozen=True)
@@ -116,12 +139,14 @@ class _Chains:
         """hasEndpoints: any endpoint this node may reach (the Local ones are among them)."""
         return bool(self.cluster_eps)
 
-    def external_filter(self) -> tuple[str, str]:
-        """The filter rules' words for external traffic with no endpoint to take it: DROP what
-        KUBE-EXT did not short-circuit when the Service has endpoints elsewhere, else REJECT."""
+    def filter_target(self) -> tuple[str, str]:
+        """The filter rules' comment and target for traffic with no endpoint to take it
+        (internalTrafficFilterTarget, externalTrafficFilterTarget): REJECT when the Service
+        has no endpoints at all, else DROP (none on this node, with a Local policy; for
+        external traffic, what KUBE-EXT did not short-circuit)."""
         if self.has_endpoints:
             return "has no local endpoints", "DROP"
-        return "has no endpoints", "REJECT --reject-with icmp-port-unreachable"
+        return "has no endpoints", "REJECT"
 
 
 def _policy_chains(svc: ServicePort, all_endpoints: list[Endpoint], node: str) -> _Chains:
@@ -138,15 +163,16 @@ def _policy_chains(svc: ServicePort, all_endpoints: list[Endpoint], node: str) -
 
 
 def _capture_cluster_ip(r: Rules, c: _Chains) -> None:
-    """Capture the clusterIP: to the internal policy chain, or REJECT with no endpoints."""
+    """Capture the clusterIP: to the internal policy chain; with no endpoints at all, REJECT,
+    and with internalTrafficPolicy: Local and none on this node, DROP, in the filter table."""
     svc = c.svc
     if c.internal_eps:
         r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{svc.name} cluster IP" {c.match} '
                      f"-d {svc.cluster_ip} --dport {svc.port} -j {c.internal_chain}")
     else:
-        r.filter.append(f'-A KUBE-SERVICES -m comment --comment "{svc.name} has no endpoints" '
-                        f"{c.match} -d {svc.cluster_ip} --dport {svc.port} -j REJECT "
-                        "--reject-with icmp-port-unreachable")
+        what, verdict = c.filter_target()
+        r.filter.append(f'-A KUBE-SERVICES -m comment --comment "{svc.name} {what}" '
+                        f"{c.match} -d {svc.cluster_ip} --dport {svc.port} -j {verdict}")
 
 
 def _capture_external_ips(r: Rules, c: _Chains) -> None:
@@ -163,7 +189,7 @@ def _capture_load_balancer_ingress(r: Rules, c: _Chains) -> None:
 
 def _capture_external_addresses(r: Rules, c: _Chains, ips: tuple[str, ...], kind: str) -> None:
     name, port = c.svc.name, c.svc.port
-    what, verdict = c.external_filter()
+    what, verdict = c.filter_target()
     for ip in ips:
         if c.has_endpoints:
             r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{name} {kind}" {c.match} '
@@ -184,7 +210,7 @@ def _capture_node_ports(r: Rules, c: _Chains, node_ports: list[str]) -> None:
                           f"--dport {svc.node_port} -j {c.ext_chain}")
     if c.external_eps:
         return
-    what, verdict = c.external_filter()
+    what, verdict = c.filter_target()
     r.filter.append(f'-A KUBE-EXTERNAL-SERVICES -m comment --comment "{svc.name} {what}" '
                     f"-m addrtype --dst-type LOCAL {c.match} --dport {svc.node_port} -j {verdict}")
 
@@ -248,31 +274,29 @@ def _generate_endpoint_chains(r: Rules, c: _Chains) -> None:
                   f"--to-destination {e}"]
 
 
-def _render(r: Rules, node_ports: list[str]) -> str:
-    builtin = ("PREROUTING", "INPUT", "OUTPUT", "POSTROUTING")
-    nat = ["*nat", *(f":{c} ACCEPT [0:0]" for c in builtin),
-           *(f":{c} - [0:0]" for c in sorted(set(r.nat_chains))),
-           '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
-           '-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
-           '-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING',
-           "-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000",
-           "-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN",
-           "-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000",
+def _render(r: Rules, node_ports: list[str], stale: list[str]) -> str:
+    """The iptables-restore input: the filter table, then nat; chain lines first, then rules.
+    Only kube-proxy's own chains: the jumps to them from the built-in chains are
+    ensure_jump_chains', outside the restore (which runs with --noflush)."""
+    nat_chains = list(dict.fromkeys([*r.nat_chains, *stale]))
+    nat = ["*nat", *(f":{c} - [0:0]" for c in nat_chains),
+           f"-A KUBE-POSTROUTING -m mark ! --mark {MASQ}/{MASQ} -j RETURN",
+           f"-A KUBE-POSTROUTING -j MARK --xor-mark {MASQ}",
            '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" '
            "-j MASQUERADE --random-fully",
-           *r.nat, *node_ports,
+           f"-A KUBE-MARK-MASQ -j MARK --or-mark {MASQ}",
+           *r.nat, *node_ports, *(f"-X {c}" for c in stale),
            '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be '
            'the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
            "COMMIT"]
-    filt = ["*filter", ":INPUT ACCEPT [0:0]", ":FORWARD ACCEPT [0:0]", ":OUTPUT ACCEPT [0:0]",
-            ":KUBE-EXTERNAL-SERVICES - [0:0]", ":KUBE-SERVICES - [0:0]",
-            '-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible '
-            'service portals" -j KUBE-EXTERNAL-SERVICES',
-            '-A FORWARD -m comment --comment "kubernetes service portals" -m conntrack --ctstate NEW '
-            "-j KUBE-SERVICES",
-            '-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible '
-            'service portals" -j KUBE-EXTERNAL-SERVICES',
-            '-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" '
-            "-j KUBE-SERVICES",
-            *r.filter, "COMMIT"]
+    filt = ["*filter", *(f":{c} - [0:0]" for c in FILTER_CHAINS), ":KUBE-FIREWALL - [0:0]",
+            '-A KUBE-FIREWALL -m comment --comment "block incoming localnet connections" '
+            "-d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP",
+            *r.filter,
+            "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP",
+            '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" '
+            f"-m mark --mark {MASQ}/{MASQ} -j ACCEPT",
+            '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack rule" '
+            "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+            "COMMIT"]
     return "\n".join([*filt, *nat]) + "\n"
