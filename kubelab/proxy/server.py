@@ -7,8 +7,9 @@ a sync; the BoundedFrequencyRunner lets syncs happen at most every min_sync_peri
 iptables default) with a burst of 2, and at least every sync_period (30 s). Each sync
 renders kube-proxy's chains from the caches (proxier.py) and restores them on the node
 (iptables.py), after ensuring the jumps to them (jump_chains.py; the canary chains at start).
-So there is a visible lag between an endpoint going unready and traffic leaving it. A crash stops the syncs; the node keeps its last rules, stale, until a restarted
-kube-proxy syncs again.
+So there is a visible lag between an endpoint going unready and traffic leaving it. A crash
+stops the syncs; the node keeps its last rules, stale, until a restarted kube-proxy syncs
+again.
 """
 
 from __future__ import annotations
