@@ -133,23 +133,27 @@ def test_the_restore_input_is_what_kube_proxy_writes() -> None:
     assert ":INPUT" not in text and "-A PREROUTING" not in text and "KUBE-PROXY-CANARY" not in text
 
 
+def words(line: str) -> list[str]:
+    return line.split()
+
+
 def test_the_rules_of_rounding_quoting_and_order() -> None:
     assert [probability(p) for p in ("0.2500000000", "0.3333333333", "0.5000000000", "0.2000000000")] \
         == ["0.25000000000", "0.33333333349", "0.50000000000", "0.20000000019"]
     assert save_string("KUBE-SEP-X_1") == "KUBE-SEP-X_1"
     assert save_string("ns1/svc1:p80") == '"ns1/svc1:p80"' and save_string('a"b') == '"a\\"b"'
-    sticky = ("-A KUBE-SVC-X -m comment --comment ns1/svc1:p80 -m recent --name KUBE-SEP-Y --rcheck "
-              "--seconds 10800 --reap -j KUBE-SEP-Y").split()
+    sticky = words("-A KUBE-SVC-X -m comment --comment ns1/svc1:p80 -m recent --name KUBE-SEP-Y --rcheck "
+                   "--seconds 10800 --reap -j KUBE-SEP-Y")
     assert save_rule(sticky) == ('-A KUBE-SVC-X -m comment --comment "ns1/svc1:p80" -m recent --rcheck '
                                  "--seconds 10800 --reap --name KUBE-SEP-Y --mask 255.255.255.255 "
                                  "--rsource -j KUBE-SEP-Y")
     dnat = "-A KUBE-SEP-Y -m comment --comment ns1/svc1:p80 -m recent --name KUBE-SEP-Y --set -m tcp " \
         "-p tcp -j DNAT --to-destination 10.180.0.1:80"
-    assert save_rule(dnat.split()) == ('-A KUBE-SEP-Y -p tcp -m comment --comment "ns1/svc1:p80" -m recent '
+    assert save_rule(words(dnat)) == ('-A KUBE-SEP-Y -p tcp -m comment --comment "ns1/svc1:p80" -m recent '
                                        "--set --name KUBE-SEP-Y --mask 255.255.255.255 --rsource -m tcp "
                                        "-j DNAT --to-destination 10.180.0.1:80")
-    nodeport = ("-A KUBE-EXTERNAL-SERVICES -m comment --comment X -m addrtype --dst-type LOCAL "
-                "-m tcp -p tcp --dport 30080 -j DROP").split()
+    nodeport = words("-A KUBE-EXTERNAL-SERVICES -m comment --comment X -m addrtype --dst-type LOCAL "
+                     "-m tcp -p tcp --dport 30080 -j DROP")
     assert save_rule(nodeport) == ("-A KUBE-EXTERNAL-SERVICES -p tcp -m comment --comment X "
                                    "-m addrtype --dst-type LOCAL -m tcp --dport 30080 -j DROP")
 
