@@ -26,6 +26,7 @@ import ipaddress
 import random
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from kubelab.proxy.iptables_save import save_rule
 
@@ -68,7 +69,7 @@ class Rule:
     def comment(self) -> str:
         return self.matches.get("--comment", (False, ""))[1]
 
-    @property
+    @cached_property
     def saved(self) -> str:
         """The rule as iptables-save prints it back (iptables_save.py)."""
         return save_rule(self.words)
