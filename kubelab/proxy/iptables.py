@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from kubelab.proxy.iptables_save import save_rule
+from kubelab.proxy.iptables_save import probability, save_rule
 
 __all__ = ["BUILTIN_CHAINS", "IPTables", "Rule", "Step", "Walk", "parse_rules", "port_proto_hash",
            "service_port_endpoint_chain_name"]
@@ -299,7 +299,7 @@ class IPTables:
             if seen is None or now - seen > seconds:
                 return False
         if "--probability" in m:  # drawn last, and only for a packet that matched the rest
-            return rand.random() < float(m["--probability"][1])
+            return rand.random() < float(probability(m["--probability"][1]))  # as the kernel keeps it
         return True
 
     def _is_local(self, ip: str) -> bool:
