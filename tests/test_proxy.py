@@ -11,6 +11,7 @@ from typing import Any
 from kubelab import Cluster
 from kubelab.proxy import port_proto_hash, service_port_endpoint_chain_name
 from kubelab.proxy.iptables import IPTables, Packet, parse_rules
+from kubelab.proxy.jump_chains import ensure_jump_chains
 from kubelab.proxy.proxier import Endpoint, ServicePort, sync_proxy_rules
 
 
@@ -31,6 +32,7 @@ def eps(n: int, **kw: Any) -> list[Endpoint]:
 def table(services: dict[str, ServicePort], endpoints: dict[str, list[Endpoint]], node: str = "node-1"
           ) -> IPTables:
     t = IPTables(node, "172.18.0.2")
+    ensure_jump_chains(t)
     t.restore(sync_proxy_rules(services, endpoints, node), 0.0)
     return t
 
@@ -58,19 +60,25 @@ def test_off_cluster_traffic_is_marked_for_masquerade_pod_traffic_is_not() -> No
 
 def test_no_endpoints_is_a_reject_in_the_filter_table() -> None:
     t = table({SVC.name: SVC}, {})
+    # kube-proxy writes a bare REJECT (proxier.go internalTrafficFilterTarget); the kernel's
+    # default --reject-with only shows in iptables-save
     assert '-A KUBE-SERVICES -m comment --comment "default/web:http has no endpoints" -m tcp -p tcp ' \
-        "-d 10.96.0.20 --dport 80 -j REJECT --reject-with icmp-port-unreachable" in t.text
+        "-d 10.96.0.20 --dport 80 -j REJECT\n" in t.last_restore_input
+    assert "--reject-with" not in t.last_restore_input
+    assert '-A KUBE-SERVICES -d 10.96.0.20/32 -p tcp -m comment --comment "default/web:http has no ' \
+        'endpoints" -m tcp --dport 80 -j REJECT --reject-with icmp-port-unreachable\n' in t.iptables_save()
     walk = t.walk(Packet("10.244.2.5", "10.96.0.20", 80), random.Random(0), 0.0)
     assert walk.verdict == "REJECT" and walk.steps[-1].table == "filter"
 
 
 def test_terminating_endpoints_serve_only_when_none_is_ready() -> None:
     mixed = [Endpoint("10.244.1.2", 8080), Endpoint("10.244.1.3", 8080, ready=False, terminating=True)]
-    assert "10.244.1.3:8080" not in table({SVC.name: SVC}, {SVC.name: mixed}).text
+    assert "10.244.1.3:8080" not in table({SVC.name: SVC}, {SVC.name: mixed}).last_restore_input
     draining = [Endpoint("10.244.1.3", 8080, ready=False, serving=True, terminating=True)]
-    assert "--to-destination 10.244.1.3:8080" in table({SVC.name: SVC}, {SVC.name: draining}).text
+    assert "--to-destination 10.244.1.3:8080" in \
+        table({SVC.name: SVC}, {SVC.name: draining}).last_restore_input
     gone = [Endpoint("10.244.1.3", 8080, ready=False, serving=False, terminating=True)]
-    assert "has no endpoints" in table({SVC.name: SVC}, {SVC.name: gone}).text
+    assert "has no endpoints" in table({SVC.name: SVC}, {SVC.name: gone}).last_restore_input
 
 
 def test_node_port_with_external_traffic_policy_local() -> None:
@@ -82,15 +90,17 @@ def test_node_port_with_external_traffic_policy_local() -> None:
     assert any(s.chain == "KUBE-NODEPORTS" for s in walk.steps)
     # node-3 has none: the NodePort is dropped there
     t3 = IPTables("node-3", "172.18.0.4")
+    ensure_jump_chains(t3)
     t3.restore(sync_proxy_rules({svc.name: svc}, {svc.name: eps(2)}, "node-3"), 0.0)
-    assert "default/web:http has no local endpoints" in t3.text
+    assert "default/web:http has no local endpoints" in t3.last_restore_input
     assert t3.walk(Packet("203.0.113.9", "172.18.0.4", 30080), random.Random(0), 0.0).verdict == "DROP"
 
 
 def test_session_affinity_sticks_to_one_endpoint() -> None:
     svc = ServicePort("default/web:http", "tcp", "10.96.0.20", 80, affinity_seconds=10800)
     t = table({svc.name: svc}, {svc.name: eps(3)})
-    assert "-m recent --name KUBE-SEP-" in t.text and "--rcheck --seconds 10800 --reap" in t.text
+    text = t.last_restore_input
+    assert "-m recent --name KUBE-SEP-" in text and "--rcheck --seconds 10800 --reap" in text
     rand = random.Random(3)
     first = t.walk(Packet("10.244.2.5", "10.96.0.20", 80), rand, 1.0).pod_ip
     assert {t.walk(Packet("10.244.2.5", "10.96.0.20", 80), rand, 2.0).pod_ip for _ in range(30)} == {first}
@@ -164,7 +174,7 @@ def test_kill_node_flushes_its_rules_and_revive_resyncs() -> None:
     web(c, replicas=1)
     c.run_until(lambda: len(dnat_targets(c, "node-1")) == 1, timeout=60)
     c.faults.kill_node("node-1")
-    assert c.iptables["node-1"].text == "" and "kube-proxy/node-1" not in c.components
+    assert c.iptables["node-1"].last_restore_input == "" and "kube-proxy/node-1" not in c.components
     c.faults.revive_node("node-1")
     c.run(5)
     assert "kube-proxy/node-1" in c.components and dnat_targets(c, "node-1")

@@ -22,7 +22,8 @@ class ResourceInfo:
     namespaced: bool = True
     short_names: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
-    # Name validation: most names are DNS-1123 subdomains; namespaces are labels.
+    # Name validation: most names are DNS-1123 subdomains; namespaces are labels; Services
+    # are DNS-1035 labels ("dns1035": a letter first).
     name_rule: str = "subdomain"
     # The verbs it serves, when not all of them: a review is only ever created.
     verbs: tuple[str, ...] = ()
@@ -82,7 +83,8 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("prioritylevelconfigurations", "PriorityLevelConfiguration",
                  group="flowcontrol.apiserver.k8s.io", namespaced=False, subresources=("status",)),
     # Services (notebook 09): the Service and the EndpointSlices that list its pods.
-    ResourceInfo("services", "Service", short_names=("svc",), subresources=("status",)),
+    ResourceInfo("services", "Service", short_names=("svc",), subresources=("status",),
+                 name_rule="dns1035"),
     ResourceInfo("endpointslices", "EndpointSlice", group="discovery.k8s.io"),
 )
 

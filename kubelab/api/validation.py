@@ -16,6 +16,7 @@ from kubelab.api.errors import FieldError, field_invalid, field_required
 __all__ = [
     "DNS1123_LABEL_MAX_LENGTH",
     "DNS1123_SUBDOMAIN_MAX_LENGTH",
+    "is_dns1035_label",
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_label_key",
@@ -63,6 +64,21 @@ def is_dns1123_label(value: str) -> list[str]:
             errs.append("must not contain dots")
         else:
             errs.append(regex_error(DNS1123_LABEL_ERR, DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+DNS1035_LABEL_ERR = ("a DNS-1035 label must consist of lower case alphanumeric characters or "
+                     "'-', start with an alphabetic character, and end with an alphanumeric "
+                     "character")
+_DNS1035_RE = re.compile(DNS1035_LABEL_FMT)
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """IsDNS1035Label (Service names: they become DNS labels, so a letter first)."""
+    errs = [max_len_error(DNS1123_LABEL_MAX_LENGTH)] if len(value) > DNS1123_LABEL_MAX_LENGTH else []
+    if not _DNS1035_RE.fullmatch(value):
+        errs.append(regex_error(DNS1035_LABEL_ERR, DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return errs
 
 
@@ -136,7 +152,8 @@ def validate_object_meta(
     if not isinstance(meta, dict):
         return [field_invalid(path, meta, "must be an object")]
     errs: list[FieldError] = []
-    check = is_dns1123_label if name_rule == "label" else is_dns1123_subdomain
+    check = {"label": is_dns1123_label, "dns1035": is_dns1035_label}.get(name_rule,
+                                                                          is_dns1123_subdomain)
     name = meta.get("name")
     generate_name = meta.get("generateName")
     if generate_name and isinstance(generate_name, str):

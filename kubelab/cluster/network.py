@@ -4,10 +4,11 @@ reads the nodes' kernels (kubelab.proxy.IPTables) and container runtimes, the wo
 the API.
 
 A route: the name is resolved as the client pod's resolver would (kubelab.cluster.dns), the packet
-walks the client node's rules (nat PREROUTING for a pod, OUTPUT for the node itself) to a
-DNAT, and the pod at that address answers only if it is really there: its node is up, its
-sandbox is ready and a container runs and would pass a readiness probe now. Stale rules
-(a crashed kube-proxy) send packets to pods that are gone.
+(to a ClusterIP, a node's NodePort, an external IP or a load-balancer IP) walks the client
+node's rules (nat PREROUTING for a pod, OUTPUT for the node itself) to a DNAT, and the pod
+at that address answers only if it is really there: its node is up, its sandbox is ready and
+a container runs and would pass a readiness probe now. Stale rules (a crashed kube-proxy)
+send packets to pods that are gone.
 """
 
 from __future__ import annotations
@@ -35,8 +36,14 @@ class NodeView:
     cluster: Any = field(repr=False)
 
     def iptables_save(self) -> str:
-        """`iptables-save`: the nat and filter tables as kube-proxy last restored them."""
-        return self.iptables.iptables_save() or "# no rules: kube-proxy has not synced on this node\n"
+        """`iptables-save` on the node: its tables as the kernel gives them back (each rule in
+        iptables-save's canonical form), kube-proxy's jumps and canary chains included."""
+        return self.iptables.iptables_save() or "# no rules: kube-proxy has not run on this node\n"
+
+    def iptables_restore_input(self) -> str:
+        """What kube-proxy last fed to iptables-restore on this node (its log at -v=9 shows it):
+        its own chains, as it writes them."""
+        return self.iptables.last_restore_input or "# kube-proxy has not synced on this node\n"
 
     @property
     def kube_proxy(self) -> Any:
@@ -123,7 +130,10 @@ def route(cluster: Cluster, target: str, *, from_pod: str | None = None, from_no
         node, iptables, local = target_node, cluster.iptables[target_node], False
     walk = iptables.walk(Packet(src, host, dport), rand, cluster.clock.now, local=local)
     if walk.verdict in ("REJECT", "DROP"):
-        return Route(target, node, dns, walk, reason=f"{walk.verdict} (the Service has no endpoints)")
+        # the rule's comment says why: "default/web:http has no (local) endpoints"
+        why = walk.steps[-1].rule.split('"')[1] if walk.steps and '"' in walk.steps[-1].rule \
+            else "the Service has no endpoints"
+        return Route(target, node, dns, walk, reason=f"{walk.verdict} ({why})")
     destination = walk.destination or f"{host}:{dport}"
     ip = destination.rsplit(":", 1)[0]
     ok, reason = pod_serving(cluster, ip)
@@ -136,9 +146,13 @@ def _is_ip(text: str) -> bool:
 
 
 def _service_port(cluster: Cluster, ip: str) -> int:
+    """The first port of the Service at ip: its clusterIP, an externalIP or a load-balancer IP."""
     for svc in cluster.get("services", namespace=None):
-        if (svc.get("spec") or {}).get("clusterIP") == ip and svc["spec"].get("ports"):
-            return int(svc["spec"]["ports"][0]["port"])
+        spec = svc.get("spec") or {}
+        ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        if spec.get("ports") and (spec.get("clusterIP") == ip or ip in (spec.get("externalIPs") or [])
+                                  or any(i.get("ip") == ip for i in ingress)):
+            return int(spec["ports"][0]["port"])
     return 80
 
 

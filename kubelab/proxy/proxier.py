@@ -1,12 +1,18 @@
 """The iptables proxier's rules: from Services and EndpointSlices to iptables-restore text
-(pkg/proxy/iptables/proxier.go syncProxyRules and writeServiceToEndpointRules,
-pkg/proxy/servicechangetracker.go, endpointschangetracker.go and topology.go
-CategorizeEndpoints).
+(pkg/proxy/iptables/proxier.go syncProxyRules and writeServiceToEndpointRules; the maps it
+reads are changetrackers.py's).
 
-For each Service port (a ServicePortName, "default/web:http"):
+For each Service port (a ServicePortName, "default/web:http"), in upstream's order:
 - KUBE-SERVICES sends its ClusterIP:port to KUBE-SVC-<hash> (or KUBE-SVL-<hash> with
-  internalTrafficPolicy: Local), its NodePort (in KUBE-NODEPORTS) and load-balancer IPs to
-  KUBE-EXT-<hash>; with no endpoints, the filter table REJECTs it instead;
+  internalTrafficPolicy: Local); with no endpoints, the filter table REJECTs it instead (DROPs
+  it with internalTrafficPolicy: Local and none on this node);
+- its external IPs (spec.externalIPs) and load-balancer IPs, each with the port, and its
+  NodePort (in KUBE-NODEPORTS) go to KUBE-EXT-<hash> when the Service has endpoints; when
+  none may take external traffic (none at all: REJECT; none on this node with
+  externalTrafficPolicy: Local: DROP), KUBE-EXTERNAL-SERVICES in the filter table says so;
+- KUBE-EXT-<hash> masquerades and goes to KUBE-SVC; with externalTrafficPolicy: Local it
+  keeps the client's address and goes to KUBE-SVL, except for pod and node-local traffic,
+  which short-circuits to KUBE-SVC;
 - KUBE-SVC-<hash> marks off-cluster traffic for masquerade, then picks one endpoint with the
   probability ladder: rule i of n matches with probability 1/(n-i), the last always, which
   gives every endpoint 1/n;
@@ -14,113 +20,45 @@ For each Service port (a ServicePortName, "default/web:http"):
 Endpoints used: the ready ones; when none is ready, the serving terminating ones
 (ProxyTerminatingEndpoints), so a draining pod still answers.
 
-Not rendered (kubelab departs): the KUBE-FIREWALL and KUBE-PROXY-FIREWALL chains
-(loadBalancerSourceRanges), conntrack cleanup, partial syncs and IPv6: every sync writes the
-whole table, which is what iptables-restore would then hold.
+Then the rest of the tables: KUBE-POSTROUTING and KUBE-MARK-MASQ, KUBE-FORWARD (accept
+what is marked for masquerade, drop conntrack INVALID), KUBE-FIREWALL (the localhost guard of
+--iptables-localhost-nodeports), and the nodeports jump last in KUBE-SERVICES. Service chains
+the node still has but this sync no longer writes are flushed and deleted (-X).
+
+This is the restore input (iptables-restore --noflush): kube-proxy's chains only, written as
+kube-proxy writes them (`-j REJECT` bare, probabilities %0.10f, comments quoted by kube-proxy).
+The jumps from the built-in chains are jump_chains.py's; what iptables-save then shows on the
+node is iptables.py's and iptables_save.py's.
+
+Not rendered (kubelab departs): the KUBE-FW chains and KUBE-PROXY-FIREWALL rules
+(loadBalancerSourceRanges), the health-check node ports, nfacct counters (as on a kernel
+without nfnetlink_acct: no localhost NodePort rule), conntrack cleanup, partial syncs and
+IPv6: every sync writes every chain. A KUBE-SVL chain is declared only when it has endpoints
+to send to.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kubelab.api import Object
+from kubelab.proxy.changetrackers import (
+    Endpoint,
+    ServicePort,
+    build_endpoints_map,
+    build_service_map,
+    categorize_endpoints,
+)
 from kubelab.proxy.iptables import port_proto_hash, service_port_endpoint_chain_name
 
 __all__ = ["CLUSTER_CIDR", "Endpoint", "ServicePort", "build_endpoints_map", "build_service_map",
            "sync_proxy_rules", "write_service_to_endpoint_rules"]
 
 CLUSTER_CIDR = "10.244.0.0/16"   # --cluster-cidr, for the local-traffic detector
-
-
-@dataclass(frozen=True)
-class ServicePort:
-    """ServicePortInfo: what the rules need of one port of one Service."""
-
-    name: str                       # ServicePortName.String(): "default/web:http"
-    protocol: str                   # lower case: tcp
-    cluster_ip: str
-    port: int
-    node_port: int = 0
-    load_balancer_ips: tuple[str, ...] = ()
-    affinity_seconds: int = 0       # sessionAffinity ClientIP: its timeout; 0: none
-    internal_local: bool = False
-    external_local: bool = False
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    ip: str
-    port: int
-    ready: bool = True
-    serving: bool = True
-    terminating: bool = False
-    node_name: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.ip}:{self.port}"
-
-
-def service_port_name(namespace: str, name: str, port_name: str) -> str:
-    return f"{namespace}/{name}" + (f":{port_name}" if port_name else "")
-
-
-def build_service_map(services: list[Object]) -> dict[str, ServicePort]:
-    """serviceToServiceMap: headless and ExternalName Services have no rules."""
-    out: dict[str, ServicePort] = {}
-    for svc in services:
-        spec, meta = svc.get("spec") or {}, svc["metadata"]
-        ip = spec.get("clusterIP") or ""
-        if spec.get("type") == "ExternalName" or not ip or ip == "None":
-            continue
-        ingress = tuple(i["ip"] for i in ((svc.get("status") or {}).get("loadBalancer") or {}).get(
-            "ingress") or () if i.get("ip"))
-        affinity = 0
-        if spec.get("sessionAffinity") == "ClientIP":
-            affinity = int(((spec.get("sessionAffinityConfig") or {}).get("clientIP") or {}).get(
-                "timeoutSeconds", 10800))
-        for port in spec.get("ports") or ():
-            name = service_port_name(meta.get("namespace", ""), meta["name"], port.get("name", ""))
-            out[name] = ServicePort(
-                name, str(port.get("protocol", "TCP")).lower(), ip, int(port["port"]),
-                int(port.get("nodePort") or 0), ingress, affinity,
-                spec.get("internalTrafficPolicy") == "Local",
-                spec.get("externalTrafficPolicy") == "Local")
-    return out
-
-
-def build_endpoints_map(slices: list[Object]) -> dict[str, list[Endpoint]]:
-    """EndpointsChangeTracker: each slice's endpoints under the ServicePortNames of its ports."""
-    out: dict[str, list[Endpoint]] = {}
-    for eps in sorted(slices, key=lambda s: str(s["metadata"]["name"])):
-        meta = eps["metadata"]
-        service = (meta.get("labels") or {}).get("kubernetes.io/service-name")
-        if not service:
-            continue
-        for port in eps.get("ports") or ():
-            if port.get("port") is None:
-                continue
-            name = service_port_name(meta.get("namespace", ""), service, port.get("name") or "")
-            for endpoint in eps.get("endpoints") or ():
-                c = endpoint.get("conditions") or {}
-                out.setdefault(name, []).append(Endpoint(
-                    endpoint["addresses"][0], int(port["port"]), c.get("ready") is not False,
-                    c.get("serving", c.get("ready")) is not False, c.get("terminating") is True,
-                    endpoint.get("nodeName", "")))
-    for endpoints in out.values():
-        endpoints.sort(key=lambda e: (e.ip, e.port))
-    return out
-
-
-def categorize_endpoints(endpoints: list[Endpoint], svc: ServicePort, node: str
-                         ) -> tuple[list[Endpoint], list[Endpoint]]:
-    """CategorizeEndpoints: (cluster endpoints, local endpoints), ready ones first choice,
-    serving-and-terminating ones when there are no ready ones."""
-    def pick(candidates: list[Endpoint]) -> list[Endpoint]:
-        ready = [e for e in candidates if e.ready]
-        return ready or [e for e in candidates if e.serving and e.terminating]
-    local = pick([e for e in endpoints if e.node_name == node]) \
-        if svc.internal_local or svc.external_local else []
-    return pick(endpoints), local
+MASQ = "0x4000"                  # --iptables-masquerade-bit 14
+FILTER_CHAINS = ("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD", "KUBE-NODEPORTS",
+                 "KUBE-PROXY-FIREWALL")
+SERVICE_CHAIN_PREFIXES = ("KUBE-SVC-", "KUBE-SVL-", "KUBE-SEP-", "KUBE-FW-", "KUBE-EXT-")
 
 
 def _comment(text: str) -> str:
@@ -153,24 +91,31 @@ class Rules:
 
 
 def sync_proxy_rules(services: dict[str, ServicePort], endpoints: dict[str, list[Endpoint]],
-                     node: str, cluster_cidr: str = CLUSTER_CIDR) -> str:
-    """syncProxyRules: the whole nat and filter tables, as iptables-save prints them.
+                     node: str, cluster_cidr: str = CLUSTER_CIDR,
+                     existing_nat_chains: Iterable[str] = ()) -> str:
+    """syncProxyRules: the iptables-restore input for the filter and nat tables, as
+    kube-proxy writes it. existing_nat_chains are the node's nat chains (upstream reads them
+    with iptables-save): the service chains among them that this sync no longer writes are
+    flushed and deleted (`-X`).
 
     kubelab departs: this is the part of syncProxyRules that writes the tables from the two maps;
-    the maps' Update before it and the iptables-restore after it are KubeProxy's
-    (server.py apply_and_restore), so this part can be read and tested alone."""
+    the maps' Update before it, ensure_jump_chains and the iptables-restore after it are
+    KubeProxy's (server.py apply_and_restore), so this part can be read and tested alone."""
     r = Rules()
     node_ports: list[str] = []
     # Build rules for each service-port.
     for name in sorted(services):
         c = _policy_chains(services[name], endpoints.get(name, []), node)
         _capture_cluster_ip(r, c)
+        _capture_external_ips(r, c)
         _capture_load_balancer_ingress(r, c)
         _capture_node_ports(r, c, node_ports)
         _set_up_external_traffic_handling(r, c, cluster_cidr)
         _set_up_policy_chains(r, c, cluster_cidr)
         _generate_endpoint_chains(r, c)
-    return _render(r, node_ports)
+    active = set(r.nat_chains)
+    stale = sorted(c for c in existing_nat_chains if c not in active and c.startswith(SERVICE_CHAIN_PREFIXES))
+    return _render(r, node_ports, stale)
 
 
 @dataclass(frozen=True)
@@ -186,8 +131,22 @@ class _Chains:
     cluster_eps: list[Endpoint]
     local_eps: list[Endpoint]
     internal_eps: list[Endpoint]
-    external_eps: list[Endpoint]
-    has_external: bool              # a NodePort or load-balancer IPs
+    external_eps: list[Endpoint]    # externalPolicyEndpoints: hasExternalEndpoints
+    has_external: bool              # ExternallyAccessible: a NodePort, external or LB IPs
+
+    @property
+    def has_endpoints(self) -> bool:
+        """hasEndpoints: any endpoint this node may reach (the Local ones are among them)."""
+        return bool(self.cluster_eps)
+
+    def filter_target(self) -> tuple[str, str]:
+        """The filter rules' comment and target for traffic with no endpoint to take it
+        (internalTrafficFilterTarget, externalTrafficFilterTarget): REJECT when the Service
+        has no endpoints at all, else DROP (none on this node, with a Local policy; for
+        external traffic, what KUBE-EXT did not short-circuit)."""
+        if self.has_endpoints:
+            return "has no local endpoints", "DROP"
+        return "has no endpoints", "REJECT"
 
 
 def _policy_chains(svc: ServicePort, all_endpoints: list[Endpoint], node: str) -> _Chains:
@@ -200,28 +159,44 @@ def _policy_chains(svc: ServicePort, all_endpoints: list[Endpoint], node: str) -
                    f"KUBE-EXT-{hash_}", local_chain if svc.internal_local else cluster_chain,
                    cluster_eps, local_eps, local_eps if svc.internal_local else cluster_eps,
                    local_eps if svc.external_local else cluster_eps,
-                   bool(svc.node_port or svc.load_balancer_ips))
+                   bool(svc.node_port or svc.load_balancer_ips or svc.external_ips))
 
 
 def _capture_cluster_ip(r: Rules, c: _Chains) -> None:
-    """Capture the clusterIP: to the internal policy chain, or REJECT with no endpoints."""
+    """Capture the clusterIP: to the internal policy chain; with no endpoints at all, REJECT,
+    and with internalTrafficPolicy: Local and none on this node, DROP, in the filter table."""
     svc = c.svc
     if c.internal_eps:
         r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{svc.name} cluster IP" {c.match} '
                      f"-d {svc.cluster_ip} --dport {svc.port} -j {c.internal_chain}")
     else:
-        r.filter.append(f'-A KUBE-SERVICES -m comment --comment "{svc.name} has no endpoints" '
-                        f"{c.match} -d {svc.cluster_ip} --dport {svc.port} -j REJECT "
-                        "--reject-with icmp-port-unreachable")
+        what, verdict = c.filter_target()
+        r.filter.append(f'-A KUBE-SERVICES -m comment --comment "{svc.name} {what}" '
+                        f"{c.match} -d {svc.cluster_ip} --dport {svc.port} -j {verdict}")
+
+
+def _capture_external_ips(r: Rules, c: _Chains) -> None:
+    """Capture externalIPs: each spec.externalIPs address and the port to KUBE-EXT when the
+    Service has endpoints; with none for external traffic (none at all, or none on this node
+    with externalTrafficPolicy: Local), REJECT or DROP in KUBE-EXTERNAL-SERVICES."""
+    _capture_external_addresses(r, c, c.svc.external_ips, "external IP")
 
 
 def _capture_load_balancer_ingress(r: Rules, c: _Chains) -> None:
-    """Capture load-balancer ingress: each IP to KUBE-EXT (kubelab renders no filter rules for
-    load-balancer IPs without endpoints)."""
-    if c.external_eps:
-        for ip in c.svc.load_balancer_ips:
-            r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{c.svc.name} loadbalancer IP" '
-                         f"{c.match} -d {ip} --dport {c.svc.port} -j {c.ext_chain}")
+    """Capture load-balancer ingress: each status.loadBalancer.ingress IP, as externalIPs."""
+    _capture_external_addresses(r, c, c.svc.load_balancer_ips, "loadbalancer IP")
+
+
+def _capture_external_addresses(r: Rules, c: _Chains, ips: tuple[str, ...], kind: str) -> None:
+    name, port = c.svc.name, c.svc.port
+    what, verdict = c.filter_target()
+    for ip in ips:
+        if c.has_endpoints:
+            r.nat.append(f'-A KUBE-SERVICES -m comment --comment "{name} {kind}" {c.match} '
+                         f"-d {ip} --dport {port} -j {c.ext_chain}")
+        if not c.external_eps:
+            r.filter.append(f'-A KUBE-EXTERNAL-SERVICES -m comment --comment "{name} {what}" '
+                            f"{c.match} -d {ip} --dport {port} -j {verdict}")
 
 
 def _capture_node_ports(r: Rules, c: _Chains, node_ports: list[str]) -> None:
@@ -230,21 +205,23 @@ def _capture_node_ports(r: Rules, c: _Chains, node_ports: list[str]) -> None:
     svc = c.svc
     if not svc.node_port:
         return
-    if c.external_eps:
+    if c.has_endpoints:
         node_ports.append(f"-A KUBE-NODEPORTS -m comment --comment {_comment(svc.name)} {c.match} "
                           f"--dport {svc.node_port} -j {c.ext_chain}")
+    if c.external_eps:
         return
-    what = "has no local endpoints" if c.cluster_eps else "has no endpoints"
-    verdict = "DROP" if c.cluster_eps else "REJECT --reject-with icmp-port-unreachable"
+    what, verdict = c.filter_target()
     r.filter.append(f'-A KUBE-EXTERNAL-SERVICES -m comment --comment "{svc.name} {what}" '
                     f"-m addrtype --dst-type LOCAL {c.match} --dport {svc.node_port} -j {verdict}")
 
 
 def _set_up_external_traffic_handling(r: Rules, c: _Chains, cluster_cidr: str) -> None:
-    """Set up external traffic handling: KUBE-EXT masquerades, then goes to the cluster chain;
-    with externalTrafficPolicy: Local, pod and node-local traffic short-circuit to the cluster
-    chain and the rest goes to the local one."""
-    if not (c.has_external and c.external_eps):
+    """Set up external traffic handling (usesExternalTrafficChain: externally accessible, with
+    endpoints): KUBE-EXT masquerades, then goes to the cluster chain; with
+    externalTrafficPolicy: Local, pod and node-local traffic short-circuit to the cluster chain
+    and the rest goes to the local one, if this node has local endpoints (if not, it falls
+    through to KUBE-EXTERNAL-SERVICES' DROP)."""
+    if not (c.has_external and c.has_endpoints):
         return
     name, ext = c.svc.name, c.ext_chain
     r.nat_chains.append(ext)
@@ -255,8 +232,8 @@ def _set_up_external_traffic_handling(r: Rules, c: _Chains, cluster_cidr: str) -
             f'-A {ext} -m comment --comment "masquerade LOCAL traffic for {name} external '
             f'destinations" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ',
             f'-A {ext} -m comment --comment "route LOCAL traffic for {name} external '
-            f'destinations" -m addrtype --src-type LOCAL -j {c.cluster_chain}',
-            f"-A {ext} -j {c.local_chain}"]
+            f'destinations" -m addrtype --src-type LOCAL -j {c.cluster_chain}']
+        r.nat += [f"-A {ext} -j {c.local_chain}"] if c.external_eps else []
     else:
         r.nat += [f'-A {ext} -m comment --comment "masquerade traffic for {name} external '
                   f'destinations" -j KUBE-MARK-MASQ', f"-A {ext} -j {c.cluster_chain}"]
@@ -297,29 +274,29 @@ def _generate_endpoint_chains(r: Rules, c: _Chains) -> None:
                   f"--to-destination {e}"]
 
 
-def _render(r: Rules, node_ports: list[str]) -> str:
-    builtin = ("PREROUTING", "INPUT", "OUTPUT", "POSTROUTING")
-    nat = ["*nat", *(f":{c} ACCEPT [0:0]" for c in builtin),
-           *(f":{c} - [0:0]" for c in sorted(set(r.nat_chains))),
-           '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
-           '-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
-           '-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING',
-           "-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000",
-           "-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN",
-           "-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000",
+def _render(r: Rules, node_ports: list[str], stale: list[str]) -> str:
+    """The iptables-restore input: the filter table, then nat; chain lines first, then rules.
+    Only kube-proxy's own chains: the jumps to them from the built-in chains are
+    ensure_jump_chains', outside the restore (which runs with --noflush)."""
+    nat_chains = list(dict.fromkeys([*r.nat_chains, *stale]))
+    nat = ["*nat", *(f":{c} - [0:0]" for c in nat_chains),
+           f"-A KUBE-POSTROUTING -m mark ! --mark {MASQ}/{MASQ} -j RETURN",
+           f"-A KUBE-POSTROUTING -j MARK --xor-mark {MASQ}",
            '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" '
            "-j MASQUERADE --random-fully",
-           *r.nat, *node_ports,
+           f"-A KUBE-MARK-MASQ -j MARK --or-mark {MASQ}",
+           *r.nat, *node_ports, *(f"-X {c}" for c in stale),
            '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be '
            'the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
            "COMMIT"]
-    filt = ["*filter", ":INPUT ACCEPT [0:0]", ":FORWARD ACCEPT [0:0]", ":OUTPUT ACCEPT [0:0]",
-            ":KUBE-EXTERNAL-SERVICES - [0:0]", ":KUBE-SERVICES - [0:0]",
-            '-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible '
-            'service portals" -j KUBE-EXTERNAL-SERVICES',
-            '-A FORWARD -m comment --comment "kubernetes service portals" -m conntrack --ctstate NEW '
-            "-j KUBE-SERVICES",
-            '-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" '
-            "-j KUBE-SERVICES",
-            *r.filter, "COMMIT"]
+    filt = ["*filter", *(f":{c} - [0:0]" for c in FILTER_CHAINS), ":KUBE-FIREWALL - [0:0]",
+            '-A KUBE-FIREWALL -m comment --comment "block incoming localnet connections" '
+            "-d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP",
+            *r.filter,
+            "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP",
+            '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" '
+            f"-m mark --mark {MASQ}/{MASQ} -j ACCEPT",
+            '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack rule" '
+            "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+            "COMMIT"]
     return "\n".join([*filt, *nat]) + "\n"

@@ -5,10 +5,11 @@ Its informers watch Services and EndpointSlices (without the headless ones, as u
 label selector `!service.kubernetes.io/headless` does) and its own Node. Every change asks for
 a sync; the BoundedFrequencyRunner lets syncs happen at most every min_sync_period (1 s, the
 iptables default) with a burst of 2, and at least every sync_period (30 s). Each sync
-renders the whole table from the caches (proxier.py) and restores it on the node
-(iptables.py). So there is a visible lag between an endpoint going unready and traffic
-leaving it. A crash stops the syncs; the node keeps its last rules, stale, until a restarted
-kube-proxy syncs again.
+renders kube-proxy's chains from the caches (proxier.py) and restores them on the node
+(iptables.py), after ensuring the jumps to them (jump_chains.py; the canary chains at start).
+So there is a visible lag between an endpoint going unready and traffic leaving it. A crash
+stops the syncs; the node keeps its last rules, stale, until a restarted kube-proxy syncs
+again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kubelab.client.component import ComponentContext
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 from kubelab.proxy.bounded_frequency_runner import BoundedFrequencyRunner
 from kubelab.proxy.iptables import IPTables
+from kubelab.proxy.jump_chains import ensure_canary_chains, ensure_jump_chains
 from kubelab.proxy.proxier import build_endpoints_map, build_service_map, sync_proxy_rules
 
 __all__ = ["KubeProxy"]
@@ -59,6 +61,7 @@ class KubeProxy:
 
     def start(self) -> None:
         self.running = True
+        ensure_canary_chains(self.iptables)
         self.sync_runner.loop()
         self.informers.start()
         self._wait_for_sync()
@@ -88,11 +91,14 @@ class KubeProxy:
     def apply_and_restore(self) -> None:
         """What the runner runs: the rest of syncProxyRules around proxier.sync_proxy_rules. The
         maps' Update first (kubelab rebuilds svcPortMap and endpointsMap from the caches instead
-        of applying the changes tracked since the last sync), then iptables-restore."""
+        of applying the changes tracked since the last sync), the jump chains (every sync is a full
+one), then iptables-restore."""
         services = [s for s in self.services.lister.list() if not _headless(s)]
         slices = [s for s in self.slices.lister.list()
                   if "service.kubernetes.io/headless" not in (s["metadata"].get("labels") or {})]
-        text = sync_proxy_rules(build_service_map(services), build_endpoints_map(slices), self.node)
+        ensure_jump_chains(self.iptables)
+        text = sync_proxy_rules(build_service_map(services), build_endpoints_map(slices), self.node,
+                                existing_nat_chains=self.iptables.chains("nat"))
         self.iptables.restore(text, self.clock.now)
         self.syncs += 1
         self.last_sync = self.clock.now

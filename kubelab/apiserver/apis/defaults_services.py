@@ -5,10 +5,9 @@ spec.clusterIP (pkg/apis/core/v1/conversion.go)."""
 from __future__ import annotations
 
 from kubelab.api import Object
+from kubelab.apiserver.apis.validation.services import externally_accessible
 
 __all__ = ["set_endpoint_slice_defaults", "set_service_defaults"]
-
-EXTERNAL_TYPES = ("NodePort", "LoadBalancer")
 
 
 def set_service_defaults(obj: Object) -> None:
@@ -31,8 +30,8 @@ def set_service_defaults(obj: Object) -> None:
                 port["targetPort"] = port.get("port")
     if spec["type"] != "ExternalName":
         spec.setdefault("internalTrafficPolicy", "Cluster")
-    if spec["type"] in EXTERNAL_TYPES:
-        spec.setdefault("externalTrafficPolicy", "Cluster")
+    if externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
+        spec["externalTrafficPolicy"] = "Cluster"  # NodePort, LoadBalancer, or externalIPs
     if spec["type"] == "LoadBalancer":
         spec.setdefault("allocateLoadBalancerNodePorts", True)
     # Conversion: clusterIPs[0] is clusterIP.

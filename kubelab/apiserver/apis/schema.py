@@ -56,6 +56,7 @@ INT32 = Scalar("int32")
 INT64 = Scalar("int64")
 BOOL = Scalar("bool")
 QUANTITY = Scalar("resource.Quantity")
+MICRO_TIME = Scalar("metav1.MicroTime")  # RFC 3339 with microseconds (leases)
 INT_OR_STRING = Scalar("intstr.IntOrString")
 BYTES = Scalar("[]uint8")     # base64 text in JSON (Secret.data)
 ANY = Scalar("any")           # not checked
@@ -237,7 +238,7 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
                     "action", "reportingComponent", "reportingInstance"),
          source=struct("EventSource", component=STRING, host=STRING), count=INT32),
     kind("Lease", spec=struct("LeaseSpec", **_strings(
-        "holderIdentity", "acquireTime", "renewTime", "strategy", "preferredHolder"),
+        "holderIdentity", "strategy", "preferredHolder"), acquireTime=MICRO_TIME, renewTime=MICRO_TIME,
         leaseDurationSeconds=INT32, leaseTransitions=INT32)),
     kind("Role", rules=ListOf(POLICY_RULE)),
     kind("ClusterRole", rules=ListOf(POLICY_RULE), aggregationRule=struct(

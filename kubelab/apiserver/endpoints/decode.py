@@ -20,6 +20,7 @@ import base64
 import binascii
 import json
 import math
+from datetime import datetime
 from typing import Any, NoReturn
 
 from kubelab.api.errors import ApiError, ParseError, bad_request, request_entity_too_large
@@ -242,6 +243,15 @@ class _Decoder:
                 # The JSON unmarshaller says only why; MustParse's "cannot parse 'x': " prefix
                 # is not part of the wire error.
                 raise _DecodeError(str(err).split("': ", 1)[-1]) from None
+        elif go == "metav1.MicroTime":
+            # MicroTime.UnmarshalJSON: time.Parse(RFC3339Micro, ...) of the string.
+            if t is not str:
+                self.fail(value, go, path, owner)
+            try:
+                datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                raise _DecodeError(f'parsing time "{value}" as "2006-01-02T15:04:05.000000Z07:00"'
+                                   f': cannot parse "{value}" as "2006"') from None
         elif go == "intstr.IntOrString":
             if t not in (str, int) or (t is int and not -(2**31) <= value < 2**31):
                 self.fail(value, go, path, owner, literal=t is int)

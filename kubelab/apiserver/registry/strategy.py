@@ -16,6 +16,7 @@ from kubelab.api.errors import ParseError
 from kubelab.api.quantity import Quantity, parse_quantity
 from kubelab.apiserver.apiextensions.crd import add_stored_version, crd_status
 from kubelab.apiserver.registry.batch import generate_selector
+from kubelab.apiserver.registry.service.strategy import drop_type_dependent_fields
 
 __all__ = ["Strategy", "grace_period", "prepare_for_create", "prepare_for_update", "qos_class",
            "strategy_for"]
@@ -128,6 +129,8 @@ def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Obje
         node_pod_cidrs(obj)
     if resource == "customresourcedefinitions":
         add_stored_version(obj)
+    if resource == "services":
+        drop_type_dependent_fields(obj, old)
     if resource == "namespaces":
         obj.setdefault("spec", {})["finalizers"] = (old.get("spec") or {}).get("finalizers", [])
     meta, old_meta = obj["metadata"], old["metadata"]

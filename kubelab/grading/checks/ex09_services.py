@@ -23,6 +23,7 @@ from kubelab.controllers.endpointslice import reconcile as reference_reconcile
 from kubelab.grading.context import CheckContext
 from kubelab.grading.exercises import check
 from kubelab.proxy.iptables import IPTables, Packet, port_proto_hash, service_port_endpoint_chain_name
+from kubelab.proxy.jump_chains import ensure_jump_chains
 from kubelab.proxy.proxier import Endpoint, ServicePort, sync_proxy_rules
 
 __all__: list[str] = []
@@ -211,6 +212,7 @@ def _table_with(chain: str, lines: list[str], n: int) -> IPTables:
     kept = [x for x in text.splitlines() if not (x.startswith(f"-A {chain} ") and "KUBE-SEP-" in x)]
     at = max(i for i, x in enumerate(kept) if x.startswith(f"-A {chain} ")) + 1
     table = IPTables("node-1", "172.18.0.2")
+    ensure_jump_chains(table)
     table.restore("\n".join([*kept[:at], *lines, *kept[at:]]) + "\n", 0.0)
     return table
 

@@ -28,6 +28,7 @@ from kubelab.apiserver.apis.validation.batch import (
     validate_job_status_update,
     validate_job_update,
 )
+from kubelab.apiserver.apis.validation.coordination import validate_lease
 from kubelab.apiserver.apis.validation.core import (
     validate_config_map,
     validate_node,
@@ -36,14 +37,16 @@ from kubelab.apiserver.apis.validation.core import (
     validate_pod_status_update,
     validate_pod_update,
 )
+from kubelab.apiserver.apis.validation.discovery import (
+    validate_endpoint_slice,
+    validate_endpoint_slice_update,
+)
 from kubelab.apiserver.apis.validation.flowcontrol import (
     validate_flow_schema,
     validate_priority_level_configuration,
 )
 from kubelab.apiserver.apis.validation.meta import validate_meta, validate_meta_update
 from kubelab.apiserver.apis.validation.services import (
-    validate_endpoint_slice,
-    validate_endpoint_slice_update,
     validate_service,
     validate_service_status_update,
     validate_service_update,
@@ -99,6 +102,7 @@ CREATE_RULES: dict[str, Validator] = {
     "jobs": validate_job,
     "services": validate_service,
     "endpointslices": validate_endpoint_slice,
+    "leases": validate_lease,
 }
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from kubelab.api import Object
 from kubelab.api.errors import FieldError, field_invalid, internal_error, invalid
-from kubelab.apiserver.apis.validation.services import validate_cluster_ips
+from kubelab.apiserver.apis.validation.service_ips import validate_cluster_ips
 
 __all__ = ["NODE_PORT_RANGE", "SERVICE_CIDR", "Pending", "ServiceAllocators"]
 
@@ -51,9 +51,15 @@ def needs_health_check_node_port(spec: Object) -> bool:
     return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
 
 
-def range_offset(size: int, minimum: int, step: int, maximum: int) -> int:
-    """calculateRangeOffset: the low band reserved for static picks (dynamic ones avoid it)."""
-    return 0 if size < minimum else min(max(minimum, size // step), maximum)
+def ip_range_offset(cidr_size: int) -> int:
+    """ipallocator calculateRangeOffset: from the CIDR's size (a /22: 1024 // 16 = 64), not
+    from the allocatable count; for 16 addresses or fewer (a /28), no static band."""
+    return 0 if cidr_size <= 16 else min(max(16, cidr_size // 16), 256)
+
+
+def port_range_offset(size: int) -> int:
+    """portallocator calculateRangeOffset: no static band for 16 ports or fewer."""
+    return 0 if size <= 16 else min(max(16, size // 32), 128)
 
 
 @dataclass
@@ -71,9 +77,9 @@ class ServiceAllocators:
         self.node_ports = node_ports
         # The network and broadcast addresses are never handed out (bitmap.go).
         self._ip_base, self._ip_max = int(self.cidr.network_address) + 1, self.cidr.num_addresses - 2
-        self._ip_offset = range_offset(self._ip_max, 16, 16, 256)
+        self._ip_offset = ip_range_offset(self.cidr.num_addresses)
         self._port_max = node_ports[1] - node_ports[0] + 1
-        self._port_offset = range_offset(self._port_max, 16, 32, 128)
+        self._port_offset = port_range_offset(self._port_max)
         self.ips: dict[int, str] = {}      # allocated address -> the key (or pending token) holding it
         self.ports: dict[int, str] = {}
         self._held: dict[str, tuple[set[int], set[int]]] = {}
@@ -145,9 +151,9 @@ class ServiceAllocators:
         errs = validate_cluster_ips(spec)
         if errs:
             raise invalid("Service", name, errs)
-        if spec.get("type") != "ExternalName":
-            spec.setdefault("ipFamilyPolicy", "SingleStack")
-            spec.setdefault("ipFamilies", ["IPv4"])
+        errs = _init_ip_family_fields(spec)
+        if errs:
+            raise invalid("Service", name, errs)
         if needs_cluster_ip(spec):
             self._allocate_cluster_ip(spec, name, key, pending)
         errs = self._allocate_node_ports(spec, key, pending)
@@ -234,6 +240,42 @@ class ServiceAllocators:
             return None
         value = int(address)
         return value if self._ip_base <= value < self._ip_base + self._ip_max else None
+
+
+def _init_ip_family_fields(spec: Object) -> list[FieldError]:
+    """initIPFamilyFields (alloc.go) for kubelab's single-stack IPv4 cluster: default the
+    policy (RequireDualStack when two IPs or families are asked for), refuse what the cluster
+    cannot give, infer the families from the IPs, then IPv4."""
+    if spec.get("type") == "ExternalName":
+        return []
+    ips, families = spec.get("clusterIPs") or [], spec.get("ipFamilies") or []
+    if spec.get("ipFamilyPolicy") is None:
+        spec["ipFamilyPolicy"] = "RequireDualStack" if 2 in (len(ips), len(families)) \
+            else "SingleStack"
+    policy = spec["ipFamilyPolicy"]
+    errs: list[FieldError] = []
+    if policy == "RequireDualStack":
+        errs.append(field_invalid("spec.ipFamilyPolicy", policy,
+                                  "this cluster is not configured for dual-stack services"))
+    errs += [field_invalid(f"spec.ipFamilies[{i}]", family, "not configured on this cluster")
+             for i, family in enumerate(families) if family != "IPv4"]
+    if policy == "SingleStack":
+        if len(ips) > 1:
+            errs.append(field_invalid("spec.clusterIPs", ips,
+                                      "'SingleStack' policy may not have more than one ClusterIP"))
+        if len(families) > 1:
+            errs.append(field_invalid("spec.ipFamilies", families,
+                                      "'SingleStack' policy may not have more than one ipFamily"))
+    inferred = list(families)
+    for i, ip in enumerate(ips):
+        if ip == "None":
+            break
+        if i >= len(inferred):
+            inferred.append("IPv6" if ":" in str(ip) else "IPv4")
+    if errs:
+        return errs
+    spec["ipFamilies"] = inferred or ["IPv4"]
+    return []
 
 
 def _allocations(obj: Object) -> tuple[set[str], set[int]]:
