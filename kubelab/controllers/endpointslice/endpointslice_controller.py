@@ -36,6 +36,7 @@ from kubelab.controllers.endpointslice.utils import (
     LABEL_MANAGED_BY,
     LABEL_SERVICE_NAME,
     MAX_ENDPOINTS_PER_SLICE,
+    service_controller_key,
 )
 
 __all__ = ["EndpointSliceController", "EndpointSliceTracker", "StaleInformerCache"]
@@ -191,10 +192,14 @@ class EndpointSliceController:
             self._add_pod(pod)
 
     def _managed(self, slice_: Object) -> str | None:
-        labels = slice_["metadata"].get("labels") or {}
-        if labels.get(LABEL_MANAGED_BY) != CONTROLLER_NAME or not labels.get(LABEL_SERVICE_NAME):
+        """ManagedByController, then ServiceControllerKey: the key of the slice's Service, or
+        None for a slice another controller manages or one without a service-name label."""
+        if (slice_["metadata"].get("labels") or {}).get(LABEL_MANAGED_BY) != CONTROLLER_NAME:
             return None
-        return f"{slice_['metadata'].get('namespace', '')}/{labels[LABEL_SERVICE_NAME]}"
+        try:
+            return service_controller_key(slice_)
+        except ValueError:
+            return None
 
     def _on_slice(self, slice_: Object) -> None:
         key = self._managed(slice_)
