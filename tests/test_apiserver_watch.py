@@ -91,7 +91,7 @@ def test_a_list_by_metadata_name_reads_one_key(env: Env, monkeypatch: pytest.Mon
     assert names("configmaps", field_selector="metadata.name=c", label_selector="app=db") == []
     assert names("nodes", field_selector="metadata.name=gone") == []
     assert [r[0] for r in ranges[1:]] == ["/registry/configmaps/default/b",
-                                          "/registry/configmaps/default/c", "/registry/nodes/gone"]
+                                          "/registry/configmaps/default/c", "/registry/minions/gone"]
     ranges.clear()
     assert names("configmaps", "", field_selector="metadata.name=b") == [("default", "b"), ("other", "b")]
     assert ranges == [("/registry/configmaps/", "/registry/configmaps0")]  # every namespace: the prefix
