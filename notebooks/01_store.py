@@ -36,7 +36,10 @@ store
 # ## 1. Keys, values and revisions
 #
 # etcd is a key-value store. Kubernetes uses keys like `/registry/pods/<namespace>/<name>`
-# and stores each object encoded (JSON here, protobuf in a real cluster) as the value.
+# and stores each object encoded (JSON here, protobuf in a real cluster) as the value. The part
+# after `/registry/` is usually the resource's plural, but not always: nodes live under
+# `/registry/minions/` (their name before they were called nodes) and Services under
+# `/registry/services/specs/`.
 #
 # Every change to the store gets the next number of one global counter, the **revision**. An
 # empty store is at revision 1; the first write makes it 2. Each key also remembers the
@@ -290,6 +293,7 @@ StorePanel(store, clock, heard=heard)
 #   --key=/etc/kubernetes/pki/etcd/server.key"
 # $ETCD get /registry/configmaps/default/colour -w json   # create_revision, mod_revision, version
 # $ETCD get /registry/ --prefix --keys-only | head         # every object of the cluster, one key each
+# $ETCD get /registry/minions/ --prefix --keys-only        # the nodes: kube-apiserver's old name
 # $ETCD watch /registry/configmaps/ --prefix               # edit the ConfigMap from another terminal
 # $ETCD endpoint status -w table                           # database size, raft term and index
 # $ETCD snapshot save /var/lib/etcd/backup.db              # a backup; `etcdutl snapshot restore` reads it

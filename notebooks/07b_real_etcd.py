@@ -13,8 +13,8 @@
 # the two side by side.
 #
 # **Learning goals.** By the end you can
-# - show where a Kubernetes object lives in etcd (`/registry/<resource>/<namespace>/<name>`) and
-#   that its `resourceVersion` is the key's `mod_revision`;
+# - show where a Kubernetes object lives in etcd (`/registry/<resource>/<namespace>/<name>`,
+#   nodes under `/registry/minions/`) and that its `resourceVersion` is the key's `mod_revision`;
 # - read `etcdctl endpoint status -w table`: the leader, the Raft term and the Raft index;
 # - say what happens when one of three members dies (a new leader within about 1-2 s, writes go
 #   on) and when two die (writes time out after 7 s, running pods keep running);
@@ -116,17 +116,28 @@ print(c.kubectl("get pods -o wide"))
 # %% [markdown]
 # ## 2. Where the objects live
 #
-# The API server writes each object to the key `/registry/<resource>/<namespace>/<name>`, as
-# kube-apiserver does. `c.etcd.etcdctl(...)` runs the real `etcdctl` with `ETCDCTL_API=3` and
-# the members' endpoints, and prints the command it ran, so you can type it yourself in a
-# terminal.
+# The API server writes each object to the key `/registry/<resource>/<namespace>/<name>` (a
+# cluster-scoped object: `/registry/<resource>/<name>`), with the prefixes kube-apiserver uses.
+# `c.etcd.etcdctl(...)` runs the real `etcdctl` with `ETCDCTL_API=3` and the members' endpoints,
+# and prints the command it ran, so you can type it yourself in a terminal.
 
 # %%
 print(c.etcd.etcdctl("get /registry/deployments/ --prefix --keys-only"))
 print(c.etcd.etcdctl("get /registry/pods/default/ --prefix --keys-only"))
+print(c.etcd.etcdctl("get /registry/minions/ --prefix --keys-only"))
 keys = c.etcd.etcdctl("get /registry/ --prefix --keys-only", show=False).split()
-print(f"{len(keys)} keys under /registry/, by resource:",
+print(f"{len(keys)} keys under /registry/, by prefix:",
       sorted({k.split("/")[2] for k in keys}))
+
+# %% [markdown]
+# The nodes are not under `/registry/nodes/`: kube-apiserver keeps them under `minions`, the
+# name nodes had in the first releases, because renaming a prefix would strand every existing
+# cluster's data. The storage factory keeps a short table of such names
+# (SpecialDefaultResourcePrefixes in pkg/kubeapiserver/default_storage_factory_builder.go:
+# Services are `services/specs`, Endpoints `services/endpoints`); every other resource is its
+# plural, without its API group, so Deployments are `/registry/deployments/`. CRDs and custom
+# resources, served by apiextensions-apiserver, do carry the group:
+# `/registry/apiextensions.k8s.io/customresourcedefinitions/<name>`, `/registry/<group>/<plural>/`.
 
 # %% [markdown]
 # **Predict, then run.** `kubectl` shows the Deployment's `metadata.resourceVersion`. Which etcd
@@ -355,8 +366,8 @@ print(h.etcd.etcdctl("endpoint status --cluster -w table"))
 #
 # - kubelab's API server stores through one small interface, and a real etcd can stand behind
 #   it: `Cluster(store="etcd")`, `etcd_members=3`, or `store="etcd://host:port"`.
-# - Objects live under `/registry/<resource>/<namespace>/<name>`; `resourceVersion` is the key's
-#   `mod_revision`.
+# - Objects live under `/registry/<resource>/<namespace>/<name>` (nodes: `/registry/minions/`,
+#   Services: `/registry/services/specs/`); `resourceVersion` is the key's `mod_revision`.
 # - A real etcd forces the real-time clock: runs take wall time and are not reproducible.
 # - Three members survive one loss (a new leader in 1-2 s); with two lost, writes fail after 7 s
 #   with `etcdserver: request timed out`, while running pods keep running.

@@ -86,12 +86,12 @@ def test_a_list_by_metadata_name_reads_one_key(env: Env, monkeypatch: pytest.Mon
         return [(i["metadata"].get("namespace", ""), i["metadata"]["name"]) for i in items]
 
     assert names("nodes", field_selector="metadata.name=n2") == [("", "n2")]
-    assert ranges == [("/registry/nodes/n2", "/registry/nodes/n2\x00")]
+    assert ranges == [("/registry/minions/n2", "/registry/minions/n2\x00")]
     assert names("configmaps", field_selector="metadata.name=b") == [("default", "b")]
     assert names("configmaps", field_selector="metadata.name=c", label_selector="app=db") == []
     assert names("nodes", field_selector="metadata.name=gone") == []
     assert [r[0] for r in ranges[1:]] == ["/registry/configmaps/default/b",
-                                          "/registry/configmaps/default/c", "/registry/nodes/gone"]
+                                          "/registry/configmaps/default/c", "/registry/minions/gone"]
     ranges.clear()
     assert names("configmaps", "", field_selector="metadata.name=b") == [("default", "b"), ("other", "b")]
     assert ranges == [("/registry/configmaps/", "/registry/configmaps0")]  # every namespace: the prefix

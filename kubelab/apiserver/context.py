@@ -58,6 +58,7 @@ class Served:
     info: ResourceInfo
     strategy: Strategy
     prefix: str                      # "/registry/pods/": the store keys of its objects
+    #                                  (storage/prefixes.py key_prefix; nodes: "/registry/minions/")
     builtin: bool                    # False for custom resources
     schema: Struct | None            # strict decoding schema; None: metadata only
     subresources: frozenset[str]

@@ -63,6 +63,7 @@ from kubelab.apiserver.registry.store import Registry
 from kubelab.apiserver.serving import ServedResources
 from kubelab.apiserver.storage.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
 from kubelab.apiserver.storage.fanout import FanoutStats
+from kubelab.apiserver.storage.prefixes import key_prefix
 from kubelab.apiserver.storage.selection import make_predicate, parse_resource_version
 from kubelab.apiserver.storage.watch_cache import WatchInfo
 from kubelab.sim import Clock, Trace
@@ -415,11 +416,15 @@ class APIServer:
     def _repair_service_allocations(self) -> None:
         """The ClusterIP and NodePort repair controllers' work, done once at start
         (pkg/registry/core/service/ipallocator/controller/repair.go)."""
-        kvs = self.store.range("/registry/services/", prefix=True).kvs
+        kvs = self.store.range(key_prefix("", "services"), prefix=True).kvs
         self.service_allocators.repair((kv.key, json.loads(kv.value)) for kv in kvs)
 
     def _load_all(self, resource: str) -> list[Object]:
-        prefix = f"/registry/{resource}/"
+        """Every stored object of a built-in resource, named by its plural ("clusterroles")."""
+        info = self.resources.lookup(resource)
+        if info is None or info.resource != resource:
+            raise KeyError(f"not a served resource: {resource!r}")
+        prefix = key_prefix(info.group, info.resource)
         return [json.loads(kv.value) for kv in self.store.range(prefix, prefix=True).kvs]
 
     def __repr__(self) -> str:

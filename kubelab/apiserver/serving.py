@@ -24,6 +24,7 @@ from kubelab.apiserver.printers import internalversion, services
 from kubelab.apiserver.printers.tablegenerator import TableConvertor, TableGenerator
 from kubelab.apiserver.registry.strategy import strategy_for
 from kubelab.apiserver.storage.codec import decode
+from kubelab.apiserver.storage.prefixes import key_prefix
 from kubelab.apiserver.storage.watch_cache import INDEX_FIELDS, CacheEvent, Cacher
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class ServedResources:
         rest = self.server.service_allocators if info.resource == "services" else None
         printed = self.table_generator.handles(info.resource)
         self._served[(info.group, info.resource)] = Served(
-            info, strategy_for(info.resource), f"/registry/{info.resource}/", True,
+            info, strategy_for(info.resource), key_prefix(info.group, info.resource), True,
             SCHEMAS.get(info.kind), frozenset(subs), extra, affects, rest=rest,
             table_convertor=TableConvertor(self.table_generator, info.resource) if printed else None)
 
@@ -97,7 +98,8 @@ class ServedResources:
         has_status = "status" in info.subresources
         self._served[gr] = Served(
             info, strategy_for(info.resource, custom=True, has_status=has_status),
-            f"/registry/{info.group}/{info.resource}/", False, None, frozenset(info.subresources),
+            key_prefix(info.group, info.resource, custom=True), False, None,
+            frozenset(info.subresources),
             custom=crd_schema(crd),
             table_convertor=tableconvertor.new(tableconvertor.printer_columns(crd)))
         self._versions[gr] = served_versions(crd, self._served[gr])
@@ -155,7 +157,7 @@ class ServedResources:
     def namespace_phase(self, name: str) -> str | None:
         """admission.Lister.namespace_phase, cached until a namespace changes."""
         if name not in self._namespace_phases:
-            kvs = self.server.store.range(f"/registry/namespaces/{name}").kvs
+            kvs = self.server.store.range(key_prefix("", "namespaces") + name).kvs
             self._namespace_phases[name] = (json.loads(kvs[0].value).get("status") or {}).get(
                 "phase", "Active") if kvs else None
         return self._namespace_phases[name]

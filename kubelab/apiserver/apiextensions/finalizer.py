@@ -27,6 +27,7 @@ from kubelab.apiserver.auth.audit import AuditRecord
 from kubelab.apiserver.bootstrap import LOOPBACK
 from kubelab.apiserver.context import RequestContext
 from kubelab.apiserver.storage.codec import decode
+from kubelab.apiserver.storage.prefixes import key_prefix
 
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["CRDFinalizer"]
 
 GROUP = "apiextensions.k8s.io"
+CRD_PREFIX = key_prefix(GROUP, "customresourcedefinitions")
 RETRY = 1.0
 
 
@@ -53,7 +55,7 @@ class CRDFinalizer:
 
     def resume(self) -> None:
         """The server (re)starts: pick up every CRD still being deleted."""
-        for kv in self.server.store.range("/registry/customresourcedefinitions/", prefix=True).kvs:
+        for kv in self.server.store.range(CRD_PREFIX, prefix=True).kvs:
             self.enqueue(decode(kv.value, kv.mod_revision))
 
     def sync(self, name: str) -> None:

@@ -48,6 +48,7 @@ from kubelab.apiserver.auth.audit import AuditRecord
 from kubelab.apiserver.auth.authn import UserInfo
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.flowcontrol.bootstrap import (
+    GROUP,
     MANDATORY_FLOW_SCHEMAS,
     MANDATORY_PRIORITY_LEVELS,
     ensure_config_objects,
@@ -71,6 +72,7 @@ from kubelab.apiserver.flowcontrol.work_estimator import (
     service_seconds,
 )
 from kubelab.apiserver.storage.lister import CacheLister
+from kubelab.apiserver.storage.prefixes import key_prefix
 from kubelab.apiserver.storage.watch_cache import CacheEvent
 
 if TYPE_CHECKING:
@@ -128,8 +130,8 @@ class APFController:
         self.last: Classification | None = None   # the latest request's (notebooks read it)
         self._inflight: list[tuple[AuditRecord, QueuedRequest, PriorityLevelState]] = []
         self._dirty = True  # the listers are listed: the first request digests them
-        self.pl_lister = CacheLister(server, "/registry/prioritylevelconfigurations/")
-        self.fs_lister = CacheLister(server, "/registry/flowschemas/")
+        self.pl_lister = CacheLister(server, key_prefix(GROUP, "prioritylevelconfigurations"))
+        self.fs_lister = CacheLister(server, key_prefix(GROUP, "flowschemas"))
 
     # ------------------------------------------------------------------ configuration
 

@@ -3,7 +3,9 @@
 One class serves every resource, as upstream's generic Store does
 (k8s.io/apiserver/pkg/registry/generic/registry/store.go, rest/create.go, rest/update.go);
 what differs between kinds is in strategy.py. Objects are stored as compact JSON under
-/registry/<resource>/<namespace>/<name>; metadata.resourceVersion is not stored but taken from
+<prefix><namespace>/<name> (<prefix><name> if cluster-scoped), the prefix the storage factory
+gives the resource (storage/prefixes.py: `/registry/pods/`, but `/registry/minions/` for nodes
+and `/registry/services/specs/` for services); metadata.resourceVersion is not stored but taken from
 the key's mod_revision on every read, as the etcd3 storage layer does. Writes are etcd txns
 that compare revisions, so "create if absent" and "update if unchanged" are each one atomic
 step (storage/etcd3/store.go Create and GuaranteedUpdate).
