@@ -14,9 +14,10 @@ strict mode do the same upstream).
 apply_defaults follows pkg/apiserver/schema/defaulting/algorithm.go: a field that is absent,
 or null where the schema is not nullable, gets a copy of its `default`, and so does a null
 list item or additionalProperties value whose schema is not nullable; then defaulting goes
-on inside it (a `default: null` is no default). As upstream, defaults apply when a request is decoded (create, update) and when
-an object is read from the store (get, list, watch: versions.to_version), so an object
-written before a default existed shows it without being rewritten.
+on inside it (a `default: null` is no default). As upstream, defaults apply when a request
+is decoded (create, update) and when an object is read from the store (get, list, watch:
+versions.to_version), so an object written before a default existed shows it without being
+rewritten.
 """
 
 from __future__ import annotations
