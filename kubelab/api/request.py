@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 from kubelab.api.errors import ConnectionFailed
 
-__all__ = ["API", "DEFAULT_SERVER", "VERBS", "ConnectionRefused", "RawBody", "Request", "Response",
-           "WatchEvent", "WatchHandle"]
+__all__ = ["API", "DEFAULT_SERVER", "VERBS", "ConnectionRefused", "Impersonation", "RawBody",
+           "Request", "Response", "WatchEvent", "WatchHandle"]
 
 # Where kube-apiserver serves, as a kubeconfig names it (the node links in kubelab.cluster.faults
 # dial the same address).
@@ -44,6 +44,22 @@ class RawBody:
 
     data: bytes
     content_type: str = "application/json"
+
+
+@dataclass(frozen=True, slots=True)
+class Impersonation:
+    """Who the requestor asks to act as (`kubectl --as`, `--as-group`, `--as-uid`): the
+    Impersonate-User, Impersonate-Group, Impersonate-Uid and Impersonate-Extra-<key> headers.
+    The API server's impersonation filter checks the requestor may (apiserver/auth/
+    impersonation.py); extra holds (key, values) pairs, keys lower case."""
+
+    user: str = ""
+    groups: tuple[str, ...] = ()
+    uid: str = ""
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.user or self.groups or self.uid or self.extra)
 
 
 @dataclass(slots=True)
@@ -74,6 +90,8 @@ class Request:
     options: dict[str, Any] = field(default_factory=dict)
     # Authorization: Bearer <token>. Empty means anonymous.
     token: str = ""
+    # Impersonate-* headers: act as this user, if the token's user may impersonate it.
+    impersonate: Impersonation | None = None
     # The User-Agent header: which program (which replica) sent it; the audit log keeps it.
     user_agent: str = ""
     # The headers the server's filters set on this request's response, whether it is served

@@ -3,6 +3,15 @@
 Multi-document files, `kind: List`, and paths, text, dicts or lists all become a list of objects.
 Like sigs.k8s.io/yaml, YAML is converted to JSON-compatible data: timestamps stay strings and
 non-string keys become strings. Errors name the document and use kubectl's words.
+
+YAML is scanned and parsed by libyaml (PyYAML's C parser) where PyYAML was built with it
+(`yaml.__with_libyaml__`), and the nodes are composed in Python, where go-yaml's limits on
+nesting and aliasing are counted; without libyaml the pure-Python parser does the same. The
+pure-Python scanner is slow (a 200 KB body takes seconds): the API server reads a YAML body
+only after authentication and authorization (apiserver/server.py).
+
+Departure: libyaml's own nesting limit (1000 levels) and its words for a syntax error are
+libyaml's, not go-yaml's; both are past the 200 levels we stop at anyway.
 """
 
 from __future__ import annotations
@@ -13,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 from kubelab.api.errors import ParseError
 
@@ -28,8 +40,31 @@ MAX_DEPTH = 200
 MAX_VALUES = 3 * 1024 * 1024
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader without the timestamp resolver (`2025-01-01` stays a string, as in JSON),
+def _parser_base() -> Any:
+    """libyaml's scanner and parser (C), or PyYAML's own when it was built without libyaml."""
+    if yaml.__with_libyaml__:
+        from yaml._yaml import CParser
+        return CParser
+    from yaml.parser import Parser  # pragma: no cover
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class PurePython(Reader, Scanner, Parser):  # pragma: no cover
+        def __init__(self, stream: Any) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+
+    return PurePython
+
+
+_Parser: Any = _parser_base()
+WITH_LIBYAML = _Parser.__name__ == "CParser"
+
+
+class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[misc]
+    """A safe loader (libyaml's parser when there is one, Python's composer) without the
+    timestamp resolver (`2025-01-01` stays a string, as in JSON),
     with go-yaml's limits on nesting and on alias expansion (billion laughs).
 
     PyYAML shares an aliased node instead of copying it, so reading is cheap; the cost comes
@@ -38,6 +73,12 @@ class _Loader(yaml.SafeLoader):
     share of aliased values is too high ("document contains excessive aliasing"); we count
     the same way, while composing, before anything is expanded."""
 
+    def __init__(self, stream: Any) -> None:
+        _Parser.__init__(self, stream)
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+
     def compose_document(self) -> Any:
         self._depth, self._decoded, self._aliased = 0, 0, 0
         self._open: set[str] = set()   # anchors whose value is being composed
@@ -45,7 +86,7 @@ class _Loader(yaml.SafeLoader):
         return super().compose_document()
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()  # type: ignore[no-untyped-call]
+        event = self.peek_event()
         anchor = event.anchor
         if isinstance(event, yaml.AliasEvent):
             if anchor in self._open:

@@ -2,11 +2,13 @@
 
 Every request walks the same pipeline, and the audit record says how far it got:
 
-    resolve -> authentication -> authorization -> decode -> mutating admission
-            -> validation -> validating admission -> storage
+    resolve -> authentication -> impersonation -> (priority and fairness) -> authorization
+            -> decode -> mutating admission -> validation -> validating admission -> storage
 
 (k8s.io/apiserver/pkg/server/config.go DefaultBuildHandlerChain, then the REST handlers of
-pkg/endpoints/handlers). Watches go through the same first three stages, then to the watch
+pkg/endpoints/handlers). Nothing of a body is decoded before authorization: a DELETE's
+DeleteOptions, like a POST's object, are read in the decode stage. Watches go through the
+same stages up to authorization, then to the watch
 cache of their resource (watch_cache.py). Nothing but an ApiError ever leaves handle(): a bug
 becomes 500 InternalError, recorded in the trace.
 """
@@ -46,12 +48,13 @@ from kubelab.apiserver.auth.authn import (
     SCHEDULER,
     TokenAuthenticator,
 )
+from kubelab.apiserver.auth.impersonation import impersonate
 from kubelab.apiserver.auth.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
 from kubelab.apiserver.auth.reviews import create_self_subject_access_review
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.endpoints import subresources
-from kubelab.apiserver.endpoints.handlers import create_resource, update_resource
+from kubelab.apiserver.endpoints.handlers import create_resource, delete_options, update_resource
 from kubelab.apiserver.endpoints.patch import patch_resource
 from kubelab.apiserver.endpoints.response import as_table, table_events
 from kubelab.apiserver.endpoints.wire import read_body
@@ -274,6 +277,10 @@ class APIServer:
         record.stages.append("authentication")
         user = self.authn.authenticate(request.token)
         record.user = user.name
+        if request.impersonate:  # WithImpersonation: after authentication, before APF
+            record.stages.append("impersonation")
+            user = impersonate(user, request.impersonate, self.authorizer.authorize)
+            record.impersonated_user, record.impersonated_groups = user.name, user.groups
         if self.flowcontrol is not None:  # WithPriorityAndFairness: after authentication
             record.stages.append("priority-and-fairness")
             self.flowcontrol.start_request(request, served, user, record)
@@ -310,6 +317,7 @@ class APIServer:
         """The REST handler of the request's verb and subresource (endpoints/installer.go
         registerResourceHandlers)."""
         _read_raw_body(ctx)
+        delete_options(ctx)
         r, reg, served = ctx.request, self.registry, ctx.served
         verb, sub = r.verb, r.subresource
         if verb == "get":

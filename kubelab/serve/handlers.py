@@ -13,14 +13,14 @@ import asyncio
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import tornado.web
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
-from kubelab.api.request import RawBody, Request, WatchEvent, WatchHandle
+from kubelab.api.request import Impersonation, RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo
-from kubelab.apiserver.endpoints.wire import read_body
 from kubelab.serve import discovery, openapi
 from kubelab.serve.requestinfo import parse_path, to_request
 from kubelab.serve.tables import TABLE_V1, wants_table
@@ -84,6 +84,21 @@ class _Base(tornado.web.RequestHandler):
     def token(self) -> str:
         auth = self.request.headers.get("Authorization", "")
         return auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
+
+    def impersonation(self) -> Impersonation | None:
+        """The Impersonate-* headers (kubectl --as, --as-group, --as-uid); the API server's
+        impersonation filter decides whether the requestor may (auth/impersonation.py)."""
+        headers = self.request.headers
+        extra: dict[str, list[str]] = {}
+        for name, value in headers.get_all():
+            if name.lower().startswith("impersonate-extra-"):
+                key = unquote(name[len("impersonate-extra-"):].lower())
+                extra.setdefault(key, []).append(value)
+        wanted = Impersonation(headers.get("Impersonate-User", ""),
+                               tuple(headers.get_list("Impersonate-Group")),
+                               headers.get("Impersonate-Uid", ""),
+                               tuple((k, tuple(v)) for k, v in sorted(extra.items())))
+        return wanted if wanted else None
 
     def query(self) -> dict[str, str]:
         return {k: v[-1].decode("utf-8", "replace") for k, v in self.request.query_arguments.items()}
@@ -183,12 +198,11 @@ class ResourceHandler(_Base):
                            f"Request entity too large: limit is {self.server.max_body_bytes}")
         content_type = self.request.headers.get("Content-Type", "") or "application/json"
         # The body goes to the API server as it came: it is read in the pipeline's decode
-        # stage, after authorization (a DELETE's options are read here, as query options).
+        # stage, after authentication and authorization (a DELETE's DeleteOptions too).
         raw = bytes(self._body)
         body: Any = RawBody(raw, content_type) if raw else None
-        if info.verb in ("delete", "deletecollection") and raw:
-            body = read_body(body)
         request = to_request(info, query, body, self.token(), content_type)
+        request.impersonate = self.impersonation()
         # Content negotiation: a Table is the API server's to build (endpoints/response.py).
         request.as_table = wants_table(self.request.headers.get("Accept", ""))
         request.include_object = query.get("includeObject", "")
@@ -241,7 +255,7 @@ class ResourceHandler(_Base):
             try:
                 text = str(api.handle(request).get("body", ""))
                 pod = api.handle(Request("get", "pods", namespace=request.namespace, name=request.name,
-                                         token=request.token))
+                                         token=request.token, impersonate=request.impersonate))
             except ApiError as err:
                 if sent == 0:
                     self.send_error_status(err)

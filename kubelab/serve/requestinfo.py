@@ -87,15 +87,10 @@ def _int(query: Mapping[str, str], name: str) -> int | None:
         raise ApiError(400, "BadRequest", f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
 
 
-def _delete_options(query: Mapping[str, str], body: Any) -> dict[str, Any]:
-    """DeleteOptions from the body (kubectl sends one) and the query (curl users do)."""
+def _delete_options(query: Mapping[str, str]) -> dict[str, Any]:
+    """DeleteOptions from the query (curl users send them there). Those in the body (kubectl
+    sends one) are read by the API server after authorization (endpoints/handlers.py)."""
     options: dict[str, Any] = {}
-    if isinstance(body, dict):  # upstream reads the body when there is one (handlers/delete.go)
-        for key in ("propagationPolicy", "gracePeriodSeconds", "preconditions", "dryRun"):
-            if body.get(key) is not None:
-                options[key] = body[key]
-        if body.get("orphanDependents") is True and "propagationPolicy" not in options:
-            options["propagationPolicy"] = "Orphan"
     if query.get("propagationPolicy"):
         options["propagationPolicy"] = query["propagationPolicy"]
     grace = _int(query, "gracePeriodSeconds")
@@ -108,8 +103,6 @@ def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: st
                content_type: str = "") -> Request:
     """The kubelab Request for one HTTP request, with its query options."""
     dry_run = query.get("dryRun", "")
-    if isinstance(body, dict) and info.verb in ("delete", "deletecollection") and body.get("dryRun"):
-        dry_run = "All" if body.get("dryRun") == ["All"] else str(body.get("dryRun"))
     if dry_run not in ("", "All"):
         raise ApiError(400, "BadRequest", f'unsupported dry run option "{dry_run}"')
     options: dict[str, Any] = {}
@@ -122,8 +115,7 @@ def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: st
                            f"the body of the request was in an unknown format - accepted media "
                            f"types include: {accepted}")
     if info.verb in ("delete", "deletecollection"):
-        options.update(_delete_options(query, body))
-        body = None
+        options.update(_delete_options(query))
     if info.subresource == "log":  # PodLogOptions
         options.update(container=query.get("container", ""), previous=query.get("previous") == "true")
         tail = _int(query, "tailLines")

@@ -17,6 +17,7 @@ STAGES = (
     "availability",          # a stopped server answers 503 to everything
     "resolve",               # which resource? is the verb served on it?
     "authentication",        # who is asking?
+    "impersonation",         # may they act as the user they name (Impersonate-User)?
     "authorization",         # may they? (RBAC)
     "decode",                # strict decoding of the body against the kind's schema
     "mutating-admission",    # plugins that may change the object (defaults, tolerations, ...)
@@ -45,6 +46,10 @@ class AuditRecord:
     # API Priority and Fairness (apiserver/flowcontrol/), when it is on: how it classified.
     flow_schema: str = ""
     priority_level: str = ""
+    # Who the request acted as, when its user impersonated someone (audit.k8s.io Event
+    # impersonatedUser); user stays the requestor. Empty when nobody was impersonated.
+    impersonated_user: str = ""
+    impersonated_groups: tuple[str, ...] = ()
 
     @property
     def object(self) -> str:

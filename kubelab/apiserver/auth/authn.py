@@ -43,6 +43,9 @@ CONTROLLER_MANAGER = "system:kube-controller-manager"
 class UserInfo:
     name: str
     groups: tuple[str, ...] = ()
+    uid: str = ""
+    # user.Info's Extra, as (key, values) pairs: an impersonated user's Impersonate-Extra-*.
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def node_name(self) -> str | None:
