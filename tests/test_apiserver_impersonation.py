@@ -78,7 +78,8 @@ def test_impersonating_needs_the_impersonate_verb(env: Env) -> None:
     err = env.error("get", "configmaps", name="cm", token="t-alice",
                     impersonate=Impersonation("viewer", uid="1234"))
     assert err.message == ('uids.authentication.k8s.io "1234" is forbidden: User "alice" '
-                           'cannot impersonate resource "uids" in API group "authentication.k8s.io" at the cluster scope')
+                           'cannot impersonate resource "uids" in API group '
+                           '"authentication.k8s.io" at the cluster scope')
     err = env.error("get", "configmaps", name="cm", token="t-alice",
                     impersonate=Impersonation("viewer", extra=(("scopes", ("view",)),)))
     assert err.message == ('userextras.authentication.k8s.io "view" is forbidden: User "alice" '

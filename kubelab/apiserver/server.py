@@ -54,10 +54,11 @@ from kubelab.apiserver.auth.reviews import create_self_subject_access_review
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.endpoints import subresources
+from kubelab.apiserver.endpoints.decode import strict_decoding_error
 from kubelab.apiserver.endpoints.handlers import create_resource, delete_options, update_resource
 from kubelab.apiserver.endpoints.patch import patch_resource
 from kubelab.apiserver.endpoints.response import as_table, table_events
-from kubelab.apiserver.endpoints.wire import read_body
+from kubelab.apiserver.endpoints.wire import read_body_strict
 from kubelab.apiserver.flowcontrol import APFController
 from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
 from kubelab.apiserver.registry.eviction import evict
@@ -441,10 +442,15 @@ class APIServer:
 
 
 def _read_raw_body(ctx: RequestContext) -> None:
-    """Bytes from an HTTP front end are read now (a body too large fails at decode)."""
+    """Bytes from an HTTP front end are read now (a body too large fails at decode). The
+    strict decoder of a create or update refuses a field an object repeats."""
     if isinstance(ctx.request.body, RawBody):
         try:
-            ctx.request = dataclasses.replace(ctx.request, body=read_body(ctx.request.body))
+            body, repeated = read_body_strict(ctx.request.body)
+            if repeated and ctx.request.verb in ("create", "update"):
+                raise strict_decoding_error(body, ctx.served.info,
+                                            [f'duplicate field "{p}"' for p in repeated])
         except ApiError:
             ctx.enter("decode")
             raise
+        ctx.request = dataclasses.replace(ctx.request, body=body)

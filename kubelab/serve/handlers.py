@@ -5,6 +5,13 @@ happen in the API server's pipeline (kubelab.apiserver), exactly as for the comp
 inside the simulation: a request from real kubectl and one from the scheduler take the same
 path. The handlers only read the path, query, headers and body, and write back JSON (or a
 chunked stream of watch events), with errors as metav1.Status and the Status's HTTP code.
+Every query parameter is converted before a watch's 200 and its headers are written, so a
+bad one is a 400 Status, never an empty 200. The Impersonate-* headers become
+Request.impersonate, which the API server's impersonation filter checks.
+
+Departures: a watch without timeoutSeconds (or with 0) lasts until either side ends it;
+upstream ends it after a random 30 to 60 minutes (--min-request-timeout). A Status, not
+upstream's plain text, answers Impersonate-Group without Impersonate-User.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from kubelab.api.errors import ApiError
 from kubelab.api.request import Impersonation, RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo
 from kubelab.serve import discovery, openapi
-from kubelab.serve.requestinfo import parse_path, to_request
+from kubelab.serve.requestinfo import parse_path, query_bool, to_request, watch_timeout
 from kubelab.serve.tables import TABLE_V1, wants_table
 
 if TYPE_CHECKING:
@@ -189,7 +196,7 @@ class ResourceHandler(_Base):
 
     def _request(self) -> tuple[Request, dict[str, str]]:
         query = self.query()
-        watch = query.get("watch") in ("true", "1")
+        watch = query_bool(query, "watch")
         info = parse_path(self.request.method or "GET", self.request.path, watch)
         if info is None:
             raise _not_found()
@@ -232,7 +239,7 @@ class ResourceHandler(_Base):
     async def get(self) -> None:
         query = self.query()
         follow = query.get("follow") == "true" and self.request.path.endswith("/log")
-        if query.get("watch") not in ("true", "1") and not follow:
+        if not query_bool(query, "watch") and not follow:
             self._serve()
             return
         try:
@@ -301,8 +308,11 @@ class ResourceHandler(_Base):
         self.filter_headers(request)
         self.set_header("Content-Type", TABLE_V1 if table else _JSON)
         self.flush()
-        timeout = query.get("timeoutSeconds")
-        timer = asyncio.get_running_loop().call_later(float(timeout), on_close) if timeout else None
+        # Checked by _request before any header was written. A negative timeout ends the
+        # watch at once, as upstream's timer does; 0 or none: until either side ends it.
+        timeout = watch_timeout(query)
+        timer = asyncio.get_running_loop().call_later(max(timeout, 0), on_close) \
+            if timeout else None
         self.server.watches.add(on_close)
         try:
             await done

@@ -4,19 +4,26 @@ Follows k8s.io/apiserver pkg/endpoints/request/requestinfo.go (NewRequestInfo): 
 the group, version, namespace, resource, name and subresource; the HTTP method and the
 `watch` parameter say the verb; the query string carries the list and watch options
 (metav1.ListOptions), and the body of a DELETE its DeleteOptions. Anything this cannot read is
-the client's fault: 400 BadRequest, in the apiserver's words where it has them.
+the client's fault: 400 BadRequest, in the apiserver's words where it has them (the
+parameter codec's strconv.ParseInt errors; resourceVersionMatch's ListOptions validation).
+
+Departure: upstream converts the query parameters in the REST handler, after authentication
+and authorization; kubelab converts them here, before the request reaches the API server, so
+a bad parameter is a 400 even for a request that would be refused. Nothing is decoded that
+way: a body is read by the API server only.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubelab.api.errors import ApiError
+from kubelab.api.errors import ApiError, field_forbidden, field_not_supported, invalid
 from kubelab.api.request import Request
 
-__all__ = ["PATCH_TYPES", "RequestInfo", "parse_path", "to_request"]
+__all__ = ["PATCH_TYPES", "RequestInfo", "parse_path", "query_bool", "to_request", "watch_timeout"]
 
 # A patch's Content-Type says its type (k8s.io/apimachinery pkg/types/patch.go).
 PATCH_TYPES = {
@@ -77,14 +84,56 @@ def parse_path(method: str, path: str, watch: bool) -> RequestInfo | None:
     return RequestInfo(verb, group, version, namespace, resource, name, subresource)
 
 
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
 def _int(query: Mapping[str, str], name: str) -> int | None:
+    """An int64 query parameter as the parameter codec converts it (strconv.ParseInt, base
+    10): "abc", "nan", "1.5" and " 1" are invalid syntax, past int64 is out of range."""
     value = query.get(name)
     if value in (None, ""):
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ApiError(400, "BadRequest", f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
+    if not _GO_INT.fullmatch(value):
+        raise ApiError(400, "BadRequest", f'strconv.ParseInt: parsing "{value}": invalid syntax')
+    number = int(value)
+    if not -(2**63) <= number < 2**63:
+        raise ApiError(400, "BadRequest", f'strconv.ParseInt: parsing "{value}": value out of range')
+    return number
+
+
+def query_bool(query: Mapping[str, str], name: str) -> bool:
+    """A bool query parameter as the parameter codec converts it
+    (runtime.Convert_Slice_string_To_bool): absent, "0" and "false" (any case) are false,
+    anything else, even an empty value, is true. It never fails."""
+    value = query.get(name)
+    return value is not None and value != "0" and value.lower() != "false"
+
+
+def watch_timeout(query: Mapping[str, str]) -> int | None:
+    """A watch's timeoutSeconds, checked before the stream starts (None: not given)."""
+    return _int(query, "timeoutSeconds")
+
+
+_MATCHES = ("Exact", "NotOlderThan")
+
+
+def _validate_list_options(query: Mapping[str, str], watch: bool) -> None:
+    """metainternalversion validation ValidateListOptions, for resourceVersionMatch on a list:
+    422 Invalid ListOptions, as the list handler answers."""
+    match = query.get("resourceVersionMatch", "")
+    if not match or watch:
+        return
+    errors = []
+    if not query.get("resourceVersion"):
+        errors.append(field_forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden "
+                                      "unless resourceVersion is provided"))
+    if query.get("continue"):
+        errors.append(field_forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden "
+                                      "when continue is provided"))
+    if match not in _MATCHES:
+        errors.append(field_not_supported("resourceVersionMatch", match, [*_MATCHES, ""]))
+    if errors:
+        raise invalid("ListOptions", "", errors, "meta.k8s.io")
 
 
 def _delete_options(query: Mapping[str, str]) -> dict[str, Any]:
@@ -102,6 +151,9 @@ def _delete_options(query: Mapping[str, str]) -> dict[str, Any]:
 def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: str,
                content_type: str = "") -> Request:
     """The kubelab Request for one HTTP request, with its query options."""
+    if info.verb in ("list", "watch"):  # the list options, converted and validated first
+        watch_timeout(query)
+        _validate_list_options(query, info.verb == "watch")
     dry_run = query.get("dryRun", "")
     if dry_run not in ("", "All"):
         raise ApiError(400, "BadRequest", f'unsupported dry run option "{dry_run}"')
@@ -127,5 +179,5 @@ def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: st
         label_selector=query.get("labelSelector", ""), field_selector=query.get("fieldSelector", ""),
         resource_version=query.get("resourceVersion", ""), limit=_int(query, "limit") or 0,
         continue_token=query.get("continue", ""),
-        allow_watch_bookmarks=query.get("allowWatchBookmarks") == "true",
+        allow_watch_bookmarks=query_bool(query, "allowWatchBookmarks"),
         dry_run=dry_run == "All", options=options, token=token)

@@ -37,7 +37,7 @@ from kubelab.apiserver.apis.schema import (
     Type,
 )
 
-__all__ = ["MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "copy_json", "decode_body"]
+__all__ = ["MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "copy_json", "decode_body", "strict_decoding_error"]
 
 # k8s.io/apiserver/pkg/server/config.go: MaxRequestBodyBytes = 3 MiB.
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
@@ -83,6 +83,15 @@ def decode_body(body: Any, info: ResourceInfo, schema: Struct | None) -> dict[st
         raise _cannot(info, kind, version, f"strict decoding error: {fields}")
     obj["apiVersion"], obj["kind"] = api_version, kind
     return obj
+
+
+def strict_decoding_error(body: Any, info: ResourceInfo, errors: list[str]) -> ApiError:
+    """400 `<Kind> in version "<v>" cannot be handled as a <Kind>: strict decoding error: ...`."""
+    kind = body.get("kind") if isinstance(body, dict) else None
+    version = body.get("apiVersion") if isinstance(body, dict) else None
+    kind = kind if isinstance(kind, str) and kind else info.kind
+    version = (version if isinstance(version, str) and version else info.api_version).rpartition("/")[2]
+    return _cannot(info, kind, version, "strict decoding error: " + ", ".join(errors))
 
 
 def copy_json(value: Any, context: str) -> Any:
