@@ -8,10 +8,15 @@ rules, pkg/registry/customresource for the objects). Custom objects are stored u
 subresources and for additionalPrinterColumns. Every served version is served, the storage
 version stores (versions.py). Deleting the CRD deletes its objects first, through the
 customresourcecleanup finalizer (finalizer.py).
+
+Departure: validate_crd sees only the new object, so validateAPIApproval's ratchet (an update
+that keeps the approval state it had is never refused for it) is not applied; a protected-group
+CRD cannot be stored without its annotation here in the first place.
 """
 
 from __future__ import annotations
 
+import urllib.parse
 from typing import Any
 
 from kubelab.api import Object
@@ -22,7 +27,7 @@ from kubelab.api.errors import (
     field_required,
 )
 from kubelab.api.resources import ResourceInfo
-from kubelab.api.validation import is_dns1123_label, is_dns1123_subdomain
+from kubelab.api.validation import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
 from kubelab.apiserver.apiextensions.handler import CustomResourceSchema
 from kubelab.apiserver.apiextensions.schema import validate_custom_resource_definition_validation
 
@@ -33,6 +38,10 @@ __all__ = ["CLEANUP_FINALIZER", "add_stored_version", "crd_resource_info", "crd_
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 COLUMN_TYPES = ["integer", "number", "string", "boolean", "date"]
+CONVERSION_STRATEGIES = ["None", "Webhook"]
+API_APPROVED = "api-approved.kubernetes.io"
+_PR_1111 = "see https://github.com/kubernetes/enhancements/pull/1111"
+
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
@@ -78,17 +87,67 @@ def validate_crd(crd: Object) -> list[FieldError]:
         version = _dict(version)
         if not version.get("name"):
             errs.append(field_required(f"spec.versions[{i}].name"))
-        elif version["name"] in names_seen:
+        else:
+            errs += [field_invalid(f"spec.versions[{i}].name", version["name"], m)
+                     for m in is_dns1035_label(str(version["name"]))]
+        if version.get("name") and version["name"] in names_seen:
             errs.append(field_invalid("spec.versions", [_dict(v).get("name") for v in versions],
                                       "must contain unique version names"))
         names_seen.add(str(version.get("name") or ""))
         errs += _version(version, f"spec.versions[{i}]")
+    conversion = spec.get("conversion")
+    if isinstance(conversion, dict):
+        strategy = conversion.get("strategy")
+        if not strategy:
+            errs.append(field_required("spec.conversion.strategy"))
+        elif strategy not in CONVERSION_STRATEGIES:
+            errs.append(field_not_supported("spec.conversion.strategy", strategy,
+                                            CONVERSION_STRATEGIES))
+    errs += validate_api_approval(crd, None)
     stored = _dict(crd.get("status")).get("storedVersions") or []
     for i, name in enumerate(stored):  # ValidateCustomResourceDefinitionStoredVersions
         if name not in names_seen:
             errs.append(field_invalid(f"status.storedVersions[{i}]", name,
                                       "must appear in spec.versions"))
     return errs
+
+
+def is_protected_community_group(group: str) -> bool:
+    """IsProtectedCommunityGroup: k8s.io, kubernetes.io and their subdomains."""
+    return any(group == g or group.endswith("." + g) for g in ("k8s.io", "kubernetes.io"))
+
+
+def api_approval_state(crd: Object | None) -> tuple[str, str]:
+    """GetAPIApprovalState: (state, reason) of the api-approved.kubernetes.io annotation."""
+    value = _dict(_dict((crd or {}).get("metadata")).get("annotations")).get(API_APPROVED) or ""
+    value = value if isinstance(value, str) else ""
+    if not value:
+        return "Missing", f'protected groups must have approval annotation "{API_APPROVED}", ' \
+            + _PR_1111
+    if value.startswith("unapproved"):
+        return "Bypassed", f"not approved: {value!r}"
+    url = urllib.parse.urlparse(value)
+    if url.scheme and url.netloc:
+        return "Approved", f"approved in {value}"
+    return "Invalid", f'protected groups must have approval annotation "{API_APPROVED}" with ' \
+        f'either a URL or a reason starting with "unapproved", {_PR_1111}'
+
+
+def validate_api_approval(crd: Object, old: Object | None) -> list[FieldError]:
+    """validateAPIApproval: a CRD in a protected group needs the annotation; an update that
+    leaves its state as it was is never refused for it."""
+    if not is_protected_community_group(str(_dict(crd.get("spec")).get("group") or "")):
+        return []
+    state, reason = api_approval_state(crd)
+    if old is not None and api_approval_state(old)[0] == state:
+        return []
+    path = f"metadata.annotations[{API_APPROVED}]"
+    if state == "Missing":
+        return [field_required(path, reason)]
+    if state == "Invalid":
+        value = _dict(_dict(crd.get("metadata")).get("annotations")).get(API_APPROVED)
+        return [field_invalid(path, value, reason)]
+    return []
 
 
 def add_stored_version(crd: Object) -> None:

@@ -78,6 +78,33 @@ def kind(name: str, package: str = "v1", /, **fields: Type) -> Struct:
     return struct(name, package, apiVersion=STRING, kind=STRING, metadata=OBJECT_META, **fields)
 
 
+# apiextensions v1 JSONSchemaProps: a typed decode refuses `minimum: "zero"` or
+# `x-kubernetes-preserve-unknown-fields: "yes"` before validation runs. The struct refers to
+# itself (properties, items, allOf, ...), so its fields are filled in after it exists.
+FLOAT64 = Scalar("float64")
+JSON_SCHEMA_PROPS = struct("JSONSchemaProps")
+JSON_SCHEMA_PROPS.fields.update(
+    _strings("id", "$schema", "$ref", "description", "type", "format", "title", "pattern",
+             "x-kubernetes-list-type", "x-kubernetes-map-type"),
+    **dict.fromkeys(("maximum", "minimum", "multipleOf"), FLOAT64),
+    **dict.fromkeys(("maxLength", "minLength", "maxItems", "minItems", "maxProperties",
+                     "minProperties"), INT64),
+    **dict.fromkeys(("exclusiveMaximum", "exclusiveMinimum", "uniqueItems", "nullable",
+                     "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
+                     "x-kubernetes-int-or-string"), BOOL),
+    # JSON, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool and friends take more than one shape.
+    **dict.fromkeys(("default", "enum", "example", "items", "additionalProperties",
+                     "additionalItems", "dependencies", "externalDocs"), ANY),
+    required=STRINGS, **{"x-kubernetes-list-map-keys": STRINGS},
+    **dict.fromkeys(("allOf", "oneOf", "anyOf"), ListOf(JSON_SCHEMA_PROPS)),
+    **{"not": JSON_SCHEMA_PROPS},
+    **dict.fromkeys(("properties", "patternProperties", "definitions"),
+                    MapOf(JSON_SCHEMA_PROPS)),
+    **{"x-kubernetes-validations": ListOf(struct(
+        "ValidationRule", **_strings("rule", "message", "messageExpression", "reason",
+                                     "fieldPath"), optionalOldSelf=BOOL))})
+
+
 OWNER_REFERENCE = struct("OwnerReference", **_strings("apiVersion", "kind", "name", "uid"),
                          controller=BOOL, blockOwnerDeletion=BOOL)
 OBJECT_META = struct(
@@ -252,8 +279,9 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
                      kind=STRING, listKind=STRING, shortNames=STRINGS, categories=STRINGS),
         versions=ListOf(struct("CustomResourceDefinitionVersion", name=STRING, served=BOOL,
                                storage=BOOL, deprecated=BOOL, deprecationWarning=STRING,
-                               **dict.fromkeys(("schema", "subresources",
-                                                "additionalPrinterColumns",
+                               schema=struct("CustomResourceValidation",
+                                             openAPIV3Schema=JSON_SCHEMA_PROPS),
+                               **dict.fromkeys(("subresources", "additionalPrinterColumns",
                                                 "selectableFields"), ANY)))),
         status=ANY),
     kind("Binding", target=OBJECT_REFERENCE),

@@ -239,6 +239,9 @@ class _Decoder:
         elif go == "bool":
             if t is not bool:
                 self.fail(value, go, path, owner)
+        elif go == "float64":
+            if t not in (int, float):
+                self.fail(value, go, path, owner)
         elif go == "resource.Quantity":
             # Quantity.UnmarshalJSON parses whatever JSON it is given: true or [1] fail as
             # "quantities must match ...", not as a type error.

@@ -1,5 +1,6 @@
 """ValidateEndpointSlice (pkg/apis/discovery/validation/validation.go): at most 1000 endpoints
-and 100 ports, addresses valid for the addressType, and an addressType that never changes."""
+and 100 ports, addresses valid for the addressType (an IPv6 address in an IPv4 slice is
+refused: "must be an IPv4 address"), and an addressType that never changes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from kubelab.api.errors import (
     field_not_supported,
     field_required,
 )
-from kubelab.apiserver.apis.validation.service_ips import VALID_IP, is_valid_ip
+from kubelab.apiserver.apis.validation.service_ips import VALID_IP, is_ipv6, is_valid_ip
 
 __all__ = ["validate_endpoint_slice", "validate_endpoint_slice_update"]
 
@@ -35,8 +36,14 @@ def validate_endpoint_slice(eps: Object) -> list[FieldError]:
         if not addresses:
             errs.append(field_required(f"endpoints[{i}].addresses", "must contain at least 1 address"))
         for j, address in enumerate(addresses):
-            if address_type in ("IPv4", "IPv6") and is_valid_ip("", address):
-                errs.append(field_invalid(f"endpoints[{i}].addresses[{j}]", address, VALID_IP))
+            path = f"endpoints[{i}].addresses[{j}]"
+            if address_type not in ("IPv4", "IPv6"):
+                continue
+            if is_valid_ip("", address):
+                errs.append(field_invalid(path, address, VALID_IP))
+            elif is_ipv6(address) != (address_type == "IPv6"):
+                # IsValidIPv4Address / IsValidIPv6Address: the family must match the slice's.
+                errs.append(field_invalid(path, address, f"must be an {address_type} address"))
     ports = eps.get("ports") or []
     if len(ports) > MAX_PORTS:
         errs.append(field_forbidden("ports", f"must have at most {MAX_PORTS} items"))
