@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,9 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         old = Path(tmp) / "old"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old), rev], cwd=ROOT, check=True)
+        # Both trees are timed by the same harness (this tree's timer and collector settings);
+        # each keeps its own benchmark modules, which use its own import paths.
+        shutil.copy2(ROOT / "benchmarks" / "common.py", old / "benchmarks" / "common.py")
         try:
             runs: dict[str, list[list[float]]] = {}
             units: dict[str, str] = {}
