@@ -152,6 +152,7 @@ def grade_command(args: argparse.Namespace, out: Callable[[str], None] = print) 
     """`kubelab grade`: 0 when every check passed (or the class was graded), 1 otherwise."""
     from kubelab.grading import grade, grade_class
     from kubelab.grading.contain import make_undumpable
+    from kubelab.grading.report import printable_name
 
     options = {"checks_dirs": args.checks, "jobs": args.jobs, "timeout": args.timeout}
     if args.klass is not None:
@@ -160,9 +161,10 @@ def grade_command(args: argparse.Namespace, out: Callable[[str], None] = print) 
         make_undumpable()  # submissions are other people's code: keep them out of our memory
         output = Path(args.out or "grades.csv")
         reports = grade_class(args.klass, output, args.exercises, **options)
-        width = max([len(r.name) for r in reports] + [7])
+        names = {r.name: printable_name(r.name) for r in reports}
+        width = max([len(n) for n in names.values()] + [7])
         for report in reports:
-            out(f"{report.name:<{width}}  {report.total:>4}/{report.max_total}")
+            out(f"{names[report.name]:<{width}}  {report.total:>4}/{report.max_total}")
         out(f"wrote {output} and {output.with_suffix('')}/<student>.json for {len(reports)} student(s)")
         return 0
     if args.out:

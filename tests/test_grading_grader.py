@@ -162,3 +162,24 @@ def test_the_public_surface() -> None:
         "ExerciseResult", "ReleaseError", "Report", "check", "checks_for", "find_exercises_dir",
         "grade", "grade_class", "load_checks", "release"}
     assert all(hasattr(grading, name) for name in grading.__all__)
+
+
+def test_class_grading_skips_what_is_not_a_student_and_writes_the_rest(tmp_path: Path) -> None:
+    import os
+
+    submissions, elsewhere = tmp_path / "submissions", tmp_path / "elsewhere"
+    for name in ("alice", "=HYPERLINK(1)", os.fsdecode(b"b\xffd")):
+        (submissions / name).mkdir(parents=True)
+    elsewhere.mkdir()
+    (submissions / "linked").symlink_to(elsewhere)
+    out = tmp_path / "grades.csv"
+    result = kubelab("grade", "1.1", "--class", str(submissions), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"skipped 'b\\xffd' in {submissions}: its name is not valid UTF-8 (rename the folder to grade it)",
+        f"skipped 'linked' in {submissions}: it is a symbolic link, not a student's folder (copy the "
+        "folder itself into the class)"]
+    assert out.read_text().splitlines()[1:] == ['"\'=HYPERLINK(1)","0","0","10",""',
+                                                '"alice","0","0","10",""']
+    assert sorted(p.name for p in (tmp_path / "grades").iterdir()) == ["=HYPERLINK(1).json", "alice.json"]
+    assert "'=HYPERLINK(1)" not in result.stdout and "=HYPERLINK(1)" in result.stdout

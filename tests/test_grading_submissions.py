@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import csv
 import fcntl
+import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -183,6 +185,15 @@ MIRROR_READS_ON_DEMAND = variant("ex01_store", ("""    def __init__(self, store:
         self.store = store
         self.prefix = prefix"""))
 
+# An exception message that tries to take over the terminal the report is printed on: clear
+# the screen, reverse the text, end the line early and forge a verdict, carry a NUL and a lone
+# surrogate (which cannot be encoded at all).
+HOSTILE = ("\x1b[2J\x1b[32mclean\u202eslap\u2066 \x00 \udc80\n  PASS  forged_one"
+           + " " * 40 + "10/10\r  PASS  forged_two" + " " * 40 + "10/10\u2028  PASS  forged_three 1/1")
+# Folder names a spreadsheet would run as formulas: each is a student (with nothing handed in).
+FORMULAS = ("=1+2", "+SUM(A1)", "-2", "@cmd", "\tTab", "\rReturn")
+SKIPPED: list[str] = []  # what grade_class said it did not grade
+
 STUDENTS: dict[str, dict[str, str]] = {
     "honest": {f"{m}.py": (ROOT / "solutions" / f"{m}.py").read_text()
                for m in ("ex01_store", "ex04_scheduler")},
@@ -244,6 +255,15 @@ def sync_replica_set(key, client, rs_lister, pod_lister):
     if (rs.get("status") or {}).get("replicas") != created[key]:
         client.update_status({**rs, "status": {"replicas": created[key]}})
 '''},
+    "hostile-messages": {"ex02_apiserver.py": variant(
+        "ex02_apiserver", ('            raise admission_forbidden(attrs, \'missing required label "team"\')',
+                           '            raise ValueError(HOSTILE)')) + f"\nHOSTILE = {HOSTILE!r}\n"},
+    "huge-message": {"ex02_apiserver.py": variant(  # 15 MiB, but only when a pod is created
+        "ex02_apiserver", ('            raise admission_forbidden(attrs, \'missing required label "team"\')',
+                           '            if attrs.resource == "pods" and attrs.operation == "CREATE":\n'
+                           '                raise ValueError("x" * (15 << 20))\n'
+                           '            raise admission_forbidden(\n'
+                           '                attrs, \'missing required label "team"\')'))},
     "huge-output": {"ex06_kubelet.py": variant(
         "ex06_kubelet", ("        if ok == self._last:",
                          "        print('x' * 50_000)\n        if ok == self._last:"))},
@@ -263,12 +283,21 @@ def klass(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "symlinked" / "ex01_store.py").symlink_to(ROOT / "solutions" / "ex01_store.py")
     (root / "links-outside").mkdir()
     (root / "links-outside" / "exercises").symlink_to(ROOT / "solutions")
+    for name in FORMULAS:
+        (root / name).mkdir()
+    outside = tmp_path_factory.mktemp("outside") / "elsewhere"  # a student folder that is a link
+    outside.mkdir()
+    (outside / "ex01_store.py").write_text((ROOT / "solutions" / "ex01_store.py").read_text())
+    (root / "linked-folder").symlink_to(outside)
+    (root / os.fsdecode(b"not-utf8-\xff")).mkdir()  # a name the gradebook cannot hold
+    (root / os.fsdecode(b"not-utf8-\xff") / "ex01_store.py").write_text("")
     return root
 
 
 @pytest.fixture(scope="module")
 def reports(klass: Path) -> dict[str, Report]:
-    graded = grade_class(klass, klass / "grades.csv", EXERCISES, timeout=TIMEOUT, output_limit=OUTPUT_LIMIT)
+    graded = grade_class(klass, klass / "grades.csv", EXERCISES, timeout=TIMEOUT, output_limit=OUTPUT_LIMIT,
+                         skipped=SKIPPED.append)
     return {r.name: r for r in graded}
 
 
@@ -373,9 +402,10 @@ def test_the_honest_students_beside_the_attacks_keep_every_point(reports: dict[s
     neighbour = reports["ignores-conflicts"]
     assert (points(neighbour, "1.1"), points(neighbour, "1.2")) == (2, 10)
     # The gradebook on disk is the grader's, whatever a submission's processes tried to write.
-    rows = {r["student"]: r for r in csv.DictReader((klass / "grades.csv").open())}
-    assert set(rows) == set(reports)
-    assert all(int(rows[name]["total"]) == r.total for name, r in reports.items())
+    rows = {r["student"]: r for r in csv.DictReader((klass / "grades.csv").open(newline=""))}
+    cell = {name: "'" + name if name in FORMULAS else name for name in reports}
+    assert set(rows) == set(cell.values())
+    assert all(int(rows[cell[name]]["total"]) == r.total for name, r in reports.items())
     saved = json.loads((klass / "grades" / "honest.json").read_text())
     assert saved["total"] == honest.total == 40
 
@@ -417,3 +447,56 @@ def test_what_the_attacks_are_told(reports: dict[str, Report]) -> None:
     assert all(m == linked for m in said["symlinked", "1.1"] + said["links-outside", "1.2"])
     assert any("after the initial list, items must come from the watch" in m
                for m in said["mirror-reads-on-demand", "1.2"])
+
+
+def test_a_bad_student_folder_is_skipped_and_the_class_is_graded(reports: dict[str, Report],
+                                                                  klass: Path) -> None:
+    assert "linked-folder" not in reports and not [n for n in reports if n.startswith("not-utf8")]
+    assert sorted(SKIPPED) == [
+        f"skipped 'linked-folder' in {klass}: it is a symbolic link, not a student's folder (copy "
+        "the folder itself into the class)",
+        f"skipped 'not-utf8-\\xff' in {klass}: its name is not valid UTF-8 (rename the folder to "
+        "grade it)"]
+    rows = list(csv.reader((klass / "grades.csv").open(newline="", encoding="utf-8")))
+    assert len(rows) == 1 + len(reports) and rows[1:] == sorted(rows[1:], key=lambda r: r[0].lstrip("'"))
+    assert "linked-folder" not in {r[0] for r in rows} and reports["honest"].total == 40
+    assert not (klass / "grades" / "linked-folder.json").exists()
+
+
+def test_a_folder_name_is_never_a_formula_in_the_gradebook(reports: dict[str, Report], klass: Path) -> None:
+    text = (klass / "grades.csv").open(newline="", encoding="utf-8").read()
+    rows = {r[0]: r for r in csv.reader(io.StringIO(text, newline=""))}
+    for name in FORMULAS:
+        assert rows["'" + name][-3:-1] == ["0", str(reports[name].max_total)]
+        assert f'"\'{name}",' in text
+        assert json.loads((klass / "grades" / f"{name}.json").read_text())["name"] == name
+    assert all(line.startswith('"') for line in text.split("\r\n") if line)  # every cell quoted
+
+
+def test_hostile_messages_are_shown_inert(reports: dict[str, Report]) -> None:
+    report = reports["hostile-messages"]
+    said = messages(report, "2.1")
+    assert len(said) == 4 and all(m.endswith(f"first: {HOSTILE})") for m in said), said  # kept as data
+    text = report.text(verbose=True)
+    text.encode("utf-8")  # no lone surrogate left
+    assert not set(text) & {"\x1b", "\u202e", "\u2066", "\x00", "\udc80", "\r", "\u2028"}
+    assert "\\x1b[2J\\x1b[32mclean\\u202eslap\\u2066 \\x00 \\udc80" in text
+    marks = [line.split()[1] for line in text.splitlines() if re.match(r"  (PASS|FAIL|ERROR) ", line)]
+    assert marks == [c.check for c in report.checks()]  # the forged ones are not verdict lines...
+    forged = [line for line in text.splitlines()  # (the trace shows a repr(): inert already)
+              if "forged_one" in line and "RemoteError(" not in line]
+    assert forged and all(re.match(r" {10,}PASS  forged_one .*10/10\\x0d  PASS  forged_two .*"
+                                   r"10/10\\u2028  PASS  forged_three", line) for line in forged), forged
+
+
+def test_a_huge_message_is_cut_and_the_other_verdicts_stay(reports: dict[str, Report]) -> None:
+    report = reports["huge-message"]  # its 15 MiB message is cut in the sandbox, before the wire
+    assert {n for n, ok in verdicts(report, "2.1").items() if ok} == \
+        {"covers_updates_but_not_status_or_delete", "deployments_and_their_templates"}
+    said = messages(report, "2.1")
+    assert len(said) == 2 and all("your code raised ValueError 1 time(s); first: xxx" in m and
+                                  m.endswith("x (cut)") and len(m) == 2000 + len(" (cut)") for m in said), \
+        [m[:200] for m in said]
+    failed = [c for c in report.checks() if c.exercise == "2.1" and not c.passed]
+    assert all(c.got and c.got.endswith(" (cut)") and len(c.got) <= 2006 for c in failed)
+    assert "xxx (cut)\n" in report.text()

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["JSONPathError", "execute", "relaxed"]
+__all__ = ["JSONPathError", "execute", "parse", "relaxed"]
 
 
 class JSONPathError(ValueError):
@@ -32,6 +32,11 @@ def relaxed(template: str) -> str:
     if text.startswith("{") and text.endswith("}"):
         text = text[1:-1]
     return "{" + (text if text.startswith(".") else "." + text) + "}"
+
+
+def parse(template: str) -> None:
+    """Raise JSONPathError if the parser refuses the template (jsonpath.Parse)."""
+    _parse(template)
 
 
 def execute(template: str, data: Any) -> str:

@@ -65,6 +65,8 @@ class Client:
 
     def resource(self, name: str) -> ResourceInfo:
         """`pods`, `po`, `pod`, `deployments.apps`, or a custom resource's plural or kind."""
+        if not isinstance(name, str):
+            raise TypeError(f"resource must be a string such as \"pods\", got {type(name).__name__} {name!r}")
         info = self.resources.lookup(name)
         if info is None:
             self._discover()

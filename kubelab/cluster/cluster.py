@@ -23,6 +23,7 @@ from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.client.component import Component, ComponentContext
 from kubelab.client.leaderelection.config import LeaderElectionConfiguration
+from kubelab.cluster.arguments import check_arguments, check_component, check_nodes
 from kubelab.cluster.components import (
     COMPONENTS,
     HOLLOW_KUBELET,
@@ -131,6 +132,9 @@ class Cluster(ReplicaWiring):
         hollow: bool = False,
         apf: bool | str = False,
     ) -> None:
+        check_arguments(nodes=nodes, seed=seed, components=components, realtime=realtime,
+                        speed=speed, max_request_bytes=max_request_bytes, replace=replace,
+                        replicas=replicas, store=store, etcd_members=etcd_members, hollow=hollow)
         self.seed = seed
         self.hollow = hollow
         # The etcd cluster: simulated Raft members (etcd_members), or the real etcd processes
@@ -218,6 +222,7 @@ class Cluster(ReplicaWiring):
                         ) -> None:
         manifests = ([_node_manifest(f"node-{i + 1}") for i in range(nodes)]
                      if isinstance(nodes, int) else list(nodes))
+        check_nodes(manifests)
         self._node_manifests = manifests
         self.node_names = [str(m["metadata"]["name"]) for m in manifests]
         if "kubelet" in COMPONENTS and (components is None or "kubelet" in components):
@@ -284,6 +289,8 @@ class Cluster(ReplicaWiring):
                                        leader_election=election)
             component = build(descriptor, constructor, context,
                               deps if node is not None else None)
+            kind = self._replica_of.get(name, name.split("/")[0])
+            check_component(kind if kind in self._replace else name, component, kind in self._replace)
             component.start()
             return component
         return start

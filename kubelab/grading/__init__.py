@@ -67,7 +67,17 @@ Threats, and what stops each:
 - Checks that reward doing nothing: every check fails the honest stub (exercises/) and a
   submission whose every function returns None (tests/test_grading_submissions.py).
 - Unbounded input: a file over source.MAX_SOURCE (512 KiB) is refused as too large; the one
-  parse runs in a child process with a CPU and a memory limit.
+  parse runs in a child process with a CPU and a memory limit. An exception's message is cut
+  at remote.MESSAGE_LIMIT (2000 characters, marked "(cut)") in the sandbox and again in the
+  grading process before its verdicts are sent, so a huge message cannot crowd out the
+  exercise's other verdicts.
+- Hostile text: what a submission says (its messages, its output) is shown by the text report
+  with control characters, bidirectional overrides and lone surrogates escaped (\\x1b,
+  \\u202e, \\udc80), each of its lines indented under its check, so it cannot rewrite the
+  terminal or forge a verdict line (report.py). Student folder names reach a spreadsheet: the
+  gradebook quotes every cell and puts a ' before one that starts with = + - @, a tab or a
+  carriage return (OWASP's advice on CSV injection). A student folder that is a symbolic link,
+  or whose name is not UTF-8, is not graded: it is reported, and the rest of the class is.
 - os._exit(0), sys.exit, raising SystemExit or KeyboardInterrupt, killing itself: an exception
   is an answer (the check fails and says which exception); a dead sandbox fails the check with
   the exit status and the call it died in.

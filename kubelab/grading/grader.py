@@ -16,14 +16,21 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from kubelab.grading.contain import containment, sealing
 from kubelab.grading.exercises import EXERCISES, Check, Exercise, checks_for, load_checks
 from kubelab.grading.jobs import Job, run_jobs
-from kubelab.grading.report import CheckResult, ExerciseResult, Report, write_class_reports
+from kubelab.grading.report import (
+    CheckResult,
+    ExerciseResult,
+    Report,
+    printable_name,
+    write_class_reports,
+)
 from kubelab.grading.runner import DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT
 from kubelab.grading.source import Source, find_module, read_source
 
@@ -76,13 +83,26 @@ def grade(exercises: str | Iterable[str] = (), *, submission: str | Path | None 
 
 def grade_class(folder: str | Path, out: str | Path | None = None, exercises: Iterable[str] = (),
                 *, checks_dirs: Iterable[str | Path] = (), jobs: int | None = None,
-                timeout: float = DEFAULT_TIMEOUT, output_limit: int = DEFAULT_OUTPUT_LIMIT
-                ) -> list[Report]:
-    """Grade every student folder in `folder` (sorted by name); write the CSV and JSON reports."""
+                timeout: float = DEFAULT_TIMEOUT, output_limit: int = DEFAULT_OUTPUT_LIMIT,
+                skipped: Callable[[str], None] | None = None) -> list[Report]:
+    """Grade every student folder in `folder` (sorted by name); write the CSV and JSON reports.
+
+    A folder that is a symbolic link (it may point anywhere: it is not a submission) or whose
+    name is not valid UTF-8 (it cannot be written into the gradebook) is not graded: what is
+    wrong is passed to `skipped` (default: printed on stderr) and the rest of the class is."""
     root = Path(folder)
     if not root.is_dir():
         raise ValueError(f"--class {folder}: no such directory")
-    students = sorted((p.name, p) for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    say = skipped or (lambda message: print(message, file=sys.stderr))
+    students = []
+    for path in sorted(root.iterdir()):
+        if path.name.startswith(".") or not path.is_dir():
+            continue
+        problem = _not_a_student(path)
+        if problem:
+            say(f"skipped '{printable_name(path.name)}' in {printable_name(str(root))}: {problem}")
+            continue
+        students.append((path.name, path))
     reports = _grade_many(students, list(exercises), check=None, seed=None,
                           checks_dirs=list(checks_dirs), jobs=jobs, timeout=timeout,
                           output_limit=output_limit, default_submission=False)
@@ -90,6 +110,16 @@ def grade_class(folder: str | Path, out: str | Path | None = None, exercises: It
         ids = [e.exercise.id for e in reports[0].exercises] if reports else []
         write_class_reports(reports, Path(out), ids)
     return reports
+
+
+def _not_a_student(path: Path) -> str:
+    if path.is_symlink():
+        return "it is a symbolic link, not a student's folder (copy the folder itself into the class)"
+    try:
+        path.name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its name is not valid UTF-8 (rename the folder to grade it)"
+    return ""
 
 
 def _grade_many(students: list[tuple[str, Path]], ids: list[str], *, check: str | None,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILTIN_ERRORS",
     "ENUM_TYPES",
+    "MESSAGE_LIMIT",
     "METHOD",
     "SLOTTED",
     "VALUE_TYPES",
@@ -36,9 +37,21 @@ __all__ = [
     "RemoteMethod",
     "SandboxDied",
     "SessionError",
+    "cut",
     "resolve_class",
     "store_error",
 ]
+
+MESSAGE_LIMIT = 2000  # characters of an exception's message (or a verdict's text) kept
+
+CUT = " (cut)"
+
+
+def cut(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """text, or its first `limit` characters and " (cut)": applied where a message leaves the
+    process that made it (the sandbox, the grading process), so one runaway message cannot
+    crowd out the verdicts that travel with it."""
+    return text if len(text) <= limit else text[:limit] + CUT
 
 # Records that cross by value (module:qualname). Everything else crosses by reference.
 VALUE_TYPES = frozenset({

@@ -1,4 +1,14 @@
-"""Grades as data: per check, per exercise, per submission; as text, JSON and a class CSV."""
+"""Grades as data: per check, per exercise, per submission; as text, JSON and a class CSV.
+
+Much of a report is the submission's own text (its exceptions' messages, what it printed), so
+the text report shows it inert: control characters, bidirectional overrides and other
+invisible format characters (and lone surrogates) appear as escapes (\\x1b, \\u202e, \\udc80);
+a newline starts a new line indented under the check it belongs to, so it cannot pass for
+another check's verdict; and each message is cut at MESSAGE_LIMIT (2000) characters, marked
+"(cut)" (the grading process cuts them before they reach the grader, too). The CSV is for
+spreadsheets: a cell that starts with = + - @, a tab or a carriage return gets a ' in front
+(OWASP's advice against CSV injection) and every cell is quoted.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +18,17 @@ import io
 import json
 import os
 import tempfile
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kubelab.grading.exercises import Exercise
+from kubelab.grading.remote import cut
 
-__all__ = ["CheckResult", "ExerciseResult", "Report", "write_class_reports"]
+__all__ = ["CheckResult", "ExerciseResult", "Report", "printable", "printable_name",
+           "write_class_reports"]
 
 
 @dataclass
@@ -92,24 +105,24 @@ class Report:
         }
 
     def text(self, verbose: bool = False) -> str:
-        lines = [f"kubelab grade · {self.submission} · {self.total}/{self.max_total} points",
-                 *[f"note: {n}" for n in self.notes], ""]
+        lines = [f"kubelab grade · {printable(self.submission)} · {self.total}/{self.max_total} "
+                 "points", *[f"note: {printable(n)}" for n in self.notes], ""]
         for ex in self.exercises:
             e = ex.exercise
             lines.append(f"{e.id}  {e.title}  [{e.difficulty} · notebook {e.notebook}, "
                          f"{e.section}]  {ex.points}/{ex.max_points}")
             for c in ex.checks:
                 mark = c.status.upper()
-                lines.append(f"  {mark:<5} {c.check:<48} {c.points}/{c.max_points}")
+                lines.append(f"  {mark:<5} {printable(c.check):<48} {c.points}/{c.max_points}")
                 if c.passed:
                     continue
-                lines.extend(_indent(c.message))
+                lines.extend(_indent(cut(c.message)))
                 if c.expected is not None:
-                    lines.extend(_indent(f"expected: {c.expected}"))
+                    lines.extend(_indent(f"expected: {cut(c.expected)}"))
                 if c.got is not None:
-                    lines.extend(_indent(f"got:      {c.got}"))
+                    lines.extend(_indent(f"got:      {cut(c.got)}"))
                 if c.hint:
-                    lines.extend(_indent(f"hint:     {c.hint}"))
+                    lines.extend(_indent(f"hint:     {cut(c.hint)}"))
                 lines.extend(_indent(f"replay:   {c.replay}"))
                 if verbose and c.output:
                     lines.extend(_indent("output:\n" + c.output, 10))
@@ -134,7 +147,44 @@ class Report:
 
 
 def _indent(text: str, width: int = 8) -> list[str]:
-    return [" " * width + line for line in text.splitlines()]
+    """text made printable, each of its lines indented: only a newline starts a line."""
+    return [" " * width + line for line in printable(text).rstrip("\n").split("\n")]
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+# Control characters (all but the newline), format characters (the bidirectional overrides
+# and isolates, zero-width ones), line and paragraph separators, surrogates and private use.
+_HIDDEN = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")
+
+
+def printable(text: str) -> str:
+    """text with every character a terminal would act on, or that reorders or hides what
+    follows it, written as a Python escape (\\x1b, \\u202e); newlines stay."""
+    if text.isprintable() and text.isascii():
+        return text
+    return "".join(_escape(ch) if ch != "\n" and unicodedata.category(ch) in _HIDDEN else ch
+                   for ch in text)
+
+
+def printable_name(name: str) -> str:
+    """A file name as text that can be shown anywhere: bytes that are not UTF-8 (os.fsdecode's
+    surrogate escapes) as \\xff, then printable()."""
+    return printable(os.fsencode(name).decode("utf-8", "backslashreplace")).replace("\n", "\\n")
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: object) -> str:
+    """A CSV cell a spreadsheet shows as text, never runs as a formula (OWASP)."""
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA) else text
 
 
 def write_class_reports(reports: Iterable[Report], out: Path, exercise_ids: list[str]) -> None:
@@ -150,13 +200,13 @@ def write_class_reports(reports: Iterable[Report], out: Path, exercise_ids: list
         _replace(per_student / f"{report.name}.json",
                  json.dumps(report.to_json(), indent=2, sort_keys=True) + "\n")
     table = io.StringIO(newline="")
-    writer = csv.writer(table)
-    writer.writerow(["student", *exercise_ids, "total", "max", "grader_errors"])
+    writer = csv.writer(table, quoting=csv.QUOTE_ALL)
+    writer.writerow([_cell(v) for v in ("student", *exercise_ids, "total", "max", "grader_errors")])
     for report in reports:
         points = {e.exercise.id: e.points for e in report.exercises}
-        writer.writerow([report.name, *[points.get(i, 0) for i in exercise_ids],
-                         report.total, report.max_total,
-                         " ".join(f"{c.exercise}:{c.check}" for c in report.grader_errors)])
+        writer.writerow([_cell(v) for v in (
+            report.name, *[points.get(i, 0) for i in exercise_ids], report.total, report.max_total,
+            " ".join(f"{c.exercise}:{c.check}" for c in report.grader_errors))])
     _replace(out, table.getvalue())
 
 

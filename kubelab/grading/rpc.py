@@ -38,6 +38,7 @@ from kubelab.grading.remote import (
     RemoteError,
     RemoteMethod,
     SessionError,
+    cut,
     resolve_class,
     store_error,
 )
@@ -260,18 +261,18 @@ class Connection(Pipe):
             tb = "".join(traceback.format_exception(err))[-_MAX_TRACEBACK:]
         if isinstance(err, ApiError):
             data = {"code": err.code, "reason": err.reason, "details": self.encode(err.details)}
-            return ["api", "ApiError", err.message, data, tb]
+            return ["api", "ApiError", cut(str(err.message)), data, tb]
         kind = type(err)
         if kind.__module__ == "kubelab.store.errors":
-            return ["store", kind.__name__, str(err), self.encode(dict(vars(err))), tb]
-        return ["other", kind.__name__, str(err), None, tb]
+            return ["store", kind.__name__, cut(str(err)), self.encode(dict(vars(err))), tb]
+        return ["other", kind.__name__, cut(_describe(err)), None, tb]
 
     def decode_error(self, data: Any) -> BaseException:
         from kubelab.api.errors import ApiError
 
         try:
             kind, type_name, message, extra, tb = data
-            type_name, message, tb = str(type_name), str(message), str(tb)[-_MAX_TRACEBACK:]
+            type_name, message, tb = cut(str(type_name), 200), cut(str(message)), str(tb)[-_MAX_TRACEBACK:]
             if kind == "api":
                 details = self.decode(extra["details"])
                 return ApiError(int(extra["code"]), str(extra["reason"]), message,
@@ -289,3 +290,12 @@ class Connection(Pipe):
         remote = RemoteError(type_name, message, tb)
         self.remote_errors.append(remote)
         return remote
+
+
+def _describe(err: BaseException) -> str:
+    """str(err), or what is wrong with it: a learner's __str__ may raise or return a non-str."""
+    try:
+        text = str(err)
+    except Exception as problem:  # whatever their __str__ does is theirs
+        return f"<str() of the exception raised {type(problem).__name__}>"
+    return text

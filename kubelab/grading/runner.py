@@ -39,6 +39,7 @@ from kubelab.grading.context import CheckContext, CheckFailed
 from kubelab.grading.exercises import Check, Exercise, checks_for, exercise, load_checks
 from kubelab.grading.launch import EXCERPT, LoadFailed, Sandbox
 from kubelab.grading.remote import (
+    MESSAGE_LIMIT,
     CallTimeout,
     GraderError,
     NotImplementedYet,
@@ -47,6 +48,7 @@ from kubelab.grading.remote import (
     RemoteError,
     SandboxDied,
     SessionError,
+    cut,
 )
 from kubelab.grading.source import Source, forbidden_name, scan
 from kubelab.grading.zygote import Zygote
@@ -217,6 +219,16 @@ def _explain(result: Verdict, sandbox: Sandbox, ctx: CheckContext | None, output
     return result
 
 
+def _bounded(result: Verdict) -> Verdict:
+    """The verdict with each text cut to its limit before it leaves this process: the grader
+    keeps at most so many bytes of verdicts per job, and one runaway message must not take the
+    exercise's other verdicts with it."""
+    limits = {"message": MESSAGE_LIMIT, "expected": MESSAGE_LIMIT, "got": MESSAGE_LIMIT,
+              "hint": MESSAGE_LIMIT, "output": 2 * EXCERPT, "trace": 2 * EXCERPT}
+    return {key: cut(value, limits[key]) if key in limits and isinstance(value, str) else value
+            for key, value in result.items()}
+
+
 def _sweep() -> None:
     """As PID 1 of its own namespace (contain.py), end whatever the check's sandbox left behind
     (a double-forked daemon was reparented to us) before the next check starts, and reap it.
@@ -304,7 +316,7 @@ def main(boot_fd: int, contained: bool = False) -> int:
                            timeout=float(job.get("timeout", DEFAULT_TIMEOUT)),
                            output_limit=int(job.get("output_limit", DEFAULT_OUTPUT_LIMIT)),
                            hidden=hidden)
-        channel.sendall((json.dumps({"nonce": nonce, **result}) + "\n").encode())
+        channel.sendall((json.dumps({"nonce": nonce, **_bounded(result)}) + "\n").encode())
     channel.sendall((json.dumps({"nonce": nonce, "type": "done"}) + "\n").encode())
     channel.close()
     return 0

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
-from kubelab.api.jsonpath import execute, relaxed
+from kubelab.api.jsonpath import JSONPathError, execute, parse, relaxed
 from kubelab.api.resources import ResourceInfo
 from kubelab.api.yamlio import dump
 from kubelab.client.client import Client
@@ -34,15 +35,23 @@ _NO_TYPE = ('You must specify the type of resource to get. Use "kubectl api-reso
 
 
 def _requested(client: Client, words: list[str]) -> list[tuple[ResourceInfo, list[str]]]:
-    """(resource, names) per kind asked for: `pods a b`, `pods,rs`, `pod/a deploy/b`."""
-    if "/" in words[0]:
+    """(resource, names) per kind asked for: `pods a b`, `pods,rs`, `pod/a deploy/b`, checked
+    as cli-runtime's Builder.ResourceTypeOrNameArgs checks them (hasCombinedTypeArgs,
+    splitResourceTypeName) before anything is sent."""
+    if any("/" in word for word in words):
         groups: list[tuple[ResourceInfo, list[str]]] = []
+        if not all("/" in word for word in words):
+            raise KubectlError("there is no need to specify a resource type as a separate argument "
+                               "when passing arguments in resource/name form (e.g. 'kubectl get "
+                               "resource/<resource_name>' instead of 'kubectl get resource "
+                               "resource/<resource_name>'")
         for word in words:
-            if "/" not in word:
-                raise KubectlError("there is no need to specify a resource type as a separate argument "
-                                   "when passing arguments in resource/name form (e.g. 'kubectl get "
-                                   "resource/<resource_name>' instead of 'kubectl get resource "
-                                   "resource/<resource_name>'")
+            kind, *rest = word.split("/")
+            if len(rest) != 1:
+                raise KubectlError("arguments in resource/name form may not have more than one slash")
+            if not kind or not rest[0] or "," in kind:
+                raise KubectlError("arguments in resource/name form must have a single resource and name")
+        for word in words:
             infos, names = resources(client, word)
             groups += [(info, names) for info in infos]
         return groups
@@ -77,11 +86,11 @@ def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
                                   field_selector=args.field_selector, as_table=human,
                                   include_object=include)
         if args.sort_by:
-            path = args.sort_by.strip("{}").lstrip(".").split(".")
-            if human:
-                listing["rows"].sort(key=lambda row: _sort_key(row.get("object") or {}, path))
-            else:
-                listing["items"].sort(key=lambda o: _sort_key(o, path))
+            rows = listing["rows"] if human else listing["items"]
+            objects = [row.get("object") or {} for row in rows] if human else rows
+            path = _sort_path(args.sort_by, table=human, objects=objects)
+            order = sorted(range(len(rows)), key=lambda i: _sort_key(objects[i], path))
+            rows[:] = [rows[i] for i in order]
         found.append((info, listing))
     single = len(groups) == 1 and len(groups[0][1]) == 1
     with_kind = len(groups) > 1 or args.args[0].split("/")[0] == "all"
@@ -124,7 +133,14 @@ def print_objects(found: list[tuple[ResourceInfo, list[Object]]], output: str, *
             "apiVersion": "v1", "kind": "List", "items": objects, "metadata": {"resourceVersion": ""}}
         if output == "json":
             return json.dumps(data, indent=4)
-        return dump(data) if output == "yaml" else execute(output.removeprefix("jsonpath="), data)
+        if output == "yaml":
+            return dump(data)
+        template = output.removeprefix("jsonpath=")
+        try:
+            parse(template)  # jsonpath_flags.go ToPrinter, before anything is printed
+        except JSONPathError as err:
+            raise KubectlError(f"error parsing jsonpath {template}, {err}") from None
+        return execute(template, data)
     if output == "name":
         return "\n".join(f"{prefix(info)}/{o['metadata']['name']}" for info, objs in found for o in objs)
     if output.startswith("custom-columns="):
@@ -152,10 +168,38 @@ def _custom_columns(spec: str, objects: list[Object], no_headers: bool) -> str:
                      for r in rows)
 
 
-def _sort_key(obj: Object, path: list[str]) -> tuple[int, Any]:
+# printers.RelaxedJSONPathExpression: `a.b`, `.a.b`, `{a.b}` or `{.a.b}`.
+_RELAXED = re.compile(r"^\{\.?([^{}]+)\}$|^\.?([^{}]+)$")
+
+
+def _sort_path(sort_by: str, *, table: bool, objects: list[Object]) -> list[str]:
+    """--sort-by's field as sorter.go reads it: relaxed, parsed, and found in at least one of
+    the objects (SortObjects for objects; NewTableSorter for a Table's rows, which takes the
+    field as given when it is not a relaxed path and calls a parse error a sorting error)."""
+    m = _RELAXED.match(sort_by)
+    if m is None and not table:
+        raise KubectlError("unexpected path string, expected a 'name1.name2' or '.name1.name2' or "
+                           "'{name1.name2}' or '{.name1.name2}'")
+    field = "{." + (m.group(1) or m.group(2)) + "}" if m else sort_by
+    try:
+        parse(field)
+    except JSONPathError as err:
+        raise KubectlError(f"sorting error: {err}" if table else str(err)) from None
+    path = field[1:-1].lstrip(".").split(".")
+    if objects and not any(_lookup(obj, path) is not None for obj in objects):
+        raise KubectlError(f'couldn\'t find any field with path "{field}" in the list of objects')
+    return path
+
+
+def _lookup(obj: Object, path: list[str]) -> Any:
     value: Any = obj
     for part in path:
         value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _sort_key(obj: Object, path: list[str]) -> tuple[int, Any]:
+    value = _lookup(obj, path)
     return (0, value) if isinstance(value, (int, float)) else (1, str(value or ""))
 
 
