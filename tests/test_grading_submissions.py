@@ -185,6 +185,27 @@ MIRROR_READS_ON_DEMAND = variant("ex01_store", ("""    def __init__(self, store:
         self.store = store
         self.prefix = prefix"""))
 
+# Issue 28: never applies a watch event; reads the store through a txn whenever items is looked
+# at (no store.range to count), so items are always "right" and revision follows the watch.
+MIRROR_NEVER_APPLIES_EVENTS = variant("ex01_store", ("""        for event in response.events:
+            if event.type == "PUT":
+                self.items[event.kv.key] = event.kv.value
+            else:
+                self.items.pop(event.kv.key, None)
+        self.revision = response.header_revision""", """        self.revision = response.header_revision"""),
+    ("""    def __init__(self, store: Store, prefix: str) -> None:
+        self.store = store""", """    @property
+    def items(self) -> dict[str, bytes]:
+        read = self.store.txn([], [RangeRequest(self.prefix, prefix=True)], [])
+        return {kv.key: kv.value for kv in read.responses[0].kvs}
+
+    @items.setter
+    def items(self, value: dict[str, bytes]) -> None:
+        pass
+
+    def __init__(self, store: Store, prefix: str) -> None:
+        self.store = store"""))
+
 # An exception message that tries to take over the terminal the report is printed on: clear
 # the screen, reverse the text, end the line early and forge a verdict, carry a NUL and a lone
 # surrogate (which cannot be encoded at all).
@@ -207,6 +228,7 @@ STUDENTS: dict[str, dict[str, str]] = {
         "from kubelab.grading.checks.ex05_controllers import reference_step as rolling_update_step\n"
         "sync_replica_set = rolling_update_step\n")},
     "mirror-reads-on-demand": {"ex01_store.py": MIRROR_READS_ON_DEMAND},
+    "mirror-never-applies-events": {"ex01_store.py": MIRROR_NEVER_APPLIES_EVENTS},
     "too-large": {"ex06_kubelet.py": variant("ex06_kubelet") + "#" * MAX_SOURCE + "\n"},
     "ignores-conflicts": {"ex01_store.py": variant(
         "ex01_store", ("        if result.succeeded:\n            return result.revision\n",
@@ -327,6 +349,9 @@ def points(report: Report, exercise: str) -> int:
      "ReplicaSet web does not control 3 active pods after pod"),
     ("huge-output", "6.2", {"waits_for_the_initial_delay"},
      f"your code printed more than {OUTPUT_LIMIT} bytes"),
+    ("mirror-never-applies-events", "1.2", set(),
+     "items changed as soon as the store changed, before any watch event told the mirror: items "
+     "must come from the watch events, not from reading the store when looked at"),
 ])
 def test_a_wrong_submission_loses_exactly_what_it_breaks(reports: dict[str, Report], student: str,
                                                          exercise: str, passed: set[str],
@@ -445,7 +470,7 @@ def test_what_the_attacks_are_told(reports: dict[str, Report]) -> None:
                "is not available while grading" in m for m in said["imports-the-checks", "5.2"])
     linked = "ex01_store.py is a symbolic link: hand in the file itself"
     assert all(m == linked for m in said["symlinked", "1.1"] + said["links-outside", "1.2"])
-    assert any("after the initial list, items must come from the watch" in m
+    assert any("before any watch event told the mirror: items must come from the watch events" in m
                for m in said["mirror-reads-on-demand", "1.2"])
 
 

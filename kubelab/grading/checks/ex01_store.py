@@ -174,17 +174,29 @@ def _change(c: Any, *steps: str) -> None:
             c.client.delete("configmaps", name)
 
 
-def _expect_mirrored(ctx: CheckContext, c: Any, mirror: Any, when: str) -> None:
-    truth = {kv.key: kv.value for kv in c.store.range(PREFIX, prefix=True).kvs}
+def _expect_mirrored(ctx: CheckContext, c: Any, mirror: Any, when: str, revision: int = 0,
+                     what: str = "") -> None:
+    """items must equal the store under PREFIX as of `revision` (0: now). The store's history
+    is the answer: what the mirror has heard, not what a table says."""
+    truth = {kv.key: kv.value for kv in c.store.range(PREFIX, prefix=True, revision=revision).kvs}
     items = mirror.items
     if not isinstance(items, dict) or items != truth:
         mine = items if isinstance(items, dict) else {}
         stale = sorted(set(mine) - set(truth))
         missing = sorted(set(truth) - set(mine))
         old = sorted(k for k in set(mine) & set(truth) if mine[k] != truth[k])
-        ctx.fail(f"items differ from the store under {PREFIX} {when}",
-                 expected=f"{len(truth)} keys: {', '.join(k[len(PREFIX):] for k in sorted(truth))}",
+        ctx.fail(what or f"items differ from the store under {PREFIX} {when}",
+                 expected=f"{len(truth)} keys: {', '.join(k[len(PREFIX):] for k in sorted(truth))}"
+                 + (f" (the store at revision {revision})" if revision else ""),
                  got=f"missing {missing or 'none'}, stale {stale or 'none'}, outdated {old or 'none'}")
+
+
+def _expect_unheard(ctx: CheckContext, c: Any, mirror: Any, heard: int, when: str) -> None:
+    """Changes the watch has not delivered (nothing ran on the clock since, or the mirror is
+    stopped) must not show in items: a mirror shows what it heard, as an informer's cache does."""
+    _expect_mirrored(ctx, c, mirror, when, heard,
+                     f"items changed {when}, before any watch event told the mirror: items must "
+                     "come from the watch events, not from reading the store when looked at")
 
 
 @check("1.2", points=3, hint="List with store.range(prefix, prefix=True), then watch from the "
@@ -193,12 +205,14 @@ def mirrors_a_prefix(ctx: CheckContext) -> None:
     c, store, mirror = _mirror_scene(ctx)
     mirror.start()
     _expect_mirrored(ctx, c, mirror, "right after start() (the initial list)")
-    _change(c, "+c", "~a", "-b", "+d", "~d")
+    listed = c.store.revision
+    _change(c, "+c", "~a", "-b", "+d", "~d")  # delivered on the clock: not yet
+    _expect_unheard(ctx, c, mirror, listed, "as soon as the store changed")
     c.run(1)
     _expect_mirrored(ctx, c, mirror, "after creates, updates and deletes")
-    ctx.expect_equal(store.ranges, 1, "after the initial list, items must come from the watch "
-                     "(a mirror that reads the store when asked is not a mirror)",
-                     unit="store.range call(s)")
+    ctx.expect_equal(store.ranges + store.txns, 1, "after the initial list, items must come from "
+                     "the watch (a mirror that reads the store when asked is not a mirror)",
+                     unit="read(s) of the store (range or txn):")
     if len(store.watch_starts) != 1:
         ctx.fail("start() must open one watch and keep it", expected="1 store.watch call",
                  got=f"{len(store.watch_starts)} store.watch call(s)")
@@ -217,6 +231,7 @@ def resumes_without_relisting(ctx: CheckContext) -> None:
     seen = c.store.revision
     _change(c, "+d", "-a", "~c", "+e")
     c.run(1)
+    _expect_unheard(ctx, c, mirror, seen, "while the mirror was stopped")
     mirror.start()
     c.run(1)
     _expect_mirrored(ctx, c, mirror, "after resuming")
@@ -236,7 +251,9 @@ def relists_after_compaction(ctx: CheckContext) -> None:
     mirror.start()
     c.run(1)
     mirror.stop()
+    seen = c.store.revision
     _change(c, "+c", "-a", "~b", "+d", "-d")
+    _expect_unheard(ctx, c, mirror, seen, "while the mirror was stopped")
     c.faults.compact()
     _change(c, "+e")
     mirror.start()
