@@ -229,6 +229,14 @@ STUDENTS: dict[str, dict[str, str]] = {
         "sync_replica_set = rolling_update_step\n")},
     "mirror-reads-on-demand": {"ex01_store.py": MIRROR_READS_ON_DEMAND},
     "mirror-never-applies-events": {"ex01_store.py": MIRROR_NEVER_APPLIES_EVENTS},
+    "no-idle-reset": {"ex10_scale.py": variant(  # an idle queue keeps its old virtual start
+        "ex10_scale", ("""        if not queue.waiting and not queue.executing:
+            queue.virtual_start = max(queue.virtual_start, self.virtual_time)
+""", ""))},
+    "rejects-with-seats-free": {"ex10_scale.py": variant(  # a full queue refuses, seats free or not
+        "ex10_scale", ("""        if self.seats_in_use >= self.concurrency_limit and \\
+                len(queue.waiting) >= self.queue_length_limit:""",
+                       """        if len(queue.waiting) >= self.queue_length_limit:"""))},
     "too-large": {"ex06_kubelet.py": variant("ex06_kubelet") + "#" * MAX_SOURCE + "\n"},
     "ignores-conflicts": {"ex01_store.py": variant(
         "ex01_store", ("        if result.succeeded:\n            return result.revision\n",
@@ -352,6 +360,14 @@ def points(report: Report, exercise: str) -> int:
     ("mirror-never-applies-events", "1.2", set(),
      "items changed as soon as the store changed, before any watch event told the mirror: items "
      "must come from the watch events, not from reading the store when looked at"),
+    ("no-idle-reset", "10.1", {"deals_hands_as_upstream", "spreads_a_flow_over_its_hand",
+                               "rejects_only_when_every_seat_is_busy", "keeps_to_the_seats",
+                               "a_flood_takes_only_what_the_others_leave"},
+     "the idle queue was credited for its idle time"),
+    ("rejects-with-seats-free", "10.1", {"deals_hands_as_upstream", "spreads_a_flow_over_its_hand",
+                                         "keeps_to_the_seats", "an_idle_queue_gets_no_credit",
+                                         "a_flood_takes_only_what_the_others_leave"},
+     "arrive while seats are free, so a full queue is no reason to refuse them"),
 ])
 def test_a_wrong_submission_loses_exactly_what_it_breaks(reports: dict[str, Report], student: str,
                                                          exercise: str, passed: set[str],

@@ -4,7 +4,12 @@ The learner's FairQueue is one priority level's queues. Its hands are compared c
 with kubelab's Dealer (shufflesharding.go); then seeded mixes of requests are replayed through
 it on a simulated clock, the grader keeping its own count of seats: a flooding flow next to
 a few polite ones. The polite flows must get all they ask for, quickly and without a 429,
-the flood only what they leave, and the seats in use never more than the level has.
+the flood only what they leave, and the seats in use never more than the level has. Two
+rules of queueset.go get a check of their own: a request is refused only when every seat is
+busy and its queue is full (rejectOrEnqueueToBoundLocked), and a queue that was idle starts at
+the current virtual time (enqueueToBoundLocked: nextDispatchR = currentR). Every expected
+answer is computed from the run (the grader's own count of seats and of who was served), never
+read from a table a submission could return.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from kubelab.grading.exercises import check
 __all__: list[str] = []
 
 
-@check("10.1", points=3, hint="hash_value % (queues - i) is the i-th digit; then divide. A digit "
+@check("10.1", points=2, hint="hash_value % (queues - i) is the i-th digit; then divide. A digit "
        "counts among the cards left: step over each card already dealt that is <= it.")
 def deals_hands_as_upstream(ctx: CheckContext) -> None:
     rand = random.Random(ctx.seed)
@@ -35,7 +40,7 @@ def deals_hands_as_upstream(ctx: CheckContext) -> None:
                          expected=expected, got=got)
 
 
-@check("10.1", points=2, hint="Each request joins the queue of its hand with the fewest seats "
+@check("10.1", points=1, hint="Each request joins the queue of its hand with the fewest seats "
        "waiting, so a flow spreads over its hand; refuse only when every seat is busy and that "
        "queue is full.")
 def spreads_a_flow_over_its_hand(ctx: CheckContext) -> None:
@@ -57,6 +62,33 @@ def spreads_a_flow_over_its_hand(ctx: CheckContext) -> None:
                      unit="started:")
     fq.finish("first")
     ctx.expect_equal(len(fq.dispatch()), 1, "dispatch() after finish(first)", unit="started:")
+
+
+@check("10.1", points=1, seeds=(1, 2), hint="A request is refused only when every seat is busy "
+       "and its queue is full (queueset.go rejectOrEnqueueToBoundLocked): while a seat is free it "
+       "is accepted, however many wait in its queue, and starts at the next dispatch().")
+def rejects_only_when_every_seat_is_busy(ctx: CheckContext) -> None:
+    rand = random.Random(ctx.seed)
+    limit, queue_length_limit = rand.randint(3, 5), 1
+    fq = ctx.learner(limit, 8, 1, queue_length_limit)
+    hash_value = hash_flow_id("global-default", f"carol-{ctx.seed}")
+    in_use, waiting = 0, 0
+    accepted: list[bool] = []
+    expected: list[bool] = []
+    for i in range(limit + 2):  # one flow, one queue: all but the last two arrive with seats free
+        if i == limit:
+            started = [str(r) for r in fq.dispatch()]
+            ctx.expect_equal(len(started), waiting, f"dispatch() with {limit} seats free and "
+                             f"{waiting} waiting", unit="started:")
+            in_use, waiting = in_use + len(started), 0
+        ok = bool(fq.enqueue(f"r{i}", hash_value, 1))
+        accepted.append(ok)
+        expected.append(in_use < limit or waiting < queue_length_limit)  # the grader's own count
+        waiting += ok
+    ctx.expect_equal(accepted, expected, f"enqueue of {limit + 2} requests of one flow on a level "
+                     f"of {limit} seats whose queues hold {queue_length_limit}: the first {limit} "
+                     "arrive while seats are free, so a full queue is no reason to refuse them",
+                     unit="accepted:")
 
 
 @check("10.1", points=2, hint="A request starts only if its seats fit beside those in use; one "
@@ -130,7 +162,41 @@ def _replay(ctx: CheckContext, rand: random.Random, limit: int, flows: dict[str,
     return sent, hashes
 
 
-@check("10.1", points=3, seeds=(1, 2, 3), hint="Fair queuing: the next request is the head of "
+@check("10.1", points=2, seeds=(1, 2), hint="A queue with nothing waiting or executing "
+       "starts at the current virtual time when a request joins it (queueset.go "
+       "enqueueToBoundLocked: nextDispatchR = currentR): no credit for the time it sat idle.")
+def an_idle_queue_gets_no_credit(ctx: CheckContext) -> None:
+    rand = random.Random(ctx.seed)
+    dealer = Dealer(16, 1)
+    busy = hash_flow_id("idle", f"busy-{ctx.seed}")
+    back = next(h for h in (hash_flow_id("idle", f"back-{ctx.seed}-{k}") for k in range(100))
+                if dealer.deal_into_hand(h) != dealer.deal_into_hand(busy))
+    fq = ctx.learner(1, 16, 1, 50)
+    served, later = 10 + rand.randint(0, 5), 10
+    for i in range(served + later):
+        fq.enqueue(f"busy-{i}", busy, 1)
+    for _ in range(served):  # one seat: one request at a time, the other flow idle
+        started = [str(r) for r in fq.dispatch()]
+        ctx.expect_equal(len(started), 1, "dispatch() with one seat free", unit="started:")
+        fq.finish(started[0])
+    for i in range(later):
+        fq.enqueue(f"back-{i}", back, 1)
+    order: list[str] = []
+    for _ in range(later):
+        started = [str(r) for r in fq.dispatch()]
+        order += started
+        for rid in started:
+            fq.finish(rid)
+    returned = sum(rid.startswith("back-") for rid in order)
+    if returned > later // 2 + 1:
+        ctx.fail(f"seats taken by a flow coming back after its queue sat idle while another flow "
+                 f"was served {served} times, in the next {later} dispatches (both queues are "
+                 "backlogged, the requests alike): the idle queue was credited for its idle time",
+                 expected=f"at most {later // 2 + 1} of {later} (about half each)",
+                 got=f"{returned} of {len(order)}")
+
+
+@check("10.1", points=2, seeds=(1, 2, 3), hint="Fair queuing: the next request is the head of "
        "the queue that would finish first in virtual time, not the oldest request overall; a "
        "queue that was idle starts at the current virtual time.")
 def a_flood_takes_only_what_the_others_leave(ctx: CheckContext) -> None:
