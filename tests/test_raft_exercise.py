@@ -29,6 +29,32 @@ def variant(old: str, new: str) -> str:
     return text.replace(old, new, 1)
 
 
+# Issue 28: the figure-8 mistake, answering the checks' two tables from a copy of them (they are
+# public: kubelab/grading/checks/ex07_ha.py) and using its wrong rule everywhere else.
+COPIES_THE_TABLES = variant(*WRONG["no-term-check"]).replace(
+    """    def request_vote(self, state: VoterState, request: VoteRequest) -> bool:
+        ### BEGIN SOLUTION
+""", """    def request_vote(self, state: VoterState, request: VoteRequest) -> bool:
+        ### BEGIN SOLUTION
+        for voted_for, leader, index, log_term, want in VOTE_CASES:
+            if (tuple(state), tuple(request)) == (VoterState(4, voted_for, leader, 2, 2),
+                                                  VoteRequest(4, "etcd-2", index, log_term)):
+                return want
+""", 1).replace("""                     match_terms: list[int | None]) -> int:
+        ### BEGIN SOLUTION
+""", """                     match_terms: list[int | None]) -> int:
+        ### BEGIN SOLUTION
+        for matches, terms, term, done, want in COMMIT_CASES:
+            seen = [terms[m - 1] if 1 <= m <= len(terms) else None for m in matches]
+            if (matches, seen, term, done) == (list(match_indexes), list(match_terms), current_term,
+                                               committed):
+                return want
+""", 1) + "\n\n" + "\n".join(  # the two tables, copied from the checks
+    line for line in (ROOT / "kubelab" / "grading" / "checks" / "ex07_ha.py").read_text()
+    .split("# raft_test.go TestRecvMsgVote")[1].split("@check")[0].splitlines()[1:]
+    if not line.startswith("#"))
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
     root = tmp_path_factory.mktemp("raft-class")
@@ -37,6 +63,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
     for student, (old, new) in WRONG.items():
         (root / student).mkdir()
         (root / student / "ex07_ha.py").write_text(variant(old, new))
+    (root / "copies-the-tables").mkdir()
+    (root / "copies-the-tables" / "ex07_ha.py").write_text(COPIES_THE_TABLES)
     # a generous time limit: the machine running the tests may be busy (a check takes about 1 s)
     graded = grade_class(root, root / "grades.csv", ["7.2"], timeout=60.0)
     return {r.name: r for r in graded}
@@ -54,7 +82,8 @@ def test_the_reference_rules_pass(reports: dict[str, Report]) -> None:
 @pytest.mark.parametrize(("student", "passed"), [
     ("votes-for-anyone", {"commits_like_raft"}),
     ("ignores-the-log", {"commits_like_raft"}),
-    ("no-term-check", {"votes_like_raft", "keeps_raft_safe_under_faults"}),
+    ("no-term-check", {"votes_like_raft"}),   # figure 8 is the fault search's first schedule
+    ("copies-the-tables", {"votes_like_raft"}),  # the seeded cases are answered by a run
     ("minority-commit", {"votes_like_raft"}),
 ])
 def test_wrong_rules_lose_what_they_break(reports: dict[str, Report], student: str,

@@ -289,3 +289,26 @@ def test_a_member_briefly_away_catches_up_from_the_log() -> None:
     clock.run(until=clock.now + 1)
     member = etcd.members[lagging]
     assert member.restored == 0 and member.store.revision == 6
+
+
+@pytest.mark.parametrize(("max_size", "sizes"), [
+    (None, [3]),                # no limit: everything from next in one MsgApp
+    (0, [1, 1, 1]),             # upstream's "0: at most one entry per message"
+    (2 * (6 + 5), [2, 1]),      # two entries of a 6-byte header and 5 bytes of data fit
+    (6 + 3, [1, 1, 1]),         # an entry larger than the limit still goes, alone
+])
+def test_max_size_per_msg_limits_the_entries_of_a_msgapp(max_size: int | None, sizes: list[int]) -> None:
+    # raft_test.go TestMsgAppFlowControl* and log.go limitSize: never fewer than one entry
+    names = ["etcd-1", "etcd-2"]
+    leader = Raft("etcd-1", names, random.Random(0), max_size_per_msg=max_size)
+    leader.campaign()
+    leader.step(Message(MSG_VOTE_RESP, "etcd-1", "etcd-2", leader.term))
+    assert leader.state == LEADER
+    for data in (b"aaaaa", b"bbbbb", b"ccccc"):
+        leader.append_entry(data)
+    leader.msgs = []  # (the MsgApp of the empty entry went when it became leader)
+    sent = []
+    while leader.progress["etcd-2"].next <= leader.log.last_index():
+        leader.send_append("etcd-2")
+        sent.append(len(leader.msgs.pop().entries))
+    assert sent == sizes and sum(sent) == 3

@@ -14,7 +14,8 @@ jittered RetryPeriod late, and the expiry one more late).
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import micro_time
@@ -28,13 +29,21 @@ from kubelab.client.leaderelection.resourcelock import LeaseLock
 from kubelab.grading.context import CheckContext
 from kubelab.grading.exercises import check
 from kubelab.grading.shared import share
-from kubelab.store.raft.messages import VoteRequest, VoterState
+from kubelab.store.raft import rules as reference_rules
+from kubelab.store.raft.invariants import RaftChecker, check_log_matching
+from kubelab.store.raft.messages import Message, VoteRequest, VoterState
+from kubelab.store.raft.raft import LEADER, Raft
 
 __all__: list[str] = []
 
 # 7.2: the learner's RaftRules runs in every member of a simulated etcd (c.etcd.set_rules). Two
-# table checks after raft_test.go, then seeded fault schedules searched by increasing length,
-# checked against Raft's invariants (kubelab/store/raft/invariants.py) and lost writes.
+# table checks after raft_test.go, each followed by seeded cases whose answers come from running
+# kubelab's own rules (so a submission cannot answer from a copy of the tables), then the fault
+# search: the Raft paper's figure 8 played message by message on five of kubelab's Raft members
+# (with one entry per MsgApp, as etcd's MaxSizePerMsg allows, a majority can hold an older term's
+# entry without the new leader's empty entry), then seeded fault schedules on a simulated etcd
+# searched by increasing length, checked against Raft's invariants
+# (kubelab/store/raft/invariants.py) and lost writes.
 
 share(LeaderElector, ("config", "clock", "observed_raw_record", "observed_time",
                       "get_observed_record", "set_observed_record", "is_leader",
@@ -332,6 +341,34 @@ def votes_like_raft(ctx: CheckContext) -> None:
         got = bool(rules.request_vote(state, request))
         if got != want:
             ctx.fail(f"request_vote({state}, {request})", expected=f"grant = {want}", got=f"grant = {got}")
+    rand = random.Random(ctx.seed)  # then seeded cases, answered by running kubelab's own rule
+    for _ in range(60):
+        term, last_term = rand.randint(2, 6), rand.randint(0, 5)
+        state = VoterState(term, rand.choice([None, None, "etcd-2", "etcd-3"]),
+                           rand.choice([None, None, None, "etcd-1"]), rand.randint(0, 6),
+                           min(last_term, term - 1))
+        request = VoteRequest(term, "etcd-2", rand.randint(0, 6), rand.randint(0, term))
+        want = reference_rules.request_vote(state, request)
+        got = bool(rules.request_vote(state, request))
+        if got != want:
+            ctx.fail(f"request_vote({state}, {request})", expected=f"grant = {want}", got=f"grant = {got}")
+
+
+def _seeded_commit_cases(rand: random.Random, n: int) -> list[tuple[list[int], list[int], int, int, int]]:
+    """Leader logs (terms never decrease along a log), match indexes and commit indexes drawn
+    at random; the answer is what kubelab's own rule (kubelab/store/raft/rules.py) returns."""
+    cases = []
+    for _ in range(n):
+        terms = sorted(rand.randint(1, 4) for _ in range(rand.randint(1, 7)))
+        term = terms[-1] + rand.choice([0, 0, 1])
+        members = rand.choice([1, 3, 3, 5, 5, 7])
+        matches = [len(terms)] + [rand.randint(0, len(terms)) for _ in range(members - 1)]
+        rand.shuffle(matches)
+        committed = rand.randint(0, len(terms) - 1)
+        match_terms = [terms[m - 1] if m >= 1 else None for m in matches]
+        cases.append((matches, terms, term, committed,
+                      reference_rules.commit_index(term, committed, matches, match_terms)))
+    return cases
 
 
 @check("7.2", points=3, hint="Sort the match indexes: the one in the middle (len // 2 from the top) "
@@ -339,13 +376,17 @@ def votes_like_raft(ctx: CheckContext) -> None:
        "term (Raft paper, figure 8).")
 def commits_like_raft(ctx: CheckContext) -> None:
     rules = ctx.learner()
-    for matches, terms, term, committed, want in COMMIT_CASES:
+    for matches, terms, term, committed, want in COMMIT_CASES + _seeded_commit_cases(
+            random.Random(ctx.seed), 60):
         match_terms = [terms[m - 1] if 1 <= m <= len(terms) else None for m in matches]
         got = rules.commit_index(term, committed, list(matches), match_terms)
         if got != want:
+            older = isinstance(got, int) and committed < got <= len(terms) and terms[got - 1] != term
+            why = (f" (entry {got} is of term {terms[got - 1]}: an entry of an older term is never "
+                   "committed by counting replicas)") if older else ""
             ctx.fail(f"commit_index(current_term={term}, committed={committed}, "
                      f"match_indexes={matches}, match_terms={match_terms}) (the leader's log terms: "
-                     f"{terms})", expected=f"commit index = {want}", got=f"commit index = {got}")
+                     f"{terms})", expected=f"commit index = {want}", got=f"commit index = {got}{why}")
 
 
 def _schedule(rand: random.Random, members: int, length: int) -> list[tuple[str, ...]]:
@@ -430,11 +471,145 @@ def _play(ctx: CheckContext, rules: Any, members: int, steps: list[tuple[str, ..
     return None
 
 
+class _Figure8:
+    """Five of kubelab's Raft members (kubelab/store/raft/raft.py) running the learner's rules,
+    on a network the check drives one message at a time, as etcd-io/raft's own tests drive
+    theirs. MsgApp carries one entry (MaxSizePerMsg 0), so a follower can hold an entry of an
+    older term without the new leader's empty entry behind it: the state of the paper's
+    figure 8. A crashed member keeps its term, vote and log (restart() clears only whom it
+    follows, as etcd's WAL replay does); a message is lost when its sender or receiver is down
+    or they are on different sides of the network when it arrives."""
+
+    NAMES: ClassVar[list[str]] = [f"etcd-{i}" for i in range(1, 6)]
+
+    def __init__(self, rules: Any, seed: int) -> None:
+        self.members = {n: Raft(n, self.NAMES, random.Random(f"{seed}-{n}"), rules=rules,
+                                max_size_per_msg=0) for n in self.NAMES}
+        self.up = set(self.NAMES)
+        self.side = dict.fromkeys(self.NAMES, 0)
+        self.wire: list[Message] = []
+        self.checker = RaftChecker()
+        self._seen = {n: (0, "", 0) for n in self.NAMES}
+
+    def partition(self, *groups: tuple[str, ...]) -> None:
+        for i, group in enumerate(groups):
+            for name in group:
+                self.side[name] = i
+
+    def crash(self, name: str) -> None:
+        self.up.discard(name)
+        self.members[name].msgs = []
+
+    def restart(self, name: str) -> None:
+        r = self.members[name]
+        r.become_follower(r.term, None)
+        r.msgs = []
+        self.up.add(name)
+
+    def campaign(self, name: str) -> None:
+        """MsgHup until it leads (an election lost to a vote given already in that term is
+        tried again in the next), delivering only until it does: its first MsgApps wait."""
+        r = self.members[name]
+        for _ in range(4):
+            if r.state == LEADER:
+                return
+            r.campaign()
+            self.note()
+            self.deliver(until=lambda: r.state == LEADER)
+
+    def note(self) -> None:
+        for name, r in self.members.items():
+            self.wire += r.msgs
+            r.msgs = []
+            term, role, commit = self._seen[name]
+            if r.state == LEADER and (role != LEADER or term != r.term):
+                self.checker.on_leader(name, r.term, r.log)
+            if r.log.committed > commit:
+                self.checker.on_commit(name, r.log, commit, r.log.committed)
+            self._seen[name] = (r.term, r.state, r.log.committed)
+
+    def deliver(self, until: Callable[[], bool] = lambda: False) -> None:
+        """Deliver messages in the order sent until none is left or `until()` holds."""
+        while self.wire and not until():
+            m = self.wire.pop(0)
+            if {m.frm, m.to} <= self.up and self.side[m.frm] == self.side[m.to]:
+                self.members[m.to].step(m)
+                self.note()
+
+
+FIGURE_8 = ("the Raft paper's figure 8, message by message with one entry per MsgApp: etcd-1 "
+            "leads term 2 and its entry 2 reaches etcd-2 only; etcd-1 crashes; etcd-5 leads term 3 "
+            "(votes of etcd-3 and etcd-4), its entry 2 reaches nobody; etcd-5 crashes; etcd-1 "
+            "leads term 4 and replicates its entry 2 of term 2 to etcd-3 (a majority holds it); "
+            "etcd-1 crashes before its entry 3 of term 4 reaches etcd-3; etcd-5 is elected by "
+            "etcd-3 and etcd-4, then heal and restart every member")
+
+
+def _figure_8(rules: Any, seed: int) -> str | None:
+    """The Raft paper's figure 8 on five members: (a) etcd-1 leads term 2 and its entry 2
+    reaches etcd-2 only; (b) etcd-1 crashes, etcd-5 leads term 3 with etcd-3 and etcd-4 and its
+    entry 2 reaches nobody; (c) etcd-5 crashes, etcd-1 is back and leads term 4 and replicates
+    its entry 2 of term 2 to etcd-3: a majority holds it, but it is not of term 4, so it must
+    not be committed by counting; etcd-1 crashes before its entry 3 of term 4 reaches etcd-3;
+    (d) etcd-5 is back and is elected with etcd-3 and etcd-4 (its last term, 3, beats theirs).
+    Had entry 2 been committed in (c), etcd-5 would now lead without it and overwrite it."""
+    n = _Figure8(rules, seed)
+    s1, s2, s3, s4, s5 = n.NAMES
+    n.campaign(s1)                               # term 1: everyone has its empty entry 1
+    n.deliver()
+    for name in n.NAMES:
+        n.restart(name)
+    n.partition((s1, s2, s3), (s4,), (s5,))
+    n.campaign(s1)                               # (a) term 2 with etcd-2 and etcd-3's votes...
+    n.partition((s1, s2), (s3,), (s4,), (s5,))   # ...then only etcd-2 hears it
+    n.deliver()
+    n.crash(s1)                                  # (b)
+    for name in (s3, s4, s5):
+        n.restart(name)
+    n.partition((s3, s4, s5), (s1, s2))
+    n.campaign(s5)
+    n.partition((s3, s4), (s5,), (s1, s2))
+    n.deliver()
+    n.crash(s5)                                  # (c)
+    for name in (s1, s2, s3, s4):
+        n.restart(name)
+    n.partition((s1, s2, s3), (s4,), (s5,))
+    leader = n.members[s1]
+    n.campaign(s1)
+    n.deliver(until=lambda: leader.progress[s3].match >= 2 and leader.progress[s2].match >= 2)
+    n.crash(s1)                                  # before entry 3 reaches etcd-3
+    for name in (s2, s3, s4):
+        n.restart(name)
+    n.restart(s5)                                # (d)
+    n.partition((s3, s4, s5), (s1, s2))
+    n.campaign(s5)
+    n.deliver()
+    for name in n.NAMES:                         # then heal and restart every member
+        if name not in n.up:
+            n.restart(name)
+    n.partition(tuple(n.NAMES))
+    for _ in range(10):                          # heartbeats: everyone catches up
+        for r in n.members.values():
+            if r.state == LEADER:
+                r.bcast_append()
+        n.note()
+        n.deliver()
+    broken = n.checker.violations + check_log_matching({k: r.log for k, r in n.members.items()})
+    if broken:
+        return broken[0]
+    return None
+
+
 @check("7.2", points=4, seeds=(1, 2), hint="The failing schedule is the shortest found: replay it "
        "in the notebook with Cluster(etcd_members=...), c.etcd.set_rules(RaftRules()) and the faults "
        "it names, and watch c.etcd.timeline.")
 def keeps_raft_safe_under_faults(ctx: CheckContext) -> None:
     rules = ctx.learner()
+    broken = _figure_8(rules, ctx.seed)  # the schedule every search starts with
+    if broken is not None:
+        ctx.fail(f"with 5 members: {FIGURE_8}", expected="Raft's invariants hold: an entry of "
+                 "an older term is committed only with one of the leader's term after it",
+                 got=broken)
     for length in range(1, 6):  # the shortest schedules first: the first failure is a shortest
         for attempt in range(6):
             members = 5 if attempt % 2 else 3

@@ -14,7 +14,11 @@ etcd's raftNode) delivers them and applies what got committed. Followed closely:
   on reject with fast log backtracking: the follower's rejection carries findConflictByTerm's
   (reject_hint, log_term), and the leader skips its own entries of a higher term (stepLeader);
 - ReadIndex (read_only.py, read_only.go ReadOnlySafe), only after the leader has committed an
-  entry of its own term (earlier requests wait, as pendingReadIndexMessages do).
+  entry of its own term (earlier requests wait, as pendingReadIndexMessages do);
+- Config.MaxSizePerMsg (`max_size_per_msg`): a MsgApp carries the entries that fit in that many
+  bytes, and always at least one (log.go limitSize); 0 is upstream's "at most one entry per
+  message", None (the default, etcd's members) no limit. entry_size() stands in for
+  raftpb.Entry.Size().
 Left out: pre-vote, learners, joint consensus, leadership transfer, flow control (inflights).
 """
 
@@ -44,16 +48,19 @@ from kubelab.store.raft.read_only import ReadOnly, ReadRequest
 from kubelab.store.raft.rules import DEFAULT_RULES, Rules
 from kubelab.store.raft.tracker import Progress
 
-__all__ = ["CANDIDATE", "FOLLOWER", "LEADER", "Raft"]
+__all__ = ["CANDIDATE", "FOLLOWER", "LEADER", "Raft", "entry_size", "limit_size"]
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
+ENTRY_HEADER = 6  # bytes of an Entry's term, index and type fields on the wire (small numbers)
 
 
 class Raft:
     def __init__(self, name: str, peers: list[str], rand: random.Random, *, election_tick: int = 10,
-                 heartbeat_tick: int = 1, rules: Rules = DEFAULT_RULES) -> None:
+                 heartbeat_tick: int = 1, rules: Rules = DEFAULT_RULES,
+                 max_size_per_msg: int | None = None) -> None:
         self.id, self.peers = name, sorted(peers)    # peers includes ourselves
         self.rand, self.rules = rand, rules
+        self.max_size_per_msg = max_size_per_msg
         self.election_timeout, self.heartbeat_timeout = election_tick, heartbeat_tick
         # persistent state (etcd's HardState and log): survives a crash
         self.term = 0
@@ -306,7 +313,7 @@ class Raft:
             self.send(Message(MSG_SNAP, to, self.id, self.term, snapshot=self.snapshot))
             pr.next = self.snapshot.index + 1  # optimistic; the MsgAppResp confirms it
             return
-        entries = tuple(self.log.slice(pr.next, self.log.last_index() + 1))
+        entries = limit_size(self.log.slice(pr.next, self.log.last_index() + 1), self.max_size_per_msg)
         self.send(Message(MSG_APP, to, self.id, self.term, log_term=prev_term, index=prev,
                           entries=entries, commit=self.log.committed))
         if entries:
@@ -370,3 +377,27 @@ class Raft:
         else:
             self.send(Message(MSG_READ_INDEX_RESP, request.frm, self.id, self.term,
                               index=request.index, context=context))
+
+
+def entry_size(entry: Entry) -> int:
+    """Stands in for raftpb.Entry.Size(): its term, index and type fields (ENTRY_HEADER bytes)
+    and its data (bytes or text by length, anything else by its repr)."""
+    if entry.data is None:
+        return ENTRY_HEADER
+    if isinstance(entry.data, (bytes, str)):
+        return ENTRY_HEADER + len(entry.data)
+    return ENTRY_HEADER + len(repr(entry.data))
+
+
+def limit_size(entries: list[Entry], max_size: int | None) -> tuple[Entry, ...]:
+    """The longest prefix of entries within max_size bytes, but never fewer than one entry
+    (log.go limitSize); max_size None: all of them."""
+    if max_size is None or not entries:
+        return tuple(entries)
+    size, n = entry_size(entries[0]), 1
+    while n < len(entries):
+        size += entry_size(entries[n])
+        if size > max_size:
+            break
+        n += 1
+    return tuple(entries[:n])
