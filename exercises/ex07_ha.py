@@ -1,6 +1,6 @@
 # Generated from solutions/ex07_ha.py by `kubelab release`. Do the exercises in this file, then
 # check them with `kubelab grade` (see the README).
-# release-digest: b396ca0a14429a58
+# release-digest: 33bc321f20214efa
 """Exercises for notebook 07 · Failures and high availability: leader election, several API
 servers, an etcd Raft quorum.
 
@@ -73,7 +73,8 @@ class RaftRules:
     The two decisions that make Raft safe, which every member of kubelab's simulated etcd calls
     (kubelab/store/raft/raft.py's step and maybe_commit follow etcd-io/raft raft.go). The grader
     runs your rules inside every member of a simulated etcd while it crashes and partitions
-    members, and checks Raft's invariants: at most one leader per term, leaders that hold every
+    members (starting with the Raft paper's figure 8, played message by message), and checks
+    Raft's invariants: at most one leader per term, leaders that hold every
     committed entry, no two members committing different entries at one index, and no
     acknowledged write lost once the faults heal.
 

@@ -108,7 +108,8 @@ class RaftRules:
     The two decisions that make Raft safe, which every member of kubelab's simulated etcd calls
     (kubelab/store/raft/raft.py's step and maybe_commit follow etcd-io/raft raft.go). The grader
     runs your rules inside every member of a simulated etcd while it crashes and partitions
-    members, and checks Raft's invariants: at most one leader per term, leaders that hold every
+    members (starting with the Raft paper's figure 8, played message by message), and checks
+    Raft's invariants: at most one leader per term, leaders that hold every
     committed entry, no two members committing different entries at one index, and no
     acknowledged write lost once the faults heal.
 

@@ -600,9 +600,10 @@ def _figure_8(rules: Any, seed: int) -> str | None:
     return None
 
 
-@check("7.2", points=4, seeds=(1, 2), hint="The failing schedule is the shortest found: replay it "
-       "in the notebook with Cluster(etcd_members=...), c.etcd.set_rules(RaftRules()) and the faults "
-       "it names, and watch c.etcd.timeline.")
+@check("7.2", points=4, seeds=(1, 2), hint="Figure 8 first: a leader that counts replicas of an "
+       "older term's entry commits what the next leader overwrites. Then the failing schedule is the "
+       "shortest found: replay it in the notebook with Cluster(etcd_members=...), "
+       "c.etcd.set_rules(RaftRules()) and the faults it names, and watch c.etcd.timeline.")
 def keeps_raft_safe_under_faults(ctx: CheckContext) -> None:
     rules = ctx.learner()
     broken = _figure_8(rules, ctx.seed)  # the schedule every search starts with
