@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from kubelab.grading import Report, grade_class
+from kubelab.grading.checks.ex07_ha import _figure_8
+from kubelab.store.raft.rules import DEFAULT_RULES, request_vote
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,3 +95,22 @@ def test_wrong_rules_lose_what_they_break(reports: dict[str, Report], student: s
     failed = got.get("keeps_raft_safe_under_faults")
     if failed and not failed[0]:  # the schedule that broke it is named, with what broke
         assert "members: " in failed[1] and "then heal" in failed[1], failed[1]
+
+
+class _CountsReplicas:
+    """kubelab's vote rule, and a commit rule without section 5.4.2's current-term condition."""
+
+    request_vote = staticmethod(request_vote)
+
+    @staticmethod
+    def commit_index(current_term: int, committed: int, match_indexes: list[int],
+                     match_terms: list[int | None]) -> int:
+        quorum = sorted(match_indexes, reverse=True)[len(match_indexes) // 2]
+        return max(committed, quorum)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_figure_8_is_reached_message_by_message(seed: int) -> None:
+    assert _figure_8(DEFAULT_RULES, seed) is None  # the right rules: nothing breaks
+    assert _figure_8(_CountsReplicas(), seed) == (
+        "leader completeness: etcd-5 became leader of term 5 without the committed entry 2 (term 2)")

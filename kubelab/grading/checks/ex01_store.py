@@ -2,6 +2,11 @@
 
 Both run against the etcd of a real simulated Cluster, holding ConfigMaps that the API server
 also reads and writes, so "another writer" is the API server acting for another client.
+
+1.2's mirror is looked at between a change and its delivery (the store delivers watch events
+in a clock callback, as etcd's watch stream arrives after the write) and while it is stopped:
+its items must be the store as of the last revision it heard, read from the store's own
+history, so a mirror that reads the store when looked at (by range or through a txn) is seen.
 """
 
 from __future__ import annotations
