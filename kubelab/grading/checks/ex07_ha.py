@@ -471,6 +471,9 @@ def _play(ctx: CheckContext, rules: Any, members: int, steps: list[tuple[str, ..
     return None
 
 
+MAX_FIGURE_8_MESSAGES = 20_000  # the schedule takes under two hundred
+
+
 class _Figure8:
     """Five of kubelab's Raft members (kubelab/store/raft/raft.py) running the learner's rules,
     on a network the check drives one message at a time, as etcd-io/raft's own tests drive
@@ -490,6 +493,7 @@ class _Figure8:
         self.wire: list[Message] = []
         self.checker = RaftChecker()
         self._seen = {n: (0, "", 0) for n in self.NAMES}
+        self.delivered = 0
 
     def partition(self, *groups: tuple[str, ...]) -> None:
         for i, group in enumerate(groups):
@@ -533,6 +537,13 @@ class _Figure8:
         while self.wire and not until():
             m = self.wire.pop(0)
             if {m.frm, m.to} <= self.up and self.side[m.frm] == self.side[m.to]:
+                self.delivered += 1
+                if self.delivered > MAX_FIGURE_8_MESSAGES:
+                    self.checker.violations.append(
+                        f"the members exchanged more than {MAX_FIGURE_8_MESSAGES} messages "
+                        "without settling")
+                    self.wire.clear()
+                    return
                 self.members[m.to].step(m)
                 self.note()
 
