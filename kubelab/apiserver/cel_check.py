@@ -169,9 +169,15 @@ def check(text: str, variables: dict[str, CelType]) -> Checked:
         ast = _ENV.compile(text)
     except CELParseError as err:
         line, column = err.line or 1, err.column or 1
-        detail = str(err.args[0] if err.args else err).strip().splitlines()
-        raise CelCheckError(_issue(text, line, column, "Syntax error: " +
-                                   (detail[-1].strip() if detail else "invalid syntax"))) from None
+        lines = text.splitlines() or [""]
+        token = getattr(err.__context__, "token", None)  # lark's UnexpectedToken
+        if token is not None and token.type == "$END":
+            # at the end: cel-go's position is just past the last character
+            found, line, column = "'<EOF>'", len(lines), len(lines[-1]) + 1
+        else:
+            found = f"'{token}'" if token is not None else "input"
+        raise CelCheckError(_issue(text, line, column, f"Syntax error: mismatched input {found}"))\
+            from None
     checker = _Checker(text, variables)
     output, cost = checker.visit(ast)
     return Checked(output, cost)
@@ -179,7 +185,8 @@ def check(text: str, variables: dict[str, CelType]) -> Checked:
 
 def _issue(text: str, line: int, column: int, message: str) -> str:
     """cel-go's Errors.ToDisplayString: the location, then the source line and a caret."""
-    source = text.splitlines()[line - 1] if text.splitlines() else ""
+    lines = text.splitlines() or [""]
+    source = lines[min(line, len(lines)) - 1]
     return (f"ERROR: <input>:{line}:{column}: {message}\n | {source}\n | "
             f"{'.' * (column - 1)}^")
 
