@@ -256,6 +256,45 @@ def test_selectors_and_exclusions() -> None:
      "one item"),
     ("validatingadmissionpolicies", policy({"expression": "true"}, failurePolicy="Sometimes"),
      'spec.failurePolicy: Unsupported value: "Sometimes": supported values: "Fail", "Ignore"'),
+    # validateValidation, CompileCELExpression (k8s.io/apiserver pkg/admission/plugin/cel)
+    ("validatingadmissionpolicies", policy({"expression": "object.data.x =="}),
+     'spec.validations[0].expression: Invalid value: "object.data.x ==": compilation failed: '
+     "ERROR: <input>:1:17: Syntax error: mismatched input '<EOF>'\n | object.data.x ==\n | "
+     "................^"),
+    ("validatingadmissionpolicies", policy({"expression": "size(object.data) + 1"}),
+     'spec.validations[0].expression: Invalid value: "size(object.data) + 1": must evaluate to '
+     "bool"),
+    ("validatingadmissionpolicies", policy({"expression": "'a'"}),
+     "spec.validations[0].expression: Invalid value: \"'a'\": must evaluate to bool"),
+    ("validatingadmissionpolicies", policy({"expression": "true", "messageExpression": "1 + 1"}),
+     'spec.validations[0].messageExpression: Invalid value: "1 + 1": must evaluate to string'),
+    ("validatingadmissionpolicies", policy({"expression": "true", "messageExpression": "'a' +"}),
+     "spec.validations[0].messageExpression: Invalid value: \"'a' +\": compilation failed: "
+     "ERROR: <input>:1:6: Syntax error: mismatched input '<EOF>'\n | 'a' +\n | .....^"),
+    ("validatingadmissionpolicies", policy({"expression": "params.x == 1"}),
+     'spec.validations[0].expression: Invalid value: "params.x == 1": compilation failed: '
+     "ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1"
+     "\n | ^"),
+    # composition: a variable sees only the ones before it, so a cycle cannot compile
+    ("validatingadmissionpolicies", policy({"expression": "true"}, variables=[
+        {"name": "a", "expression": "variables.b"}, {"name": "b", "expression": "variables.a"}]),
+     '[spec.variables[0].expression: Invalid value: "variables.b": compilation failed: ERROR: '
+     "<input>:1:10: undefined field 'b'\n | variables.b\n | .........^, "
+     'spec.variables[1].expression: Invalid value: "variables.a": compilation failed: ERROR: '
+     "<input>:1:10: undefined field 'a'\n | variables.a\n | .........^]"),
+    ("validatingadmissionpolicies", policy({"expression": "true"}, variables=[
+        {"name": "a", "expression": "variables.a"}]),
+     'spec.variables[0].expression: Invalid value: "variables.a": compilation failed: ERROR: '
+     "<input>:1:10: undefined field 'a'\n | variables.a\n | .........^"),
+    ("validatingadmissionpolicies", policy({"expression": "true"}, variables=[
+        {"name": "a-b", "expression": "1"}]),
+     'spec.variables[0].name: Invalid value: "a-b": name is not a valid CEL identifier'),
+    # validateRuleWithOperations
+    ("validatingadmissionpolicies", policy({"expression": "true"}, matchConstraints={
+        "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["PATCH"],
+                           "resources": ["configmaps"]}]}),
+     'spec.matchConstraints.resourceRules[0].operations[0]: Unsupported value: "PATCH": '
+     'supported values: "*", "CONNECT", "CREATE", "DELETE", "UPDATE"'),
     ("validatingadmissionpolicybindings", binding(),
      "spec.validationActions: Required value: at least one validation action is required"),
     ("validatingadmissionpolicybindings", binding("Block"),
@@ -268,6 +307,15 @@ def test_bad_policies_and_bindings_are_refused(resource: str, obj: Object, messa
     env = Env()
     err = env.error("create", resource, "", body=obj, group=GROUP)
     assert err.code == 422 and err.message.split(" is invalid: ", 1)[1] == message
+
+
+def test_variables_compose_in_order() -> None:
+    env = serve(policy({"expression": "variables.b == 'xy'"}, variables=[
+        {"name": "a", "expression": "object.data.v"},
+        {"name": "b", "expression": "variables.a + 'y'"}]), binding("Deny"))
+    env.create("configmaps", {**cm(), "data": {"v": "x"}})
+    assert env.error("create", "configmaps", body={**cm(), "metadata": {
+        "name": "d", "namespace": "default"}, "data": {"v": "z"}}).code == 422
 
 
 def test_policies_do_not_apply_to_policies() -> None:

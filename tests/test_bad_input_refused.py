@@ -248,3 +248,34 @@ def test_status_phase_and_binding_are_not_checked_upstream() -> None:
     assert env.req("create", "pods", "default", "web", body=binding,
                    subresource="binding")["status"] == "Success"
     assert env.get("pods", "web")["spec"]["nodeName"] == "nope"
+
+
+def test_int_or_string_with_a_type_is_typed_integer_or_string() -> None:
+    # Upstream has no rule against `type` beside x-kubernetes-int-or-string (ValidateStructural
+    # asks only that an untyped field be int-or-string); ConvertJSONSchemaPropsWithPostProcess
+    # (pkg/apiserver/validation/validation.go) replaces the type with [integer, string].
+    env = Env()
+    env.create("customresourcedefinitions", _crd({"type": "object", "properties": {
+        "port": {"type": "string", "x-kubernetes-int-or-string": True}}}), namespace="", group=AX)
+
+    def widget(name: str, port: Any) -> Object:
+        return {"apiVersion": "example.com/v1", "kind": "Widget",
+                "metadata": {"name": name, "namespace": "default"}, "spec": {"port": port}}
+    assert env.create("widgets", widget("a", 80), group="example.com")["spec"]["port"] == 80
+    assert env.create("widgets", widget("b", "http"), group="example.com")["spec"]["port"] == "http"
+    err = env.error("create", "widgets", body=widget("c", True), group="example.com")
+    assert err.message.endswith('spec.port: Invalid value: "boolean": spec.port in body must be '
+                                'of type integer,string: "boolean"')
+
+
+def test_a_lease_time_far_ahead_is_a_time() -> None:
+    # MicroTime.UnmarshalJSON parses RFC 3339 with microseconds: year 9999 is a time like any
+    # other (ValidateLeaseSpec has no rule on renewTime); a year past 9999 does not parse.
+    env = Env()
+    body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"},
+            "spec": {"renewTime": "9999-01-01T00:00:00.000000Z"}}
+    assert env.create("leases", body, group="coordination.k8s.io")["spec"]["renewTime"] == \
+        "9999-01-01T00:00:00.000000Z"
+    body["metadata"]["name"] = "m"
+    body["spec"]["renewTime"] = "10000-01-01T00:00:00.000000Z"
+    assert env.error("create", "leases", body=body, group="coordination.k8s.io").code == 400

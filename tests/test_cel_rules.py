@@ -3,13 +3,18 @@ pkg/apiserver/schema/cel/validation_test.go), through the API server."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 from test_apiserver_support import Env
 from test_crd_schema import crd, widget
 
-from kubelab.apiserver.cel import CelCompileError, CelEvalError, compile_expression
+from kubelab.api.errors import ApiError
+from kubelab.apiserver import cel_check
+from kubelab.apiserver.apiextensions.schema.rules import CostBudget, validate_rules
+from kubelab.apiserver.cel import CelCompileError, CelCostError, CelEvalError, compile_expression
+from kubelab.apiserver.cel_check import RUNTIME_CEL_COST_BUDGET
 
 Object = dict[str, Any]
 HEAD = 'Widget.example.com "w" is invalid: '
@@ -57,15 +62,25 @@ def test_a_failing_rule_names_itself() -> None:
      'spec: Duplicate value: "object"'),
     ({"rule": "self.replicas <= self.max", "fieldPath": ".replicas", "message": "lower it"},
      'spec.replicas: Invalid value: "object": lower it'),
-    ({"rule": "self.missing == 1"},
-     'spec: Invalid value: "object": no such key: missing evaluating rule: self.missing == 1'),
-    ({"rule": "self.name + 1 == 2"},
-     "spec: Invalid value: \"object\": 'no such overload': call arguments did not match a "
-     "supported operator, function or macro signature for rule: self.name + 1 == 2"),
 ])
 def test_message_reason_field_path_and_errors(rule: Object, message: str) -> None:
     env = serve(spec_with(rule))
     assert create_error(env, {"replicas": 3, "max": 2, "name": "a"}) == HEAD + message
+
+
+@pytest.mark.parametrize(("rule", "message"), [
+    # a declared field the object does not set
+    ({"rule": "self.missing == 1"},
+     'spec: Invalid value: "object": no such key: missing evaluating rule: self.missing == 1'),
+    # int-or-string is dyn: only the value, when the rule runs, shows the overload is missing
+    ({"rule": "self.port + 1 == 2"},
+     "spec: Invalid value: \"object\": 'no such overload': call arguments did not match a "
+     "supported operator, function or macro signature for rule: self.port + 1 == 2"),
+])
+def test_errors_when_the_rule_runs(rule: Object, message: str) -> None:
+    env = serve(spec_with(rule, missing={"type": "integer"},
+                          port={"x-kubernetes-int-or-string": True}))
+    assert create_error(env, {"port": "http"}) == HEAD + message
 
 
 def test_rules_on_scalars_lists_and_maps_see_their_own_value() -> None:
@@ -142,3 +157,158 @@ def test_library_functions() -> None:
         compile_expression("self.s ==")
     with pytest.raises(CelEvalError, match=r"^undeclared reference to 'nope'$"):
         compile_expression("self.s.nope()").evaluate({"self": values})
+
+
+# ------------------------------------------- compiled when the CRD is written (compilation.go)
+
+P = "spec.versions[0].schema.openAPIV3Schema.properties[spec]"
+CUBIC = "self.items.all(a, self.items.all(b, self.items.all(c, a + b + c >= 0)))"
+COST_HINT = ("(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where "
+             "arrays, maps, and strings are declared)")
+
+
+def crd_error(spec: Object) -> str:
+    env = Env()
+    err = env.error("create", "customresourcedefinitions", "", body=crd(spec),
+                    group="apiextensions.k8s.io")
+    assert err.code == 422
+    assert env.req("list", "customresourcedefinitions", namespace="",
+                   group="apiextensions.k8s.io")["items"] == []
+    return err.message.split(" is invalid: ", 1)[1]
+
+
+def items(**bounds: int) -> Object:
+    return {"type": "array", "items": {"type": "integer"}, **bounds}
+
+
+@pytest.mark.parametrize(("bounds", "factor"), [({}, "more than 100x"), ({"maxItems": 300}, "")])
+def test_a_cubic_rule_is_refused_by_its_estimated_cost(bounds: dict[str, int], factor: str) -> None:
+    """An unbounded list is as long as a 3 MiB request allows (10^6 integers); 300^3 steps are
+    still over StaticEstimatedCostLimit (10^7). Its cost alone also passes the schema's total."""
+    errors = crd_error(spec_with({"rule": CUBIC}, items=items(**bounds))).strip("[]").split(
+        ", spec.")
+    assert errors[0].startswith(f"{P}.x-kubernetes-validations[0].rule: Forbidden: estimated rule "
+                                f"cost exceeds budget by factor of {factor}")
+    assert errors[0].endswith(f"x {COST_HINT}")
+    assert errors[-1].startswith("versions[0].schema.openAPIV3Schema: Forbidden: "
+                                 "x-kubernetes-validations estimated rule cost total")
+
+
+def test_the_same_rule_over_a_short_list_is_admitted() -> None:
+    env = serve(spec_with({"rule": CUBIC}, items=items(maxItems=10)))
+    env.create("widgets", widget({"items": [1, 2, 3]}), group="example.com")
+    assert "-1" not in str(cel_check.check(CUBIC, {"self": cel_check.schema_type(
+        spec_with({"rule": CUBIC}, items=items(maxItems=10)))}).max_cost)
+
+
+def test_a_rule_runs_as_often_as_its_list_has_items() -> None:
+    # the rule's cost times the node's cardinality: 3 per rule, 300 items per list, two lists
+    rule = {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= 0"}]}
+    ok = {"type": "array", "maxItems": 300, "items": {
+        "type": "array", "maxItems": 300, "items": rule}}
+    serve(spec_with(grid=ok))
+    unbounded = {"type": "array", "items": {"type": "array", "items": rule}}
+    assert crd_error(spec_with(grid=unbounded)).startswith(
+        f"[{P}.properties[grid].items.items.x-kubernetes-validations[0].rule: Forbidden: estimated "
+        f"rule cost exceeds budget by factor of more than 100x {COST_HINT}")
+
+
+def test_the_rules_of_a_schema_share_one_total() -> None:
+    # each rule costs a tenth of an unbounded string's 3 MiB and three steps, under
+    # StaticEstimatedCostLimit; 320 of them pass StaticEstimatedCRDCostLimit (10^8)
+    each = 3 + math.ceil((cel_check.MAX_REQUEST_SIZE_BYTES - 2) / 10)
+    rules = [{"rule": f"self.name.contains('{i}')"} for i in range(320)]
+    parts = crd_error(spec_with(*rules)).strip("[]").split(", spec.")
+    assert parts[-1] == ("versions[0].schema.openAPIV3Schema: Forbidden: x-kubernetes-validations "
+                         "estimated rule cost total for entire OpenAPIv3 schema exceeds budget by "
+                         f"factor of {320 * each / 10**8:f}x {COST_HINT}")
+    assert sum(p.endswith("Forbidden: contributed to estimated rule cost total exceeding cost "
+                          "limit for entire OpenAPIv3 schema") for p in parts) == 4
+    assert len(parts) == 5
+    serve(spec_with(*rules[:300]))
+
+
+@pytest.mark.parametrize(("rule", "detail"), [
+    ({"rule": "self.x == 1"}, "compilation failed: ERROR: <input>:1:5: undefined field 'x'\n"
+     " | self.x == 1\n | ....^"),
+    ({"rule": "has(self.nope)"}, "compilation failed: ERROR: <input>:1:9: undefined field "
+     "'nope'\n | has(self.nope)\n | ........^"),
+    ({"rule": "self.items.all(i, i.size > 0)"}, "compilation failed: ERROR: <input>:1:20: type "
+     "'int' does not support field selection\n | self.items.all(i, i.size > 0)\n | "
+     "...................^"),
+    ({"rule": "self.replicas + 1"}, "cel expression must evaluate to a bool"),
+    ({"rule": "self.name"}, "cel expression must evaluate to a bool"),
+    ({"rule": "self.name == 1"}, "compilation failed: ERROR: <input>:1:11: found no matching "
+     "overload for '_==_' applied to '(string, int)'\n | self.name == 1\n | ..........^"),
+    ({"rule": "replicas > 1"}, "compilation failed: ERROR: <input>:1:1: undeclared reference to "
+     "'replicas' (in container '')\n | replicas > 1\n | ^"),
+])
+def test_a_rule_is_type_checked_against_its_schema(rule: Object, detail: str) -> None:
+    message = crd_error(spec_with(rule, items=items(maxItems=5), replicas={"type": "integer"},
+                                  name={"type": "string"}))
+    assert message.startswith(f"{P}.x-kubernetes-validations[0].rule: Invalid value: ")
+    assert message.endswith(": " + detail)
+
+
+def test_a_message_expression_must_be_a_string() -> None:
+    message = crd_error(spec_with({"rule": "self.replicas > 0",
+                                   "messageExpression": "self.replicas"}))
+    assert message.startswith(f"{P}.x-kubernetes-validations[0].messageExpression: Invalid value")
+    assert message.endswith(": messageExpression must evaluate to a string")
+
+
+def test_int_or_string_and_the_root_are_typed_as_upstream() -> None:
+    # int-or-string is dyn (checked when the rule runs); the root has apiVersion, kind and
+    # metadata.name / generateName only (WithTypeAndObjectMeta)
+    root = {"type": "object", "properties": {"spec": spec_with(
+        port={"x-kubernetes-int-or-string": True})},
+        "x-kubernetes-validations": [{"rule": "self.metadata.name != '' && self.kind == 'Widget'"},
+                                     {"rule": "self.spec.port == 80 || self.spec.port == 'http'"}]}
+    env = Env()
+    definition = crd({"type": "object"})
+    definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = root
+    env.create("customresourcedefinitions", definition, namespace="", group="apiextensions.k8s.io")
+    root["x-kubernetes-validations"] = [{"rule": "self.metadata.labels.size() > 0"}]
+    with pytest.raises(ApiError) as info:
+        env.create("customresourcedefinitions", {**definition, "metadata": {
+            "name": "widgets.example.com"}}, namespace="", group="apiextensions.k8s.io")
+    assert "undefined field 'labels'" in info.value.message
+
+
+# ------------------------------------------------ the runtime cost (validation.go, cel-go)
+
+
+def test_a_rule_costs_one_unit_per_step_it_takes() -> None:
+    program = compile_expression("self.all(a, a >= 0)")
+    costs = []
+    for n in (10, 20, 40):
+        assert program.evaluate({"self": list(range(n))}) is True
+        costs.append(program.last_cost)
+    assert costs[2] - costs[1] == 2 * (costs[1] - costs[0]) > 0  # linear in the list's length
+
+
+def test_a_call_past_its_limit_stops_and_no_further_rule_runs() -> None:
+    schema = {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.l.all(a, self.l.all(b, a + b >= 0))"}, {"rule": "false"}]}
+    errs = validate_rules(schema, {"l": list(range(30))}, path="spec",
+                          budget=CostBudget(per_call_limit=500))
+    assert [str(e) for e in errs] == [
+        "spec: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no "
+        "further validation rules will be run due to call cost exceeds limit for rule: "
+        "self.l.all(a, self.l.all(b, a + b >= 0))"]
+    with pytest.raises(CelCostError):
+        compile_expression("self.all(a, a >= 0)").evaluate({"self": list(range(100))}, 50)
+
+
+def test_the_objects_budget_is_shared_by_every_rule_and_item() -> None:
+    schema = {"type": "array", "items": {"type": "integer", "x-kubernetes-validations": [
+        {"rule": "self >= 0"}, {"rule": "self < 100"}]}}
+    spent = CostBudget()
+    assert validate_rules(schema, list(range(50)), path="spec.l", budget=spent) == []
+    per_item = (RUNTIME_CEL_COST_BUDGET - spent.remaining) // 50
+    budget = CostBudget(remaining=per_item * 10 + 1)
+    errs = validate_rules(schema, list(range(50)), path="spec.l", budget=budget)
+    assert [str(e) for e in errs] == [
+        'spec.l[10]: Invalid value: "integer": validation failed due to running out of cost '
+        "budget, no further validation rules will be run"]
+    assert budget.stopped

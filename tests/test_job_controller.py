@@ -347,3 +347,18 @@ def test_suspend_deletes_active_pods_and_resume_makes_them_again() -> None:
     c.client.patch("jobs", "pi", {"spec": {"suspend": False}})
     c.run(5)
     assert c.get("jobs", "pi")["status"]["active"] == 2
+
+
+def test_a_huge_parallelism_creates_500_pods_per_batched_sync() -> None:
+    """manageJob creates at most MaxPodCreateDeletePerSync (500) pods per sync, in slow-start
+    batches, and updateJob batches a status-only update (same generation) by syncJobBatchPeriod:
+    the controller's own status write does not resync the Job at once, so a parallelism of 10^6
+    costs 500 creates per virtual second instead of never letting the clock move."""
+    c = Cluster(nodes=1)
+    c.apply(job(behavior="exit=300", parallelism=10**6, completions=10**6))
+    counts = []
+    for _ in range(3):
+        c.run(1)
+        counts.append(len(c.get("pods", label_selector="batch.kubernetes.io/job-name=pi")))
+    assert counts == [500, 1000, 1500]
+    assert c.get("jobs", "pi")["status"]["active"] == 1500

@@ -9,10 +9,12 @@ conversions and the duration/timestamp types. kubelab adds these Kubernetes libr
 the strings extension's `lowerAscii`, `upperAscii`, `trim`, `split`, `join`, `replace`,
 `indexOf`, `lastIndexOf`, `substring`, `charAt`, the regex library's `find` and `findAll`, and
 the lists library's `isSorted`, `sum`, `min`, `max`. Not supported: `quantity`, `url`, `ip`,
-`cidr`, `format`, optional types (`self.?x`), and the cost limits (upstream estimates a rule's
-cost when the CRD is written and stops a rule past its runtime budget; kubelab does neither).
-An unknown function is found when the rule runs (`undeclared reference to 'f'`), not when the
-CRD or policy is written, as cel-go's type-checker would.
+`cidr`, `format`, optional types (`self.?x`). Types and the estimated cost are checked before
+an expression is stored (cel_check.py); while it runs, every step (an identifier, a selection,
+a call, an operator) costs one unit, and past PerCallLimit (10^6) the evaluation stops with
+cel-go's "operation cancelled: actual cost limit exceeded". An unknown function is found when
+the rule runs (`undeclared reference to 'f'`), not when the CRD or policy is written, as
+cel-go's type-checker would.
 
 Compiled programs are cached by their text, as upstream caches them per CRD.
 """
@@ -25,12 +27,15 @@ from itertools import pairwise
 from typing import Any
 
 import celpy
+import lark
 from celpy import celtypes
 from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError
+from celpy.evaluation import CELEvalError, Evaluator
 
-__all__ = ["CelCompileError", "CelEvalError", "Program", "compile_expression", "to_cel"]
+from kubelab.apiserver.cel_check import PER_CALL_LIMIT
+
+__all__ = ["CelCompileError", "CelCostError", "CelEvalError", "Program", "compile_expression", "to_cel"]
 
 
 class CelCompileError(ValueError):
@@ -39,6 +44,11 @@ class CelCompileError(ValueError):
 
 class CelEvalError(RuntimeError):
     """The expression failed while it ran (no such key, division by zero, no such overload)."""
+
+
+class CelCostError(CelEvalError):
+    """The expression ran past its cost limit (cel-go: "operation cancelled: actual cost limit
+    exceeded")."""
 
 
 def _lower_ascii(s: celtypes.StringType) -> celtypes.StringType:
@@ -116,25 +126,72 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 _ENV = celpy.Environment()
 
 
+# What costs one unit when it runs: an identifier, a field selection, an index, a call, an
+# operator, a list or map literal (cel-go's interpreter counts the same kinds of steps).
+_COSTED = frozenset({
+    "ident", "member_dot", "member_dot_arg", "member_index", "ident_arg", "dot_ident_arg",
+    "list_lit", "map_lit", "unary_not", "unary_neg", "relation_lt", "relation_le", "relation_gt",
+    "relation_ge", "relation_eq", "relation_ne", "relation_in", "addition_add", "addition_sub",
+    "multiplication_mul", "multiplication_div", "multiplication_mod"})
+
+
+class _CostLimitExceeded(BaseException):
+    """Raised inside celpy's evaluator to stop it; Program.evaluate turns it into CelCostError."""
+
+
+class _CostTracker:
+    def __init__(self, limit: int | None) -> None:
+        self.cost, self.limit = 0, limit
+
+
+class _Evaluator(Evaluator):
+    """celpy's evaluator with cel-go's cost tracking (cel.CostLimit): every costed step adds
+    one, and past the limit the evaluation stops."""
+
+    tracker: _CostTracker
+
+    def sub_evaluator(self, ast: lark.Tree[Any]) -> Evaluator:
+        nested = _Evaluator(ast, activation=self.activation)
+        nested.tracker = self.tracker
+        return nested
+
+    def _visit_tree(self, tree: lark.Tree[Any]) -> Any:
+        if tree.data in _COSTED:
+            tracker = self.tracker
+            tracker.cost += 1
+            if tracker.limit is not None and tracker.cost > tracker.limit:
+                raise _CostLimitExceeded
+        return super()._visit_tree(tree)
+
+
 class Program:
-    """A compiled expression."""
+    """A compiled expression. `last_cost` is what its last evaluation cost."""
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.last_cost = 0
         try:
             ast = _ENV.compile(text)
         except CELParseError as err:
             raise CelCompileError(str(err).strip()) from None
         self._program = _ENV.program(ast, functions=FUNCTIONS)
 
-    def evaluate(self, activation: dict[str, Any]) -> Any:
-        """The expression's value (a plain Python value) with these variables (JSON values)."""
+    def evaluate(self, activation: dict[str, Any], cost_limit: int | None = PER_CALL_LIMIT) -> Any:
+        """The expression's value (a plain Python value) with these variables (JSON values).
+        Past cost_limit (upstream's PerCallLimit) it stops with CelCostError."""
+        tracker = _CostTracker(cost_limit)
+        evaluator = _Evaluator(ast=self._program.ast, activation=self._program.new_activation())
+        evaluator.tracker = tracker
         try:
-            result = self._program.evaluate({k: to_cel(v) for k, v in activation.items()})
+            result = evaluator.evaluate({k: to_cel(v) for k, v in activation.items()})
+        except _CostLimitExceeded:
+            raise CelCostError("operation cancelled: actual cost limit exceeded") from None
         except CELEvalError as err:
             raise CelEvalError(_eval_message(err)) from None
         except (TypeError, ValueError, ZeroDivisionError, KeyError, IndexError) as err:
             raise CelEvalError(str(err)) from None
+        finally:
+            self.last_cost = tracker.cost
         if isinstance(result, CELEvalError):
             raise CelEvalError(_eval_message(result))
         return _from_cel(result)

@@ -20,7 +20,10 @@ An expression that fails to compile or run, and a param that is not found with
 parameterNotFoundAction Deny, follow the policy's failurePolicy (Fail, the default: deny;
 Ignore: skip). The policy and binding kinds themselves are exempt, so a policy cannot lock its
 own fix out. Not supported: matchConditions, auditAnnotations, the `authorizer` variable,
-matchPolicy Equivalent (kubelab serves one version of each kind) and the cost limit.
+matchPolicy Equivalent (kubelab serves one version of each kind) and the per-binding
+RuntimeCELCostBudget (each expression stops at its PerCallLimit, kubelab/apiserver/cel.py, and
+that error goes to the failurePolicy like any other). The expressions are compiled when the
+policy is written (policy_match.py validate_policy).
 """
 
 from __future__ import annotations

@@ -136,7 +136,12 @@ class JobController:
     def _update_job(self, old: Object, cur: Object) -> None:
         if old["metadata"].get("uid") != cur["metadata"].get("uid"):
             self._delete_job(DeletedFinalStateUnknown(_key(old), old))
-        self.enqueue_sync_job_immediately(cur)
+        if old["metadata"].get("generation") == cur["metadata"].get("generation"):
+            # A status update (typically the controller's own, after pod events) is batched,
+            # so a Job's syncs come at most once per syncJobBatchPeriod; a spec change syncs now.
+            self.enqueue_sync_job_batched(cur)
+        else:
+            self.enqueue_sync_job_immediately(cur)
 
     def _delete_job(self, obj: Any) -> None:
         job = _tombstone(obj)

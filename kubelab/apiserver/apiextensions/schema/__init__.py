@@ -11,7 +11,9 @@ Upstream (staging/src/k8s.io/apiextensions-apiserver):
 - defaulting.py: pruning of unknown fields and defaulting (pkg/apiserver/schema/pruning,
   pkg/apiserver/schema/defaulting);
 - rules.py: the x-kubernetes-validations CEL rules (pkg/apiserver/schema/cel/validation.go),
-  evaluated by kubelab/apiserver/cel.py.
+  evaluated by kubelab/apiserver/cel.py within the runtime cost budget;
+- compilation.py: the rules compiled when the CRD is written, type-checked and their cost
+  estimated (pkg/apiserver/schema/cel/compilation.go, with kubelab/apiserver/cel_check.py).
 """
 
 from kubelab.apiserver.apiextensions.schema.defaulting import apply_defaults, prune

@@ -10,8 +10,9 @@
 - the rest of ValidateCustomResourceDefinitionOpenAPISchema
   (pkg/apis/apiextensions/validation/validation.go): uniqueItems is refused,
   additionalProperties and properties exclude each other,
-  x-kubernetes-preserve-unknown-fields is true or unset, the list and map types, and each
-  x-kubernetes-validations rule must compile.
+  x-kubernetes-preserve-unknown-fields is true or unset, the list and map types; and, once
+  the schema has no errors, each x-kubernetes-validations rule must compile, type-check and
+  stay within its cost (compilation.py).
 
 kubelab's departure: validateStructuralCompleteness looks at the junctors of every level of
 the structural schema (upstream's looks at the root's only).
@@ -22,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelab.api.errors import FieldError, field_forbidden, field_invalid, field_not_supported, field_required
+from kubelab.apiserver.apiextensions.schema.compilation import validate_rule_compilation
 from kubelab.apiserver.apiextensions.schema.junctors import (
     is_int_or_string_all_of_pattern,
     is_int_or_string_any_of_pattern,
@@ -30,7 +32,6 @@ from kubelab.apiserver.apiextensions.schema.junctors import (
 )
 from kubelab.apiserver.apiextensions.schema.rules import has_old_self
 from kubelab.apiserver.apiextensions.schema.validate import validate_value
-from kubelab.apiserver.cel import CelCompileError, compile_expression
 
 __all__ = ["validate_custom_resource_definition_validation", "validate_structural"]
 
@@ -47,8 +48,11 @@ def validate_custom_resource_definition_validation(schema: Any, path: str) -> li
     upstream sorts them), then ValidateCustomResourceDefinitionOpenAPISchema's."""
     if not isinstance(schema, dict):
         return [field_required(path, "schemas are required")]
-    return validate_structural(path, schema) + \
+    errs = validate_structural(path, schema) + \
         validate_custom_resource_definition_openapi_schema(schema, path, True, None)
+    # The rules are compiled (type-checked, their cost estimated) only for a schema without
+    # errors: an invalid schema has no CEL types to check them against.
+    return errs or validate_rule_compilation(schema, path)
 
 
 def validate_structural(path: str, s: dict[str, Any]) -> list[FieldError]:
@@ -268,12 +272,4 @@ def _validations(s: dict[str, Any], path: str, uncorrelated: str | None) -> list
                                       f"uncorrelatable portion of the schema within {uncorrelated}"))
         if rule.get("reason") is not None and rule["reason"] not in REASONS:
             errs.append(field_not_supported(f"{where}.reason", rule["reason"], REASONS))
-        for field_name, expr in (("rule", text), ("messageExpression", expression)):
-            if not expr or not str(expr).strip():
-                continue
-            try:
-                compile_expression(str(expr))
-            except CelCompileError as err:
-                errs.append(field_invalid(f"{where}.{field_name}", rule,
-                                          f"compilation failed: {err}"))
     return errs
