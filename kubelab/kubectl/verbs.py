@@ -4,7 +4,11 @@ api-resources, and the doors to taint and rollout.
 Each follows its k8s.io/kubectl file (pkg/cmd/scale, label, annotate, drain (cordon),
 describe, logs, version, apiresources) with its usage errors: `cordon` without a node is
 `error: USAGE: cordon NODE [flags]` plus where to find help; `label deploy web` without a
-change is `error: at least one label update is required`.
+change is `error: at least one label update is required`; `version x` is `error: extra
+arguments: [x]`, `api-resources x` a usage error `unexpected arguments: [x]`. describe, scale,
+label and annotate go on past a name that is not found (the Builder's ContinueOnError) and
+report it after what they did; cordon and uncordon fetch every node first and stop at the
+first that is not found, before changing any.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from kubelab.kubectl.common import (
     Printed,
     UsageError,
     Verb,
+    check_errors,
     expect_args,
+    get_object,
     namespace_of,
     prefix,
     resources,
@@ -49,11 +55,24 @@ def _scale(client: Client, args: argparse.Namespace, now: float, stdin: str) -> 
         raise KubectlError("You must provide one or more resources by argument or filename.")
     infos, names = resources(client, args.args[0])
     names += args.args[1:]
+    info, found, errors = infos[0], [], []
+    ns = namespace_of(args, info) or "default"
+    for name in names:  # the Builder's Infos: each object is read first
+        try:
+            found.append(get_object(client, info, name, ns)["metadata"]["name"])
+        except ApiError as err:
+            errors.append(err)
+    if not found:
+        why = errors[0].message if len(errors) == 1 else f"[{', '.join(e.message for e in errors)}]"
+        raise KubectlError(f"no objects passed to scale {why}")
     lines = []
-    for name in names:
-        client.scale(infos[0].resource, name, args.replicas, args.namespace)
-        lines.append(f"{prefix(infos[0])}/{name} scaled")
-    return "\n".join(lines)
+    for name in found:
+        try:
+            client.scale(info.resource, name, args.replicas, ns)
+            lines.append(f"{prefix(info)}/{name} scaled")
+        except ApiError as err:
+            errors.append(err)
+    return check_errors(lines, errors)
 
 
 def _pairs(words: list[str], what: str) -> tuple[list[str], list[str]]:
@@ -102,17 +121,21 @@ def _label(client: Client, args: argparse.Namespace, now: float, stdin: str) -> 
     names += targets[1:]
     if not names:
         raise KubectlError("resource(s) were provided, but no name was specified")
-    info, lines = infos[0], []
+    info, lines, errors = infos[0], [], []
     ns = namespace_of(args, info) or "default"
     for name in names:
-        existing = client.get(info.resource, name, ns)["metadata"].get(field) or {}
+        try:
+            existing = get_object(client, info, name, ns)["metadata"].get(field) or {}
+        except ApiError as err:
+            errors.append(err)
+            continue
         for key, new in updates.items():
             if new is not None and key in existing and existing[key] != new and not args.overwrite:
                 raise KubectlError(f"'{key}' already has a value ({existing[key]}), and --overwrite "
                                    "is false")
         client.patch(info.resource, name, {"metadata": {field: updates}}, ns)
         lines.append(f"{prefix(info)}/{name} {'labeled' if field == 'labels' else 'annotated'}")
-    return "\n".join(lines)
+    return check_errors(lines, errors)
 
 
 def _cordon(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
@@ -121,9 +144,9 @@ def _cordon(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
     unschedulable = args.verb == "cordon"
     names = [n.removeprefix("node/").removeprefix("nodes/") for n in args.args] or [
         n["metadata"]["name"] for n in client.list("nodes", label_selector=args.selector)["items"]]
+    nodes = [(name, client.get("nodes", name, "")) for name in names]  # the first error stops it
     lines = []
-    for name in names:
-        node = client.get("nodes", name, "")
+    for name, node in nodes:
         done = "cordoned" if unschedulable else "uncordoned"
         if bool((node.get("spec") or {}).get("unschedulable")) == unschedulable:
             lines.append(f"node/{name} already {done}")
@@ -139,17 +162,23 @@ def _describe(client: Client, args: argparse.Namespace, now: float, stdin: str) 
                            'api-resources" for a complete list of supported resources.')
     infos, names = resources(client, args.args[0])
     names += args.args[1:]
-    out = []
+    out: list[str] = []
+    errors: list[Exception] = []
     for info in infos:
         ns = namespace_of(args, info)
+        objects = []
         if names:
-            objects = [client.get(info.resource, n, ns or "default") for n in names]
+            for name in names:
+                try:
+                    objects.append(get_object(client, info, name, ns or "default"))
+                except ApiError as err:
+                    errors.append(err)
         else:
             objects = client.list(info.resource, ns, label_selector=args.selector)["items"]
         out += [describe_object(client, info, obj, now) for obj in objects]
-    if not out:
+    if not out and not errors:
         return f"No resources found in {args.namespace} namespace."
-    return "\n\n\n".join(out)
+    return check_errors(["\n\n\n".join(out)] if out else [], errors)
 
 
 def _logs(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
@@ -204,7 +233,8 @@ def _pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[
 
 
 def _version(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
-    expect_args(args, 0)
+    if args.args:
+        raise KubectlError(f"extra arguments: [{' '.join(args.args)}]")
     head = f"Client Version: {CLIENT_VERSION}\nKustomize Version: {KUSTOMIZE_VERSION}"
     try:
         client.list("namespaces", limit=1)  # reaches the server, or says why not
@@ -215,7 +245,7 @@ def _version(client: Client, args: argparse.Namespace, now: float, stdin: str) -
 
 def _api_resources(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
     """NAME SHORTNAMES APIVERSION NAMESPACED KIND, ordered by group as upstream sorts."""
-    expect_args(args, 0)
+    expect_args(args, 0, message="unexpected arguments")
     client.discover()  # kubectl asks the server's discovery each time: a new CRD is listed at once
     infos = sorted(client.resources, key=lambda i: (i.group, i.resource))
     rows = [["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]]
