@@ -8,10 +8,11 @@ Table, get.go drops the printer's error and says "No resources found", exit 0),
 resource/name arguments cli-runtime's Builder refuses before sending anything (builder.go
 splitResourceTypeName, hasCombinedTypeArgs), extra positional arguments for every verb (each
 command's cobra Args, Complete or Validate), names that are not found (the Builder's
-ContinueOnError: the others are handled first) and a namespace that is not a DNS label. The
-API server does not check the namespace in the path: a list in `-n Bad_NS` is empty (exit 0),
-and a named object there is reported as the namespace's NotFound, as cli-runtime's Info.Get
-does after its own NotFound.
+ContinueOnError: the others are handled first), a namespace that is not a DNS label, and
+--as, --as-group and --as-uid (the Impersonate-* headers; clientcmd refuses groups or a uid
+without a user before sending anything). The API server does not check the namespace in the
+path: a list in `-n Bad_NS` is empty (exit 0), and a named object there is reported as the
+namespace's NotFound, as cli-runtime's Info.Get does after its own NotFound.
 
 Where the real kubectl is installed, the same command lines run against `kubelab serve` (with
 the same two pods) and its exit code and printed text must be kubelab's (for a jsonpath
@@ -38,6 +39,8 @@ SEPARATE = ("error: there is no need to specify a resource type as a separate ar
             "passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' "
             "instead of 'kubectl get resource resource/<resource_name>'")
 HELP = "See 'kubectl {} -h' for help and examples"
+IMPERSONATE_NO_USER = ("error: requesting uid, groups or user-extra for kubernetes-admin without "
+                       "impersonating a user")
 LOGS = ("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\n"
         "POD or TYPE/NAME is a required argument for the logs command\n" + HELP.format("logs"))
 
@@ -140,6 +143,17 @@ CASES: list[tuple[str, int, str]] = [
      'Error from server (NotFound): deployments.apps "y" not found'),
     ("cordon a b", 1, 'Error from server (NotFound): nodes "a" not found'),  # stops at the first
     ("uncordon", 1, "error: USAGE: uncordon NODE [flags]\n" + HELP.format("uncordon")),
+    # --as, --as-group, --as-uid: the Impersonate-* headers; the API server decides.
+    ("get pods --as nobody", 1, 'Error from server (Forbidden): pods is forbidden: User "nobody" '
+     'cannot list resource "pods" in API group "" in the namespace "default"'),
+    ("get pods --as nobody --as-group system:masters -o name", 0, "pod/db\npod/web"),
+    ("get pods --as system:serviceaccount:default:default -o name", 1, 'Error from server (Forbidden): '
+     'pods is forbidden: User "system:serviceaccount:default:default" cannot list resource "pods" in '
+     'API group "" in the namespace "default"'),
+    ("create configmap x --as nobody", 1, 'error: failed to create configmap: configmaps is forbidden: '
+     'User "nobody" cannot create resource "configmaps" in API group "" in the namespace "default"'),
+    ("get pods --as-group devs", 1, IMPERSONATE_NO_USER),
+    ("get pods --as-uid 12", 1, IMPERSONATE_NO_USER),
 ]
 
 
@@ -176,6 +190,15 @@ def test_a_jsonpath_runtime_error_shows_the_template_and_the_object_it_was_given
     assert tail.split("\n")[1:] == ["\tobject given to jsonpath engine was:", "\t\t" + go_syntax(listing)]
     single = cluster.kubectl("get pod web -o jsonpath={.kind[0]}")
     assert str(single).endswith("\t\t" + go_syntax(json.loads(cluster.kubectl("get pod web -o json"))))
+
+
+def test_kubectl_as_is_the_user_the_api_server_acts_as(cluster: Cluster) -> None:
+    assert cluster.kubectl("get pods --as nobody --as-group system:masters -o name").exit_code == 0
+    record = cluster.apiserver.audit[-1]
+    assert (record.user, record.impersonated_user, record.impersonated_groups) == (
+        "kubernetes-admin", "nobody", ("system:masters", "system:authenticated"))
+    assert cluster.kubectl("get pods -o name").exit_code == 0  # the next command is itself again
+    assert cluster.apiserver.audit[-1].impersonated_user == ""
 
 
 def test_go_syntax_prints_decoded_json_as_fmt_does() -> None:

@@ -69,9 +69,10 @@ def test_401_and_422_print_as_kubectl_prints_them() -> None:
     stranger = Client(c.apiserver, "no-such-token", user_agent="kubectl")
     out = kubectl(stranger, "get pods")
     assert (out, out.exit_code) == ("error: You must be logged in to the server (Unauthorized)", 1)
-    one = c.kubectl("create configmap Web_1")
-    assert one.startswith('The ConfigMap "Web_1" is invalid: metadata.name: Invalid value: "Web_1": '
-                          "a lowercase RFC 1123 subdomain must consist of")
+    one = c.kubectl("create configmap Web_1")  # create_configmap.go wraps the server's error
+    assert one.startswith('error: failed to create configmap: ConfigMap "Web_1" is invalid: '
+                          'metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain must '
+                          "consist of")
     assert one.exit_code == 1
     out = c.kubectl("run Web_1 --image=nginx")  # the container is named after the pod too
     assert out.splitlines()[0] == 'The Pod "Web_1" is invalid: '

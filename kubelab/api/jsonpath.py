@@ -143,7 +143,9 @@ def _text(value: Any) -> str:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    return json.dumps(value, separators=(",", ":"), sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return str(value)
 
 
 def _eval(path: str, data: Any, *, strict: bool = False) -> list[Any]:
