@@ -24,6 +24,7 @@ from transport_helpers import configmap, error, run, until
 
 from kubelab.api.request import Impersonation
 from kubelab.client import Client
+from kubelab.serve import connect
 from kubelab.serve.transport.restconfig import ConfigError, load_rest_config
 from kubelab.serve.transport.transport import header_key_escape, impersonation_headers
 
@@ -101,6 +102,8 @@ def test_the_server_acts_as_the_impersonated_user(served: Served) -> None:
                              '"configmaps" in API group "" in the namespace "default"')
     assert _kubectl(served, "create", "configmap", "by-kubectl", "--as", "viewer") == (
         1, f"error: failed to create configmap: {refused.message}")
+    remote = connect(served.kubeconfig, impersonate=Impersonation("viewer"))  # kubelab.serve.connect
+    assert error(lambda: remote.client.create(configmap("by-remote"))).message == refused.message
 
 
 @pytest.mark.parametrize(("wanted", "message"), [
