@@ -51,6 +51,10 @@ def executing(template: str, why: str) -> str:
             "Printing more information for debugging the template:")
 
 
+# What both clusters hold: two pods in default, two to delete in the namespace other.
+SETUP = ["run web --image nginx", "run db --image nginx", "create namespace other",
+         "run gone --image nginx -n other", "run gone2 --image nginx -n other"]
+
 # (command, exit code, what kubectl prints: stdout, then stderr). "..." ends a jsonpath runtime
 # error's first line: the template and the object follow it.
 CASES: list[tuple[str, int, str]] = [
@@ -143,6 +147,30 @@ CASES: list[tuple[str, int, str]] = [
      'Error from server (NotFound): deployments.apps "y" not found'),
     ("cordon a b", 1, 'Error from server (NotFound): nodes "a" not found'),  # stops at the first
     ("uncordon", 1, "error: USAGE: uncordon NODE [flags]\n" + HELP.format("uncordon")),
+    ("scale deploy --replicas=1", 1, "error: resource(s) were provided, but no name was specified"),
+    ("get pods x y -o name", 1, 'Error from server (NotFound): pods "x" not found\n'
+     'Error from server (NotFound): pods "y" not found'),
+    ("delete pods x y", 1, 'Error from server (NotFound): pods "x" not found\n'
+     'Error from server (NotFound): pods "y" not found'),
+    ("delete pods gone x -n other", 1, 'pod "gone" deleted\n'
+     'Error from server (NotFound): pods "x" not found'),
+    ("delete pods x gone2 -n other", 1, 'pod "gone2" deleted\n'
+     'Error from server (NotFound): pods "x" not found'),
+    ("label pods x y a=b", 1, 'Error from server (NotFound): pods "x" not found\n'
+     'Error from server (NotFound): pods "y" not found'),
+    ("taint nodes x y a=b:NoSchedule", 1, 'Error from server (NotFound): nodes "x" not found\n'
+     'Error from server (NotFound): nodes "y" not found'),
+    ("rollout restart deploy x y", 1, 'Error from server (NotFound): deployments.apps "x" not found\n'
+     'Error from server (NotFound): deployments.apps "y" not found'),
+    ("rollout status deploy x y", 1, 'Error from server (NotFound): deployments.apps "x" not found\n'
+     'Error from server (NotFound): deployments.apps "y" not found'),
+    ("describe pods zzz", 1, 'Error from server (NotFound): pods "zzz" not found'),
+    ("describe pods we", 0, "Name:         web..."),  # one name not found: the names it begins
+    ("logs zz", 1, 'error: error from server (NotFound): pods "zz" not found in namespace "default"'),
+    ("logs web -n Bad_NS", 1, 'error: error from server (NotFound): namespaces "Bad_NS" not found in '
+     'namespace "Bad_NS"'),
+    ("explain", 1, 'error: You must specify the type of resource to explain. Use "kubectl api-resources" '
+     "for a complete list of supported resources."),
     # --as, --as-group, --as-uid: the Impersonate-* headers; the API server decides.
     ("get pods --as nobody", 1, 'Error from server (Forbidden): pods is forbidden: User "nobody" '
      'cannot list resource "pods" in API group "" in the namespace "default"'),
@@ -160,8 +188,8 @@ CASES: list[tuple[str, int, str]] = [
 @pytest.fixture(scope="module")
 def cluster() -> Cluster:
     c = Cluster(nodes=0, components=[], seed=1)
-    for name in ("web", "db"):
-        assert c.kubectl(f"run {name} --image nginx").exit_code == 0
+    for command in SETUP:
+        assert c.kubectl(command).exit_code == 0, command
     return c
 
 
@@ -214,8 +242,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         pytest.skip("kubectl is not installed (make installs it)")
     server = serving(tmp_path_factory.mktemp("serve"), "--nodes", "1", "--speed", "4")
     s = next(server)
-    for name in ("web", "db"):
-        s.kubectl("run", name, "--image", "nginx")
+    for command in SETUP:
+        s.kubectl(*split_command(command))
     yield s
     next(server, None)
 

@@ -28,6 +28,7 @@ from kubelab.kubectl.common import (
     Printed,
     UsageError,
     Verb,
+    check_errors,
     get_object,
     namespace_of,
     prefix,
@@ -195,7 +196,8 @@ def _delete(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
         raise UsageError("delete", "You must provide one or more resources by argument or filename.\n"
                          "Example resource specifications include:\n   '-f rsrc.yaml'\n   "
                          "'--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
-    lines = []
+    lines: list[str] = []
+    errors: list[Exception] = []
     for info, names in resource_args(client, args.args):
         ns = namespace_of(args, info) or "default"
         if not names and args.selector:
@@ -205,10 +207,17 @@ def _delete(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
             raise KubectlError('resource(s) were provided, but no name was specified')
         grace = 0 if args.now else args.grace_period
         policy = args.cascade.capitalize()
-        for name in names:
-            client.delete(info.resource, name, ns, propagation_policy=policy, grace_period_seconds=grace)
+        for name in names:  # ContinueOnError: a name not found is reported after the others
+            try:
+                client.delete(info.resource, name, ns, propagation_policy=policy,
+                              grace_period_seconds=grace)
+            except ApiError as err:
+                errors.append(err)
+                continue
             lines.append(f'{prefix(info)} "{name}" deleted')
-    return "\n".join(lines) or "No resources found"
+    if not lines and not errors:
+        return "No resources found"
+    return check_errors(lines, errors)
 
 
 VERBS: dict[str, Verb] = {"get": _get, "delete": _delete}

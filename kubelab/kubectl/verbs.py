@@ -55,6 +55,8 @@ def _scale(client: Client, args: argparse.Namespace, now: float, stdin: str) -> 
         raise KubectlError("You must provide one or more resources by argument or filename.")
     infos, names = resources(client, args.args[0])
     names += args.args[1:]
+    if not names:
+        raise KubectlError("resource(s) were provided, but no name was specified")
     info, found, errors = infos[0], [], []
     ns = namespace_of(args, info) or "default"
     for name in names:  # the Builder's Infos: each object is read first
@@ -176,6 +178,14 @@ def _describe(client: Client, args: argparse.Namespace, now: float, stdin: str) 
         else:
             objects = client.list(info.resource, ns, label_selector=args.selector)["items"]
         out += [describe_object(client, info, obj, now) for obj in objects]
+    if len(args.args) == 2 and len(infos) == 1 and not out and errors:
+        # DescribeMatchingResources: `describe pods we`, not found, describes the pods whose
+        # names begin with it (one blank line between them), else the NotFound stands.
+        info = infos[0]
+        matching = [o for o in client.list(info.resource, namespace_of(args, info))["items"]
+                    if o["metadata"]["name"].startswith(args.args[1])]
+        if matching:
+            return "\n\n".join(describe_object(client, info, obj, now) for obj in matching)
     if not out and not errors:
         return f"No resources found in {args.namespace} namespace."
     return check_errors(["\n\n\n".join(out)] if out else [], errors)
@@ -191,9 +201,18 @@ def _logs(client: Client, args: argparse.Namespace, now: float, stdin: str) -> s
     target = args.args[0]
     container = args.container or (args.args[1] if len(args.args) == 2 else "")
     kind, _, name = target.partition("/")
+    info = client.resource(kind if name else "pods")
     note = ""
-    if name and client.resource(kind).resource != "pods":
-        name, note = _pod_for(client, client.resource(kind).resource, name, args.namespace)
+    try:  # the Builder reads the object first; logs.go names the namespace when it is not there
+        if info.resource != "pods":
+            name, note = _pod_for(client, info.resource, name, args.namespace)
+        else:
+            get_object(client, info, name or target, args.namespace)
+    except ApiError as err:
+        if err.code != 404:
+            raise
+        raise KubectlError(f"error from server (NotFound): {err.message} in namespace "
+                           f'"{args.namespace}"') from None
     text = client.get_logs(name or target, args.namespace, container=container,
                            previous=args.previous, tail_lines=args.tail if args.tail >= 0 else None)
     return note + text
@@ -205,7 +224,7 @@ def _pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[
     if resource not in ("deployments", "replicasets", "services"):
         raise KubectlError(f"cannot get the logs from {client.resource(resource).qualified}: "
                            "selector for it is not implemented")
-    obj = client.get(resource, name, namespace)
+    obj = get_object(client, client.resource(resource), name, namespace)
     if resource == "services":  # SelectorsForObject: a Service selects by a plain label map
         labels = (obj.get("spec") or {}).get("selector") or {}
         if not labels:
