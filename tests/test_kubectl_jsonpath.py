@@ -47,6 +47,18 @@ def test_templates_print_what_kubectl_prints(template: str, text: str) -> None:
     assert execute(template, STORE) == text
 
 
+@pytest.mark.parametrize(("value", "text"), [
+    ({"note": "<a&b>", "name": "café"}, '{"name":"café","note":"\\u003ca\\u0026b\\u003e"}'),  # json.Marshal
+    (1e6, "1e+06"),  # fmt's %v of a float64
+    (0.5, "0.5"),
+    (3, "3"),
+    (True, "true"),
+    ("<a&b>", "<a&b>"),  # a string prints bare
+])
+def test_values_print_as_go_prints_them(value: Any, text: str) -> None:
+    assert execute("{.v}", {"v": value}) == text
+
+
 @pytest.mark.parametrize(("template", "message"), [
     ("{.kind", "unclosed action"),
     ("{end}", "not in range, nothing to end"),

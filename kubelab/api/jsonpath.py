@@ -5,8 +5,8 @@ printed as it is; inside, a path of fields (`.metadata.name`, `['app.kubernetes.
 array indexes and slices (`[0]`, `[-1]`, `[1:3]`, `[*]`), recursive descent (`..name`),
 filters (`[?(@.type=="Ready")]`), string literals (`{"\\n"}`) and `{range ...}...{end}`.
 Several results of one expression are joined by a space; a string prints bare, a map or list
-as JSON (json.Marshal's: keys sorted). kubectl allows missing keys: a path that finds nothing
-prints nothing.
+as JSON (json.Marshal's: keys sorted, `<`, `>` and `&` escaped), a number as Go prints it
+(`1e+06`). kubectl allows missing keys: a path that finds nothing prints nothing.
 
 What execute still refuses at run time is a JSONPathRuntimeError in jsonpath.go's words
 (evalArray, evalFilter): an index or slice out of bounds (`array index out of bounds: index 5,
@@ -19,10 +19,15 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from typing import Any
 
-__all__ = ["JSONPathError", "JSONPathRuntimeError", "execute", "go_type", "go_value", "parse",
-           "relaxed"]
+__all__ = ["JSONPathError", "JSONPathRuntimeError", "execute", "go_float", "go_type", "go_value",
+           "parse", "relaxed"]
+
+# json.Marshal's HTMLEscape, and its escapes of the two line separators JavaScript refuses.
+_JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
 class JSONPathError(ValueError):
@@ -68,6 +73,23 @@ def go_type(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
     return {str: "string", int: "int64", float: "float64"}.get(type(value), "interface {}")
+
+
+def go_float(value: float) -> str:
+    """%v of a float64 (strconv.FormatFloat 'g', -1): the shortest digits, in %e form when
+    the exponent is < -4 or >= 6 (`1e+06`)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return {"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}[repr(value)]
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits)) or "0"
+    exp = len(text) + exponent - 1
+    if exp < -4 or exp >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        out = f"{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    else:
+        out = format(Decimal(repr(value)).normalize(), "f")
+    return ("-" if sign and not out.startswith("-") else "") + out
 
 
 def go_value(value: Any) -> str:
@@ -143,8 +165,11 @@ def _text(value: Any) -> str:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    if isinstance(value, (dict, list)):  # json.Marshal: keys sorted, UTF-8, HTML escaped
+        return json.dumps(value, separators=(",", ":"), sort_keys=True,
+                          ensure_ascii=False).translate(_JSON_ESCAPES)
+    if isinstance(value, float):
+        return go_float(value)
     return str(value)
 
 

@@ -21,10 +21,9 @@ quoted as strconv.Quote quotes them, whole numbers as int64.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
-from kubelab.api.jsonpath import JSONPathError, JSONPathRuntimeError, execute, parse
+from kubelab.api.jsonpath import JSONPathError, JSONPathRuntimeError, execute, go_float, parse
 from kubelab.kubectl.common import KubectlError
 
 __all__ = ["go_quote", "go_syntax", "print_jsonpath"]
@@ -50,23 +49,6 @@ def go_quote(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _go_float(value: float) -> str:
-    """%v of a float64 (strconv.FormatFloat 'g', -1): the shortest digits, in %e form when
-    the exponent is < -4 or >= 6 (`1e+06`)."""
-    if value != value or value in (float("inf"), float("-inf")):
-        return {"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}[repr(value)]
-    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits)) or "0"
-    exp = len(text) + exponent - 1
-    if exp < -4 or exp >= 6:
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        out = f"{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    else:
-        out = format(Decimal(repr(value)).normalize(), "f")
-    return ("-" if sign and not out.startswith("-") else "") + out
-
-
 def go_syntax(value: Any) -> str:
     """Go's %#v of a JSON value decoded into interface{} (unstructured content)."""
     if isinstance(value, dict):
@@ -81,7 +63,7 @@ def go_syntax(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return _go_float(value)
+        return go_float(value)
     return "interface {}(nil)"
 
 
