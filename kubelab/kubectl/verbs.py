@@ -8,7 +8,9 @@ change is `error: at least one label update is required`; `version x` is `error:
 arguments: [x]`, `api-resources x` a usage error `unexpected arguments: [x]`. describe, scale,
 label and annotate go on past a name that is not found (the Builder's ContinueOnError) and
 report it after what they did; cordon and uncordon fetch every node first and stop at the
-first that is not found, before changing any.
+first that is not found, before changing any. `describe pods we` without a pod `we` describes
+the pods whose names begin with it (describe.go DescribeMatchingResources); `logs x` reads the
+pod first and says where it looked (`pods "x" not found in namespace "default"`).
 """
 
 from __future__ import annotations
@@ -178,7 +180,8 @@ def _describe(client: Client, args: argparse.Namespace, now: float, stdin: str) 
         else:
             objects = client.list(info.resource, ns, label_selector=args.selector)["items"]
         out += [describe_object(client, info, obj, now) for obj in objects]
-    if len(args.args) == 2 and len(infos) == 1 and not out and errors:
+    if len(args.args) == 2 and len(infos) == 1 and not out and errors and \
+            all(isinstance(e, ApiError) and e.code == 404 for e in errors):
         # DescribeMatchingResources: `describe pods we`, not found, describes the pods whose
         # names begin with it (one blank line between them), else the NotFound stands.
         info = infos[0]
