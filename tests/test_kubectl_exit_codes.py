@@ -172,6 +172,18 @@ CASES: list[tuple[str, int, str]] = [
      'namespace "Bad_NS"'),
     ("explain", 1, 'error: You must specify the type of resource to explain. Use "kubectl api-resources" '
      "for a complete list of supported resources."),
+    ("create foo", 1, "error: Unexpected args: [foo]\n" + HELP.format("create")),
+    ("create foo bar", 1, "error: Unexpected args: [foo bar]\n" + HELP.format("create")),
+    ("create", 1, "error: must specify one of -f and -k"),
+    ("apply", 1, "error: must specify one of -f and -k"),
+    ("rollout foo deploy/web", 1, 'error: unknown command "foo deploy/web"\n' + HELP.format("rollout")),
+    ("rollout status", 1, "error: required resource not specified"),
+    ("taint", 1, "error: one or more resources must be specified as <resource> <name>"),
+    ("label pods web", 1, "error: at least one label update is required"),
+    ("cordon", 1, "error: USAGE: cordon NODE [flags]\n" + HELP.format("cordon")),
+    ("delete", 1, "error: You must provide one or more resources by argument or filename.\n"
+     "Example resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n"
+     "   '<resource> <name>'\n   '<resource>'"),
     # --as, --as-group, --as-uid: the Impersonate-* headers; the API server decides.
     ("get pods --as nobody", 1, 'Error from server (Forbidden): pods is forbidden: User "nobody" '
      'cannot list resource "pods" in API group "" in the namespace "default"'),

@@ -79,7 +79,8 @@ def _create(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
         if data:
             cm["data"] = data
         return _created(client, cm, args.namespace, "configmap")
-    raise UsageError("create", f'unknown command "{sub}" for "kubectl create"')
+    # Not a subcommand: create itself, whose ValidateArgs refuses any argument.
+    raise UsageError("create", f"Unexpected args: [{' '.join(args.args)}]")
 
 
 def _deployment(args: argparse.Namespace) -> Object:

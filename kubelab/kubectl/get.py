@@ -26,7 +26,6 @@ from kubelab.client.client import Client
 from kubelab.kubectl.common import (
     KubectlError,
     Printed,
-    UsageError,
     Verb,
     check_errors,
     get_object,
@@ -193,9 +192,10 @@ def _sort_key(obj: Object, path: list[str]) -> tuple[int, Any]:
 
 def _delete(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
     if not args.args:
-        raise UsageError("delete", "You must provide one or more resources by argument or filename.\n"
-                         "Example resource specifications include:\n   '-f rsrc.yaml'\n   "
-                         "'--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
+        # delete.go's own error, not a usage error: no pointer to the help
+        raise KubectlError("You must provide one or more resources by argument or filename.\n"
+                           "Example resource specifications include:\n   '-f rsrc.yaml'\n   "
+                           "'--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
     lines: list[str] = []
     errors: list[Exception] = []
     for info, names in resource_args(client, args.args):

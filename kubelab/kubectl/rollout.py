@@ -44,10 +44,11 @@ class RolloutError(ValueError):
 
 def rollout(client: Client, words: list[str], namespace: str = "default", *, now: float = 0.0,
             to_revision: int | None = None, revision: int | None = None) -> str:
-    if not words or words[0] not in SUBCOMMANDS:
-        what = words[0] if words else ""
-        raise RolloutError(f'unknown command "{what}" for "kubectl rollout"' if what else
-                           "You must specify a subcommand: " + ", ".join(SUBCOMMANDS))
+    if not words:
+        raise RolloutError("You must specify a subcommand: " + ", ".join(SUBCOMMANDS))
+    if words[0] not in SUBCOMMANDS:  # DefaultSubCommandRun's RequireNoArguments: every word
+        raise RolloutError(f'unknown command "{" ".join(words)}"\n'
+                           "See 'kubectl rollout -h' for help and examples")
     sub, rest = words[0], words[1:]
     if not rest or (len(rest) == 1 and "/" not in rest[0]):
         raise RolloutError("required resource not specified")
