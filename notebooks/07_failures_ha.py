@@ -241,8 +241,10 @@ print(h.kubectl("get deployment web"))
 #
 # The first one works: two of three members are a majority. They elect a new leader within
 # about a second, at term 2, and then commit. After the second crash, one member is left. It
-# cannot commit anything, so each request waits until etcd's request timeout, and kubectl
-# prints `Error from server: etcdserver: request timed out`. The pods keep running: the
+# cannot commit anything, so each request waits until etcd's request timeout. `kubectl scale`
+# reads the Deployment before it scales it, and that read fails first: it prints `error: no
+# objects passed to scale etcdserver: request timed out`, as the real kubectl does (`kubectl
+# get` prints `Error from server: etcdserver: request timed out`). The pods keep running: the
 # kubelets need etcd only to hear about changes.
 #
 # </details>

@@ -227,9 +227,10 @@ print(h.kubectl("get pods"))
 #
 # <details><summary>Answer</summary>
 #
-# After 7 s: `Error from server: etcdserver: request timed out`, the words a real cluster prints,
-# because one member of three cannot commit anything. Reads that must be current (a plain
-# `kubectl get`) fail the same way. The pods' containers keep running: the kubelets and the
+# After 7 s: `error: no objects passed to scale etcdserver: request timed out`, the words a
+# real cluster's kubectl prints, because one member of three cannot commit anything, nor serve
+# a read that must be current: scale's first request, its read of the Deployment, times out
+# (a plain `kubectl get` prints `Error from server: etcdserver: request timed out`). The pods' containers keep running: the kubelets and the
 # container runtime do not need etcd to keep what already runs.
 #
 # </details>
@@ -354,10 +355,11 @@ print(h.etcd.etcdctl("endpoint status --cluster -w table"))
 #    behind the API server's back: no validation, no admission, no audit.
 # 3. Two. The third loss leaves 2 of 5, below the majority of 3.
 # 4. If kubelab's client was talking to the paused member, the first command waits for the
-#    client's deadline (9 s) and prints `Error from server (Timeout): Timeout: request did not
-#    complete within requested timeout - context deadline exceeded`; the second goes to the next
-#    member, where the others have elected a new leader meanwhile, and succeeds. If it was
-#    talking to another member, both succeed after at most the election (1-2 s).
+#    client's deadline (9 s) on its read of the Deployment and prints `error: no objects passed
+#    to scale Timeout: request did not complete within requested timeout - context deadline
+#    exceeded`; the second goes to the next member, where the others have elected a new leader
+#    meanwhile, and succeeds. If it was talking to another member, both succeed after at most
+#    the election (1-2 s).
 #
 # </details>
 

@@ -104,7 +104,8 @@ def test_rollout_refuses_kinds_without_rollouts() -> None:
     rs = replica_sets(c)[0]["metadata"]["name"]
     assert c.kubectl(f"rollout status rs/{rs}") == \
         "error: no status viewer has been implemented for ReplicaSet"
-    assert c.kubectl("rollout dance deployment/web") == 'error: unknown command "dance" for "kubectl rollout"'
+    assert c.kubectl("rollout dance deployment/web") == (  # cmdutil.RequireNoArguments
+        'error: unknown command "dance deployment/web"\nSee \'kubectl rollout -h\' for help and examples')
     out = c.kubectl("rollout status deployment/nope")
     assert (out, out.exit_code) == ('Error from server (NotFound): deployments.apps "nope" not found', 1)
 

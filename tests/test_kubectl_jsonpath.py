@@ -36,11 +36,27 @@ STORE: dict[str, Any] = {
     ("{.items[?(@.metadata.labels.app)].metadata.name}", "a"),  # existence
     ("{..name}", "a b"),
     ("{.items[*].nothing}", ""),
+    ("{.items[*].nothing[0]}", ""),  # nothing found, nothing to index
+    ("{.items[2:2]}", ""),  # a slice of nothing is allowed, even past the end
+    ("{.items[-1:]}", '{"metadata":{"labels":{},"name":"b"},"spec":{"ready":false,"replicas":3},'
+                      '"status":{"conditions":[{"status":"False","type":"Ready"}]}}'),
     ('{range .items[*]}{.metadata.name}{"\\t"}{.spec.replicas}{"\\n"}{end}', "a\t1\nb\t3\n"),
     ("{range .items[*]}[{.metadata.name}]{end}", "[a][b]"),
 ])
 def test_templates_print_what_kubectl_prints(template: str, text: str) -> None:
     assert execute(template, STORE) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    ({"note": "<a&b>", "name": "café"}, '{"name":"café","note":"\\u003ca\\u0026b\\u003e"}'),  # json.Marshal
+    (1e6, "1e+06"),  # fmt's %v of a float64
+    (0.5, "0.5"),
+    (3, "3"),
+    (True, "true"),
+    ("<a&b>", "<a&b>"),  # a string prints bare
+])
+def test_values_print_as_go_prints_them(value: Any, text: str) -> None:
+    assert execute("{.v}", {"v": value}) == text
 
 
 @pytest.mark.parametrize(("template", "message"), [
@@ -49,6 +65,15 @@ def test_templates_print_what_kubectl_prints(template: str, text: str) -> None:
     ("{range .items[*]}{.kind}", "unclosed action"),
     ("{.items[5]}", "array index out of bounds: index 5, length 2"),
     ("{.items[x]}", "invalid array index x"),
+    # Run-time errors (jsonpath.go evalArray, evalFilter), with Go's slice arithmetic.
+    ("{.items[-3]}", "array index out of bounds: index -1, length 2"),
+    ("{.items[0:3]}", "array index out of bounds: index 2, length 2"),
+    ("{.items[1:0]}", "starting index 1 is greater than ending index 0"),
+    ("{.items[::0]}", "step must be > 0"),
+    ("{.kind[0]}", "string is not array or slice"),
+    ("{.items[0].spec.replicas[0]}", "int64 is not array or slice"),
+    ("{.items[0].metadata[0]}", "map[string]interface {} is not array or slice"),
+    ("{.items[1].metadata[?(@.x)]}", "map[labels:map[] name:b] is not array or slice and cannot be filtered"),
 ])
 def test_bad_templates_fail_in_client_gos_words(template: str, message: str) -> None:
     with pytest.raises(JSONPathError, match=message.replace("[", r"\[")):

@@ -24,8 +24,9 @@ def test_logs_come_through_the_api_server() -> None:
     before = len(c.apiserver.audit)
     out = c.kubectl("logs web")
     assert out == "kubelab: simulated nginx:1.27 started (restart 1)"
+    # As the real kubectl: the Builder reads the pod, then the log is read from pods/log.
     assert [(a.resource, a.subresource, a.verb) for a in c.apiserver.audit[before:]] == [
-        ("pods", "log", "get")]
+        ("pods", "", "get"), ("pods", "log", "get")]
     previous = c.kubectl("logs web --previous")
     assert previous.splitlines() == ["kubelab: simulated nginx:1.27 started (restart 0)",
                                      "kubelab: exiting with code 1"]
@@ -44,7 +45,8 @@ def test_logs_errors_are_the_kubelets_and_the_api_servers() -> None:
                                              "valid for pod web")
     assert c.kubectl("logs web -p") == ('Error from server (BadRequest): previous terminated '
                                         'container "app" in pod "web" not found')
-    assert c.kubectl("logs nope") == 'Error from server (NotFound): pods "nope" not found'
+    assert c.kubectl("logs nope") == ('error: error from server (NotFound): pods "nope" not found in '
+                                      'namespace "default"')  # logs.go wraps the Builder's NotFound
     c.faults.crash("kubelet/node-1")
     assert c.kubectl("logs web") == ('Error from server: Get "https://node-1:10250/containerLogs/'
                                      'default/web/app": dial tcp node-1:10250: connect: connection '
@@ -69,9 +71,10 @@ def test_401_and_422_print_as_kubectl_prints_them() -> None:
     stranger = Client(c.apiserver, "no-such-token", user_agent="kubectl")
     out = kubectl(stranger, "get pods")
     assert (out, out.exit_code) == ("error: You must be logged in to the server (Unauthorized)", 1)
-    one = c.kubectl("create configmap Web_1")
-    assert one.startswith('The ConfigMap "Web_1" is invalid: metadata.name: Invalid value: "Web_1": '
-                          "a lowercase RFC 1123 subdomain must consist of")
+    one = c.kubectl("create configmap Web_1")  # create_configmap.go wraps the server's error
+    assert one.startswith('error: failed to create configmap: ConfigMap "Web_1" is invalid: '
+                          'metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain must '
+                          "consist of")
     assert one.exit_code == 1
     out = c.kubectl("run Web_1 --image=nginx")  # the container is named after the pod too
     assert out.splitlines()[0] == 'The Pod "Web_1" is invalid: '
@@ -125,7 +128,8 @@ def test_logs_of_a_deployment_read_its_most_active_pod() -> None:
     assert first.startswith("Found 2 pods, using pod/") and first.split("/")[1] in pods
     assert rest == "kubelab: simulated nginx:1.27 started (restart 0)"
     unknown = c.kubectl("logs svc/web")
-    assert (unknown, unknown.exit_code) == ('Error from server (NotFound): services "web" not found', 1)
+    assert (unknown, unknown.exit_code) == ('error: error from server (NotFound): services "web" not '
+                                            'found in namespace "default"', 1)
     c.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
              "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
     assert c.kubectl("logs svc/web").startswith("Found 2 pods, using pod/")

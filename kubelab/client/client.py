@@ -8,6 +8,10 @@ the audit log see who did what.
 
 A client knows only its own round trips (kubelab.api.request): the answer and how long it took,
 the server's error, or the connection's. It never asks what is behind its connection.
+
+impersonate=Impersonation("viewer") is rest.Config.Impersonate: every request asks to act as
+that user (the Impersonate-* headers over HTTPS, Request.impersonate in process), and the API
+server's impersonation filter decides whether this client's own user may.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from kubelab.api.request import (
     API,
     DEFAULT_SERVER,
     ConnectionRefused,
+    Impersonation,
     Request,
     Response,
     WatchEvent,
@@ -37,11 +42,12 @@ __all__ = ["DEFAULT_SERVER", "Client", "ConnectionRefused"]
 class Client:
     def __init__(
         self, api: API, token: str = "", *, user_agent: str = "", resources: ResourceTable | None = None,
-        server: str = DEFAULT_SERVER,
+        server: str = DEFAULT_SERVER, impersonate: Impersonation | None = None,
     ) -> None:
         self.api = api
         self.server = server  # the kubeconfig's cluster.server
         self.token = token
+        self.impersonate = impersonate  # rest.Config.Impersonate: who every request acts as
         self.user_agent = user_agent or "kubelab"
         self.resources = resources or ResourceTable()
         self.requests = 0  # how many requests this client sent: the notebooks count API calls
@@ -50,16 +56,24 @@ class Client:
         self.last_latency = 0.0
 
     @classmethod
-    def from_kubeconfig(cls, path: str | Path, *, context: str = "") -> Client:
+    def from_kubeconfig(cls, path: str | Path, *, context: str = "",
+                        impersonate: Impersonation | None = None) -> Client:
         """A Client for any Kubernetes API server, kubelab serve's or a real cluster's, over
         HTTPS as the kubeconfig's context says (kubelab/serve/transport/transport.py). Its watches run
-        on the asyncio loop; kubelab.serve.connect also gives informers a wall-paced clock."""
+        on the asyncio loop; kubelab.serve.connect also gives informers a wall-paced clock.
+        impersonate replaces the kubeconfig user's own `as`, `as-groups`... (kubectl --as)."""
         # The simulation's one import of the HTTP edge (an ignore_imports line in pyproject.toml),
         # made here so that `import kubelab.client` never loads sockets.
         from kubelab.serve.transport import HTTPTransport
 
-        transport = HTTPTransport.from_kubeconfig(path, context)
+        transport = HTTPTransport.from_kubeconfig(path, context, impersonate)
         return cls(transport, token=transport.config.token, server=transport.config.server)
+
+    def impersonating(self, wanted: Impersonation) -> Client:
+        """This client, asking to act as `wanted` (kubectl --as): the same connection, token
+        and resource table."""
+        return Client(self.api, self.token, user_agent=self.user_agent, resources=self.resources,
+                      server=self.server, impersonate=wanted)
 
     # ------------------------------------------------------------------ resolving resources
 
@@ -117,6 +131,8 @@ class Client:
 
     def _send(self, request: Request) -> Object:
         request.token, request.user_agent = self.token, self.user_agent
+        if self.impersonate:
+            request.impersonate = self.impersonate
         self.requests += 1
         self.last_latency = 0.0
         answer = self.api.handle(request)
@@ -228,6 +244,8 @@ class Client:
                                 field_selector=field_selector,
                                 allow_watch_bookmarks=allow_watch_bookmarks)
         request.token, request.user_agent = self.token, self.user_agent
+        if self.impersonate:
+            request.impersonate = self.impersonate
         self.requests += 1
         return self.api.watch(request, on_event, on_close)
 

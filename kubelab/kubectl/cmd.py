@@ -6,7 +6,8 @@ which is what kubectl's cmdutil.CheckErr does (k8s.io/kubectl pkg/cmd/util/helpe
 usage error adds `See 'kubectl <verb> -h' for help and examples`. The verbs live beside this
 file, one module per command family as kubectl's pkg/cmd/: get.py (get, delete), create.py
 (apply, create, run), verbs.py (scale, label, annotate, cordon, describe, logs, version,
-api-resources), rollout.py, taint.py, explain.py.
+api-resources), rollout.py, taint.py, explain.py. `--as`, `--as-group` and `--as-uid` make every
+request of the command ask to act as that user, as the real kubectl's Impersonate-* headers do.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import re
 
 from kubelab.api.errors import ApiError, ParseError
+from kubelab.api.request import Impersonation
 from kubelab.client.client import Client
 from kubelab.kubectl.common import KubectlError, Printed, UsageError, Verb
 from kubelab.kubectl.create import VERBS as CREATE_VERBS
@@ -24,6 +26,9 @@ from kubelab.kubectl.verbs import VERBS as OTHER_VERBS
 __all__ = ["KubectlError", "Output", "UsageError", "kubectl", "split_command"]
 
 VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS}
+# The kubeconfig user kubectl runs as, as kubelab serve's kubeconfig names it; clientcmd's
+# errors about the user's settings name it.
+AUTH_INFO = "kubernetes-admin"
 
 
 class Output(str):
@@ -92,6 +97,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--container", default="")
     p.add_argument("-p", "--previous", action="store_true")
     p.add_argument("--tail", type=int, default=-1)
+    # cli-runtime's ConfigFlags: who to act as (rest.Config.Impersonate, the Impersonate-* headers).
+    p.add_argument("--as", dest="as_user", default="")
+    p.add_argument("--as-group", dest="as_groups", action="append", default=[])
+    p.add_argument("--as-uid", dest="as_uid", default="")
     return p
 
 
@@ -121,6 +130,12 @@ def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> 
                                    f"See 'kubectl {args.verb} --help' for usage.")
         args.args += [w for w in unknown if not w.startswith("-") or w == "-"]
         args.output = args.output.removeprefix("=")  # pflag reads -o=json as json
+        wanted = Impersonation(args.as_user, tuple(args.as_groups), args.as_uid)
+        if wanted and not wanted.user:  # clientcmd validation.go validateAuthInfo
+            raise KubectlError(f"requesting uid, groups or user-extra for {AUTH_INFO} without "
+                               "impersonating a user")
+        if wanted:  # --as, --as-group, --as-uid: every request of this command acts as them
+            client = client.impersonating(wanted)
         return Output(handler(client, args, now, stdin).rstrip("\n"))
     except ApiError as err:
         if err.code == 404 and not err.details and err.message.startswith("the server doesn't have"):

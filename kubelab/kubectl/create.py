@@ -3,6 +3,8 @@
 Follows k8s.io/kubectl pkg/cmd/apply/apply.go, pkg/cmd/create/create.go (NameFromCommandArgs),
 create_namespace.go, create_deployment.go (buildPodSpec: the container is named after the
 image), create_configmap.go (--from-literal) and pkg/cmd/run/run.go, with their usage errors.
+`create configmap` and `create deployment` say what the server refused as their Run does:
+`error: failed to create configmap: configmaps "x" already exists`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from kubelab.api import Object
+from kubelab.api.errors import ApiError
 from kubelab.api.yamlio import load_objects
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
@@ -32,8 +35,14 @@ def _from_files(client: Client, args: argparse.Namespace, stdin: str) -> str:
     return "\n".join(_created(client, obj, args.namespace) for obj in objects)
 
 
-def _created(client: Client, obj: Object, namespace: str) -> str:
-    created = client.create(obj, namespace)
+def _created(client: Client, obj: Object, namespace: str, what: str = "") -> str:
+    """Create obj; `what` names it in the error the way create_<what>.go's Run wraps it."""
+    try:
+        created = client.create(obj, namespace)
+    except ApiError as err:
+        if not what or err.code == 0:
+            raise
+        raise KubectlError(f"failed to create {what}: {err.message}") from None
     return f"{prefix(client.resource_for(created))}/{created['metadata']['name']} created"
 
 
@@ -53,7 +62,7 @@ def _create(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
         name = _name(args, "create namespace")
         return _created(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, "")
     if sub in ("deployment", "deploy"):
-        return _created(client, _deployment(args), args.namespace)
+        return _created(client, _deployment(args), args.namespace, "deployment")
     if sub in ("configmap", "cm"):
         name = _name(args, "create configmap")
         data: dict[str, str] = {}
@@ -69,8 +78,9 @@ def _create(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
                       "metadata": {"name": name, "namespace": args.namespace}}
         if data:
             cm["data"] = data
-        return _created(client, cm, args.namespace)
-    raise UsageError("create", f'unknown command "{sub}" for "kubectl create"')
+        return _created(client, cm, args.namespace, "configmap")
+    # Not a subcommand: create itself, whose ValidateArgs refuses any argument.
+    raise UsageError("create", f"Unexpected args: [{' '.join(args.args)}]")
 
 
 def _deployment(args: argparse.Namespace) -> Object:

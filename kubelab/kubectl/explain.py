@@ -113,6 +113,8 @@ def explain(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
     if not args.args:
         raise KubectlError("You must specify the type of resource to explain. Use \"kubectl "
                            "api-resources\" for a complete list of supported resources.")
+    if len(args.args) > 1:
+        raise KubectlError("We accept only this format: explain RESOURCE")
     kind, *path = args.args[0].split(".")
     info = client.resource(kind)
     if (info.group, info.resource) in {(i.group, i.resource) for i in BUILTIN_RESOURCES}:

@@ -23,7 +23,17 @@ from kubelab.api.jsonpath import JSONPathError, execute, parse, relaxed
 from kubelab.api.resources import ResourceInfo
 from kubelab.api.yamlio import dump
 from kubelab.client.client import Client
-from kubelab.kubectl.common import KubectlError, Printed, UsageError, Verb, namespace_of, prefix, resources
+from kubelab.kubectl.common import (
+    KubectlError,
+    Printed,
+    Verb,
+    check_errors,
+    get_object,
+    namespace_of,
+    prefix,
+    resource_args,
+)
+from kubelab.kubectl.jsonpathprinter import print_jsonpath
 from kubelab.kubectl.tableprinter import PrintOptions, decorate_table, print_table
 
 __all__ = ["VERBS", "print_objects", "print_tables"]
@@ -34,35 +44,10 @@ _NO_TYPE = ('You must specify the type of resource to get. Use "kubectl api-reso
             "pods).\nSee 'kubectl get -h' for help and examples")
 
 
-def _requested(client: Client, words: list[str]) -> list[tuple[ResourceInfo, list[str]]]:
-    """(resource, names) per kind asked for: `pods a b`, `pods,rs`, `pod/a deploy/b`, checked
-    as cli-runtime's Builder.ResourceTypeOrNameArgs checks them (hasCombinedTypeArgs,
-    splitResourceTypeName) before anything is sent."""
-    if any("/" in word for word in words):
-        groups: list[tuple[ResourceInfo, list[str]]] = []
-        if not all("/" in word for word in words):
-            raise KubectlError("there is no need to specify a resource type as a separate argument "
-                               "when passing arguments in resource/name form (e.g. 'kubectl get "
-                               "resource/<resource_name>' instead of 'kubectl get resource "
-                               "resource/<resource_name>'")
-        for word in words:
-            kind, *rest = word.split("/")
-            if len(rest) != 1:
-                raise KubectlError("arguments in resource/name form may not have more than one slash")
-            if not kind or not rest[0] or "," in kind:
-                raise KubectlError("arguments in resource/name form must have a single resource and name")
-        for word in words:
-            infos, names = resources(client, word)
-            groups += [(info, names) for info in infos]
-        return groups
-    infos, _ = resources(client, words[0])
-    return [(info, words[1:]) for info in infos]
-
-
 def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
     if not args.args:
         raise Printed(_NO_TYPE)
-    groups = _requested(client, args.args)
+    groups = resource_args(client, args.args)
     human = args.output in ("", "wide")  # IsHumanReadablePrinter: ask for Tables
     include = "Object" if args.sort_by else ""
     found: list[tuple[ResourceInfo, Object]] = []  # a Table (human) or a List per kind
@@ -73,7 +58,7 @@ def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
             got = []
             for n in names:
                 try:
-                    got.append(client.get(info.resource, n, ns or "default", as_table=human,
+                    got.append(get_object(client, info, n, ns or "default", as_table=human,
                                           include_object=include))
                 except ApiError as err:
                     if err.code != 404 or len(names) + len(groups) == 2:
@@ -85,10 +70,17 @@ def _get(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
             listing = client.list(info.resource, ns, label_selector=args.selector,
                                   field_selector=args.field_selector, as_table=human,
                                   include_object=include)
-        if args.sort_by:
-            rows = listing["rows"] if human else listing["items"]
+        rows = listing["rows"] if human else listing["items"]
+        if args.sort_by and (len(rows) > 1 or not human):  # SortingPrinter sorts a Table of 2+
             objects = [row.get("object") or {} for row in rows] if human else rows
-            path = _sort_path(args.sort_by, table=human, objects=objects)
+            try:
+                path = _sort_path(args.sort_by, table=human, objects=objects)
+            except KubectlError:
+                if not human:
+                    raise
+                # get.go's Run ignores what the Table's SortingPrinter returns: the Table is
+                # not printed, and kubectl goes on (to "No resources found" when it was alone).
+                continue
             order = sorted(range(len(rows)), key=lambda i: _sort_key(objects[i], path))
             rows[:] = [rows[i] for i in order]
         found.append((info, listing))
@@ -128,19 +120,14 @@ def print_objects(found: list[tuple[ResourceInfo, list[Object]]], output: str, *
     """What get prints of the objects found per kind with -o json|yaml|jsonpath|name|
     custom-columns; None when custom-columns would print an empty table."""
     objects = [o for _, objs in found for o in objs]
-    if output in ("json", "yaml") or output.startswith("jsonpath="):
+    if output in ("json", "yaml", "jsonpath") or output.startswith("jsonpath="):
         data: Any = objects[0] if single and objects else {
             "apiVersion": "v1", "kind": "List", "items": objects, "metadata": {"resourceVersion": ""}}
         if output == "json":
             return json.dumps(data, indent=4)
         if output == "yaml":
             return dump(data)
-        template = output.removeprefix("jsonpath=")
-        try:
-            parse(template)  # jsonpath_flags.go ToPrinter, before anything is printed
-        except JSONPathError as err:
-            raise KubectlError(f"error parsing jsonpath {template}, {err}") from None
-        return execute(template, data)
+        return print_jsonpath(output.removeprefix("jsonpath").removeprefix("="), data)
     if output == "name":
         return "\n".join(f"{prefix(info)}/{o['metadata']['name']}" for info, objs in found for o in objs)
     if output.startswith("custom-columns="):
@@ -205,11 +192,13 @@ def _sort_key(obj: Object, path: list[str]) -> tuple[int, Any]:
 
 def _delete(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
     if not args.args:
-        raise UsageError("delete", "You must provide one or more resources by argument or filename.\n"
-                         "Example resource specifications include:\n   '-f rsrc.yaml'\n   "
-                         "'--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
-    lines = []
-    for info, names in _requested(client, args.args):
+        # delete.go's own error, not a usage error: no pointer to the help
+        raise KubectlError("You must provide one or more resources by argument or filename.\n"
+                           "Example resource specifications include:\n   '-f rsrc.yaml'\n   "
+                           "'--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
+    lines: list[str] = []
+    errors: list[Exception] = []
+    for info, names in resource_args(client, args.args):
         ns = namespace_of(args, info) or "default"
         if not names and args.selector:
             names = [o["metadata"]["name"] for o in
@@ -218,10 +207,17 @@ def _delete(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
             raise KubectlError('resource(s) were provided, but no name was specified')
         grace = 0 if args.now else args.grace_period
         policy = args.cascade.capitalize()
-        for name in names:
-            client.delete(info.resource, name, ns, propagation_policy=policy, grace_period_seconds=grace)
+        for name in names:  # ContinueOnError: a name not found is reported after the others
+            try:
+                client.delete(info.resource, name, ns, propagation_policy=policy,
+                              grace_period_seconds=grace)
+            except ApiError as err:
+                errors.append(err)
+                continue
             lines.append(f'{prefix(info)} "{name}" deleted')
-    return "\n".join(lines) or "No resources found"
+    if not lines and not errors:
+        return "No resources found"
+    return check_errors(lines, errors)
 
 
 VERBS: dict[str, Verb] = {"get": _get, "delete": _delete}

@@ -6,6 +6,10 @@ objectrestarter.go), with kubectl's exact lines: `deployment.apps/web rolled bac
 `Waiting for deployment "web" rollout to finish: 1 of 3 updated replicas are available...`,
 `deployment "web" successfully rolled out`.
 
+Several names (`rollout status deploy a b`) are each handled; one that is not found is
+reported after the others' lines, and a second error after the first one a line, as kubectl's
+checkErr prints an aggregate.
+
 Two differences: `rollout status` prints the current line and returns, as kubectl does with
 --watch=false (kubelab's kubectl has no clock to wait on; loop with cluster.run_until to watch),
 and `rollout history --revision=N` prints a short template (labels, annotations, images).
@@ -19,6 +23,7 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.client.client import Client
+from kubelab.kubectl.common import check_errors, get_object, resource_args
 
 __all__ = ["rollout"]
 
@@ -39,35 +44,58 @@ class RolloutError(ValueError):
 
 def rollout(client: Client, words: list[str], namespace: str = "default", *, now: float = 0.0,
             to_revision: int | None = None, revision: int | None = None) -> str:
-    if not words or words[0] not in SUBCOMMANDS:
-        what = words[0] if words else ""
-        raise RolloutError(f'unknown command "{what}" for "kubectl rollout"' if what else
-                           "You must specify a subcommand: " + ", ".join(SUBCOMMANDS))
+    if not words:
+        raise RolloutError("You must specify a subcommand: " + ", ".join(SUBCOMMANDS))
+    if words[0] not in SUBCOMMANDS:  # DefaultSubCommandRun's RequireNoArguments: every word
+        raise RolloutError(f'unknown command "{" ".join(words)}"\n'
+                           "See 'kubectl rollout -h' for help and examples")
     sub, rest = words[0], words[1:]
-    if not rest:
+    if not rest or (len(rest) == 1 and "/" not in rest[0]):
         raise RolloutError("required resource not specified")
-    kind, _, name = rest[0].partition("/")
-    if not name:
-        if len(rest) < 2:
-            raise RolloutError("required resource not specified")
-        name = rest[1]
-    info = client.resource(kind)
-    if info.resource != "deployments":
-        verb = {"status": "no status viewer has been implemented for",
-                "history": "no history viewer has been implemented for",
-                "undo": "no rollbacker has been implemented for"}.get(sub)
-        if verb:
-            raise RolloutError(f"{verb} {info.kind}")
-        raise RolloutError(f'{info.qualified} "{name}" {sub}ing is not supported'
-                           if sub != "restart" else f'{info.qualified} "{name}" restarting is not supported')
-    d = client.get("deployments", name, namespace)
+    looked_up: list[Object | ApiError] = []  # each name's object, or why it is not there
+    for info, names in resource_args(client, rest):
+        if info.resource != "deployments":
+            verb = {"status": "no status viewer has been implemented for",
+                    "history": "no history viewer has been implemented for",
+                    "undo": "no rollbacker has been implemented for"}.get(sub)
+            if verb:
+                raise RolloutError(f"{verb} {info.kind}")
+            raise RolloutError(f'{info.qualified} "{names[0]}" {sub}ing is not supported'
+                               if sub != "restart" else
+                               f'{info.qualified} "{names[0]}" restarting is not supported')
+        for name in names:
+            try:
+                looked_up.append(get_object(client, info, name, namespace))
+            except ApiError as err:
+                looked_up.append(err)
+    # status, history and undo visit the objects in order; pause, resume and restart read them
+    # all first (their Infos()) and report what was not found before what then failed.
+    lines: list[str] = []
+    errors: list[Exception] = []
+    if sub not in ("status", "history", "undo"):
+        errors += [e for e in looked_up if isinstance(e, ApiError)]
+    for d in looked_up:
+        if isinstance(d, ApiError):
+            if sub in ("status", "history", "undo"):
+                errors.append(d)
+            continue
+        try:
+            lines.append(_run(client, sub, d, namespace, now, to_revision or 0, revision or 0))
+        except (ApiError, RolloutError) as err:
+            errors.append(err)
+    return check_errors(lines, errors)
+
+
+def _run(client: Client, sub: str, d: Object, namespace: str, now: float, to_revision: int,
+         revision: int) -> str:
+    name = d["metadata"]["name"]
     prefix = f"deployment.apps/{name}"
     if sub == "status":
         return status(d)
     if sub == "history":
-        return history(client, d, revision or 0)
+        return history(client, d, revision)
     if sub == "undo":
-        return f"{prefix} {undo(client, d, to_revision or 0)}"
+        return f"{prefix} {undo(client, d, to_revision)}"
     if sub == "pause":
         if d["spec"].get("paused"):
             raise RolloutError(f'deployments.apps "{name}" is already paused')

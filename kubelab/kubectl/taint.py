@@ -2,15 +2,18 @@
 
 Follows k8s.io/kubectl pkg/cmd/taint/taint.go (argument order, checks, --overwrite) and
 utils.go (parseTaints, reorganizeTaints and their messages). Errors are raised as ValueError,
-which kubectl() prints as `error: ...`.
+which kubectl() prints as `error: ...`; a node that is not found, or cannot be tainted, is
+reported after the others are tainted (the Builder's ContinueOnError).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kubelab.api.errors import ApiError
 from kubelab.api.validation import is_qualified_name, is_valid_label_value
 from kubelab.client.client import Client
+from kubelab.kubectl.common import check_errors
 
 __all__ = ["parse_taint", "parse_taints", "taint"]
 
@@ -96,7 +99,14 @@ def taint(client: Client, args: list[str], *, overwrite: bool = False) -> str:
                          + ", ".join(clash))
     if len(resources) < 2:
         raise ValueError("at least one resource name must be specified since 'all' parameter is not set")
-    return "\n".join(_taint_node(client, name, add, remove, overwrite) for name in resources[1:])
+    lines: list[str] = []
+    errors: list[Exception] = []
+    for name in resources[1:]:  # ContinueOnError: each node, then what went wrong
+        try:
+            lines.append(_taint_node(client, name, add, remove, overwrite))
+        except (ApiError, ValueError) as err:
+            errors.append(err)
+    return check_errors(lines, errors)
 
 
 def _taint_node(client: Client, name: str, add: list[Taint], remove: list[Taint], overwrite: bool) -> str:

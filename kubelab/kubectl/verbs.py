@@ -4,7 +4,13 @@ api-resources, and the doors to taint and rollout.
 Each follows its k8s.io/kubectl file (pkg/cmd/scale, label, annotate, drain (cordon),
 describe, logs, version, apiresources) with its usage errors: `cordon` without a node is
 `error: USAGE: cordon NODE [flags]` plus where to find help; `label deploy web` without a
-change is `error: at least one label update is required`.
+change is `error: at least one label update is required`; `version x` is `error: extra
+arguments: [x]`, `api-resources x` a usage error `unexpected arguments: [x]`. describe, scale,
+label and annotate go on past a name that is not found (the Builder's ContinueOnError) and
+report it after what they did; cordon and uncordon fetch every node first and stop at the
+first that is not found, before changing any. `describe pods we` without a pod `we` describes
+the pods whose names begin with it (describe.go DescribeMatchingResources); `logs x` reads the
+pod first and says where it looked (`pods "x" not found in namespace "default"`).
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from kubelab.kubectl.common import (
     Printed,
     UsageError,
     Verb,
+    check_errors,
     expect_args,
+    get_object,
     namespace_of,
     prefix,
     resources,
@@ -49,11 +57,26 @@ def _scale(client: Client, args: argparse.Namespace, now: float, stdin: str) -> 
         raise KubectlError("You must provide one or more resources by argument or filename.")
     infos, names = resources(client, args.args[0])
     names += args.args[1:]
+    if not names:
+        raise KubectlError("resource(s) were provided, but no name was specified")
+    info, found, errors = infos[0], [], []
+    ns = namespace_of(args, info) or "default"
+    for name in names:  # the Builder's Infos: each object is read first
+        try:
+            found.append(get_object(client, info, name, ns)["metadata"]["name"])
+        except ApiError as err:
+            errors.append(err)
+    if not found:
+        why = errors[0].message if len(errors) == 1 else f"[{', '.join(e.message for e in errors)}]"
+        raise KubectlError(f"no objects passed to scale {why}")
     lines = []
-    for name in names:
-        client.scale(infos[0].resource, name, args.replicas, args.namespace)
-        lines.append(f"{prefix(infos[0])}/{name} scaled")
-    return "\n".join(lines)
+    for name in found:
+        try:
+            client.scale(info.resource, name, args.replicas, ns)
+            lines.append(f"{prefix(info)}/{name} scaled")
+        except ApiError as err:
+            errors.append(err)
+    return check_errors(lines, errors)
 
 
 def _pairs(words: list[str], what: str) -> tuple[list[str], list[str]]:
@@ -102,17 +125,21 @@ def _label(client: Client, args: argparse.Namespace, now: float, stdin: str) -> 
     names += targets[1:]
     if not names:
         raise KubectlError("resource(s) were provided, but no name was specified")
-    info, lines = infos[0], []
+    info, lines, errors = infos[0], [], []
     ns = namespace_of(args, info) or "default"
     for name in names:
-        existing = client.get(info.resource, name, ns)["metadata"].get(field) or {}
+        try:
+            existing = get_object(client, info, name, ns)["metadata"].get(field) or {}
+        except ApiError as err:
+            errors.append(err)
+            continue
         for key, new in updates.items():
             if new is not None and key in existing and existing[key] != new and not args.overwrite:
                 raise KubectlError(f"'{key}' already has a value ({existing[key]}), and --overwrite "
                                    "is false")
         client.patch(info.resource, name, {"metadata": {field: updates}}, ns)
         lines.append(f"{prefix(info)}/{name} {'labeled' if field == 'labels' else 'annotated'}")
-    return "\n".join(lines)
+    return check_errors(lines, errors)
 
 
 def _cordon(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
@@ -121,9 +148,9 @@ def _cordon(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
     unschedulable = args.verb == "cordon"
     names = [n.removeprefix("node/").removeprefix("nodes/") for n in args.args] or [
         n["metadata"]["name"] for n in client.list("nodes", label_selector=args.selector)["items"]]
+    nodes = [(name, client.get("nodes", name, "")) for name in names]  # the first error stops it
     lines = []
-    for name in names:
-        node = client.get("nodes", name, "")
+    for name, node in nodes:
         done = "cordoned" if unschedulable else "uncordoned"
         if bool((node.get("spec") or {}).get("unschedulable")) == unschedulable:
             lines.append(f"node/{name} already {done}")
@@ -139,17 +166,32 @@ def _describe(client: Client, args: argparse.Namespace, now: float, stdin: str) 
                            'api-resources" for a complete list of supported resources.')
     infos, names = resources(client, args.args[0])
     names += args.args[1:]
-    out = []
+    out: list[str] = []
+    errors: list[Exception] = []
     for info in infos:
         ns = namespace_of(args, info)
+        objects = []
         if names:
-            objects = [client.get(info.resource, n, ns or "default") for n in names]
+            for name in names:
+                try:
+                    objects.append(get_object(client, info, name, ns or "default"))
+                except ApiError as err:
+                    errors.append(err)
         else:
             objects = client.list(info.resource, ns, label_selector=args.selector)["items"]
         out += [describe_object(client, info, obj, now) for obj in objects]
-    if not out:
+    if len(args.args) == 2 and len(infos) == 1 and not out and errors and \
+            all(isinstance(e, ApiError) and e.code == 404 for e in errors):
+        # DescribeMatchingResources: `describe pods we`, not found, describes the pods whose
+        # names begin with it (one blank line between them), else the NotFound stands.
+        info = infos[0]
+        matching = [o for o in client.list(info.resource, namespace_of(args, info))["items"]
+                    if o["metadata"]["name"].startswith(args.args[1])]
+        if matching:
+            return "\n\n".join(describe_object(client, info, obj, now) for obj in matching)
+    if not out and not errors:
         return f"No resources found in {args.namespace} namespace."
-    return "\n\n\n".join(out)
+    return check_errors(["\n\n\n".join(out)] if out else [], errors)
 
 
 def _logs(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
@@ -162,9 +204,18 @@ def _logs(client: Client, args: argparse.Namespace, now: float, stdin: str) -> s
     target = args.args[0]
     container = args.container or (args.args[1] if len(args.args) == 2 else "")
     kind, _, name = target.partition("/")
+    info = client.resource(kind if name else "pods")
     note = ""
-    if name and client.resource(kind).resource != "pods":
-        name, note = _pod_for(client, client.resource(kind).resource, name, args.namespace)
+    try:  # the Builder reads the object first; logs.go names the namespace when it is not there
+        if info.resource != "pods":
+            name, note = _pod_for(client, info.resource, name, args.namespace)
+        else:
+            get_object(client, info, name or target, args.namespace)
+    except ApiError as err:
+        if err.code != 404:
+            raise
+        raise KubectlError(f"error from server (NotFound): {err.message} in namespace "
+                           f'"{args.namespace}"') from None
     text = client.get_logs(name or target, args.namespace, container=container,
                            previous=args.previous, tail_lines=args.tail if args.tail >= 0 else None)
     return note + text
@@ -176,7 +227,7 @@ def _pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[
     if resource not in ("deployments", "replicasets", "services"):
         raise KubectlError(f"cannot get the logs from {client.resource(resource).qualified}: "
                            "selector for it is not implemented")
-    obj = client.get(resource, name, namespace)
+    obj = get_object(client, client.resource(resource), name, namespace)
     if resource == "services":  # SelectorsForObject: a Service selects by a plain label map
         labels = (obj.get("spec") or {}).get("selector") or {}
         if not labels:
@@ -204,7 +255,8 @@ def _pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[
 
 
 def _version(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
-    expect_args(args, 0)
+    if args.args:
+        raise KubectlError(f"extra arguments: [{' '.join(args.args)}]")
     head = f"Client Version: {CLIENT_VERSION}\nKustomize Version: {KUSTOMIZE_VERSION}"
     try:
         client.list("namespaces", limit=1)  # reaches the server, or says why not
@@ -215,7 +267,7 @@ def _version(client: Client, args: argparse.Namespace, now: float, stdin: str) -
 
 def _api_resources(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
     """NAME SHORTNAMES APIVERSION NAMESPACED KIND, ordered by group as upstream sorts."""
-    expect_args(args, 0)
+    expect_args(args, 0, message="unexpected arguments")
     client.discover()  # kubectl asks the server's discovery each time: a new CRD is listed at once
     infos = sorted(client.resources, key=lambda i: (i.group, i.resource))
     rows = [["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]]

@@ -24,6 +24,8 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+from kubelab.api.request import Impersonation
+
 # kubelab.serve only translates and never reaches kubelab.client, except here: this module is
 # the client side of the edge (pyproject.toml lists it in the contract's ignore_imports).
 from kubelab.client import Client, ComponentContext, SharedInformerFactory
@@ -101,8 +103,9 @@ def _report_crash(task: asyncio.Task[None]) -> None:
 
 
 def connect(kubeconfig: str | Path | None = None, *, context: str = "", speed: float = 1.0,
-            seed: int = 0) -> Remote:
+            seed: int = 0, impersonate: Impersonation | None = None) -> Remote:
     """A Remote for the kubeconfig's context (default: kubectl's kubeconfig, its
-    current-context). Nothing is sent until you use the client or start()."""
+    current-context); impersonate: every request acts as that user (kubectl --as). Nothing is
+    sent until you use the client or start()."""
     path = Path(kubeconfig).expanduser() if kubeconfig is not None else default_kubeconfig()
-    return Remote(load_rest_config(path, context), speed=speed, seed=seed)
+    return Remote(load_rest_config(path, context, impersonate), speed=speed, seed=seed)

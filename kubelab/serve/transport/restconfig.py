@@ -6,7 +6,9 @@ k8s.io/client-go tools/clientcmd (loader.go, client_config.go): the current-cont
 context is named; certificate-authority-data (base64 PEM) or certificate-authority (a file,
 relative to the kubeconfig's folder); client-certificate(-data) and client-key(-data);
 insecure-skip-tls-verify; an exec credential plugin (run once: a token that expires is not
-renewed). Errors are clientcmd's own words.
+renewed); the user's impersonation (`as`, `as-uid`, `as-groups`, `as-user-extra`: clientcmd's
+AuthInfo.Impersonate*, which client_config.go copies into rest.Config.Impersonate, and which
+kubectl's --as, --as-uid and --as-group override). Errors are clientcmd's own words.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import os
 import ssl
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
+
+from kubelab.api.request import Impersonation
 
 __all__ = ["ConfigError", "RestConfig", "load_rest_config"]
 
@@ -41,6 +45,9 @@ class RestConfig:
     key_pem: bytes | None = None
     insecure: bool = False
     context: str = ""
+    # rest.Config.Impersonate (ImpersonationConfig: UserName, UID, Groups, Extra): who every
+    # request acts as, sent as Impersonate-* headers (transport.py impersonation_headers).
+    impersonate: Impersonation = field(default_factory=Impersonation)
 
     @property
     def host(self) -> str:
@@ -130,8 +137,23 @@ def _exec_credential(spec: dict[str, Any], user: str) -> dict[str, Any]:
     return dict(status)
 
 
-def load_rest_config(path: str | Path, context: str = "") -> RestConfig:
-    """The RestConfig of `context` (default: the current-context) in the kubeconfig at path."""
+def _impersonation(user: dict[str, Any]) -> Impersonation:
+    """AuthInfo's as, as-uid, as-groups and as-user-extra (clientcmd/api/v1/types.go)."""
+    extra = user.get("as-user-extra") or {}
+    groups = user.get("as-groups") or []
+    if not isinstance(extra, dict) or not isinstance(groups, list):
+        raise ConfigError("invalid configuration: as-groups must be a list and as-user-extra a "
+                          "map of lists")
+    return Impersonation(
+        str(user.get("as") or ""), tuple(str(g) for g in groups), str(user.get("as-uid") or ""),
+        tuple((str(k), tuple(str(v) for v in (vs if isinstance(vs, list) else [vs])))
+              for k, vs in extra.items()))
+
+
+def load_rest_config(path: str | Path, context: str = "",
+                     impersonate: Impersonation | None = None) -> RestConfig:
+    """The RestConfig of `context` (default: the current-context) in the kubeconfig at path;
+    impersonate, when given, replaces the user's own (kubectl --as and friends)."""
     file = Path(path).expanduser()
     try:
         config = yaml.safe_load(file.read_text()) or {}
@@ -166,9 +188,14 @@ def load_rest_config(path: str | Path, context: str = "") -> RestConfig:
         token = str(status.get("token") or token)
         cert = str(status["clientCertificateData"]).encode() if status.get("clientCertificateData") else cert
         key = str(status["clientKeyData"]).encode() if status.get("clientKeyData") else key
+    wanted = impersonate if impersonate is not None else _impersonation(user)
+    if not wanted.user and wanted:  # validation.go validateAuthInfo
+        raise ConfigError(f"requesting uid, groups or user-extra for {user_name} without "
+                          "impersonating a user")
     return RestConfig(
         server=str(cluster["server"]).rstrip("/"), namespace=str(ctx.get("namespace") or "default"),
         token=token, ca_pem=_data_or_file(cluster, "certificate-authority", "certificate-authority",
                                           cluster_name, base),
         cert_pem=cert, key_pem=key,
-        insecure=bool(cluster.get("insecure-skip-tls-verify")), context=name)
+        insecure=bool(cluster.get("insecure-skip-tls-verify")), context=name,
+        impersonate=wanted)

@@ -15,6 +15,14 @@ cluster's, exactly as client-go's REST client does (k8s.io/client-go rest/reques
 - An error response becomes the ApiError of its metav1.Status (code, reason, message,
   details), so a 404, 409 or 422 reads exactly as it does in the simulation; a body that is
   not a Status gets client-go's generic words for its code (errors.go NewGenericServerResponse).
+- Impersonation (rest.Config.Impersonate, or a Request's own impersonate from the Client) is
+  sent as client-go's transport/round_trippers.go impersonatingRoundTripper sends it:
+  Impersonate-User (always, once anything is impersonated), Impersonate-Uid, one
+  Impersonate-Group line per group and one Impersonate-Extra-<key> line per value, the key
+  percent-encoded where it is not an HTTP token character (headerKeyEscape) and the header
+  names in Go's canonical form. A Request that carries its own impersonation (a Client made
+  with impersonate=...) is sent with it instead, as the round tripper leaves a request alone
+  that already has an Impersonate-User header.
 
 Like the served front end this is an edge of kubelab (docs/ARCHITECTURE.md section 3): sockets
 and asyncio live here, never in the simulation.
@@ -34,12 +42,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from kubelab.api import Object
-from kubelab.api.request import Request, WatchEvent
+from kubelab.api.request import Impersonation, Request, WatchEvent
 from kubelab.serve.transport.clienterrors import ConnectionFailed, error_from
 from kubelab.serve.transport.restconfig import RestConfig, load_rest_config
 from kubelab.serve.transport.watchstream import HTTPWatch
 
-__all__ = ["HTTPTransport"]
+__all__ = ["HTTPTransport", "header_key_escape", "impersonation_headers"]
 
 _JSON = "application/json"
 # Patch types and their Content-Type (k8s.io/apimachinery pkg/types/patch.go).
@@ -90,6 +98,38 @@ def _query(request: Request) -> dict[str, str]:
     return query
 
 
+# The bytes a header key may hold as they are: RFC 7230's tchar (net/http's isTokenTable).
+_TOKEN_BYTES = frozenset(b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def header_key_escape(key: str) -> str:
+    """headerKeyEscape: every byte that is not a token character, and '%', as %XX."""
+    return "".join(chr(b) if b in _TOKEN_BYTES and b != ord("%") else f"%{b:02X}"
+                   for b in key.encode("utf-8"))
+
+
+def _canonical(name: str) -> str:
+    """textproto.CanonicalMIMEHeaderKey: each word capitalised, the rest lower case."""
+    return "-".join(word[:1].upper() + word[1:].lower() for word in name.split("-"))
+
+
+def impersonation_headers(wanted: Impersonation) -> list[tuple[str, str]]:
+    """The Impersonate-* header lines impersonatingRoundTripper adds, in its order."""
+    headers = [("Impersonate-User", wanted.user)]
+    if wanted.uid:
+        headers.append(("Impersonate-Uid", wanted.uid))
+    headers += [("Impersonate-Group", group) for group in wanted.groups]
+    for key, values in wanted.extra:
+        name = _canonical("Impersonate-Extra-" + header_key_escape(key))
+        headers += [(name, value) for value in values]
+    return headers
+
+
+def _valid_header_value(value: str) -> bool:
+    """httpguts.ValidHeaderFieldValue: no control character but horizontal tab."""
+    return not any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F for ch in value)
+
+
 def _body(request: Request) -> tuple[bytes | None, str]:
     """The body and its Content-Type."""
     if request.verb in ("delete", "deletecollection"):
@@ -107,6 +147,18 @@ def _body(request: Request) -> tuple[bytes | None, str]:
     return json.dumps(request.body, separators=(",", ":")).encode(), content_type
 
 
+def _send(conn: http.client.HTTPConnection, method: str, path: str, body: bytes | None,
+          headers: list[tuple[str, str]]) -> None:
+    """One request on the connection, each header on its own line, values as UTF-8 (Go sends
+    a header's bytes as they are)."""
+    conn.putrequest(method, path)
+    for name, value in headers:
+        conn.putheader(name, value.encode("utf-8"))
+    if body is not None or method in ("POST", "PUT", "PATCH"):
+        conn.putheader("Content-Length", str(len(body or b"")))
+    conn.endheaders(body)
+
+
 class HTTPTransport:
     """The API over HTTPS, for one kubeconfig context (restconfig.load_rest_config)."""
 
@@ -119,21 +171,32 @@ class HTTPTransport:
         self.watches: set[HTTPWatch] = set()
 
     @classmethod
-    def from_kubeconfig(cls, path: str | Path, context: str = "") -> HTTPTransport:
-        """The transport for a kubeconfig's context (default: its current-context)."""
-        return cls(load_rest_config(path, context))
+    def from_kubeconfig(cls, path: str | Path, context: str = "",
+                        impersonate: Impersonation | None = None) -> HTTPTransport:
+        """The transport for a kubeconfig's context (default: its current-context); impersonate
+        replaces the kubeconfig user's own impersonation, as kubectl --as does."""
+        return cls(load_rest_config(path, context, impersonate))
 
     def url(self, request: Request) -> str:
         query = _query(request)
         return request.path + ("?" + urlencode(sorted(query.items())) if query else "")
 
-    def headers(self, request: Request, content_type: str = _JSON) -> dict[str, str]:
+    def headers(self, request: Request, content_type: str = _JSON) -> list[tuple[str, str]]:
+        """The request's header lines (a name may repeat: Impersonate-Group)."""
         # kubectl get's transformRequests asks for a Table first, JSON if the server has none.
         accept = f"{_TABLE},{_JSON}" if request.as_table else _JSON
-        headers = {"Accept": accept, "Content-Type": content_type, "User-Agent": self.user_agent}
+        headers = [("Accept", accept), ("Content-Type", content_type), ("User-Agent", self.user_agent)]
         token = request.token or self.config.token
         if token:
-            headers["Authorization"] = f"Bearer {token}"
+            headers.append(("Authorization", f"Bearer {token}"))
+        wanted = request.impersonate or self.config.impersonate  # the request's own comes first
+        if wanted:
+            headers += impersonation_headers(wanted)
+        for name, value in headers:
+            if not _valid_header_value(value):  # net/http refuses it before dialing
+                raise ConnectionFailed(_METHODS[request.verb].capitalize(),
+                                       self.config.server + self.url(request), self.config.host,
+                                       f"net/http: invalid header field value for {name!r}")
         return headers
 
     def _connect(self) -> http.client.HTTPConnection:
@@ -171,7 +234,7 @@ class HTTPTransport:
             reused = self._conn is not None
             conn = self._conn or self._connect()
             try:
-                conn.request(method, path, body=body, headers=headers)
+                _send(conn, method, path, body, headers)
                 response = conn.getresponse()
                 data = response.read()
             except (OSError, http.client.HTTPException) as err:

@@ -85,11 +85,10 @@ class HTTPWatch:
         context = transport.ssl_context
         reader, writer = await asyncio.open_connection(
             host, port, ssl=context, server_hostname=host if context is not None else None)
-        headers = transport.headers(self.request)
-        del headers["Content-Type"]
+        headers = [(k, v) for k, v in transport.headers(self.request) if k != "Content-Type"]
         head = [f"GET {transport.url(self.request)} HTTP/1.1", f"Host: {config.host}",
-                *(f"{k}: {v}" for k, v in headers.items())]
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+                *(f"{k}: {v}" for k, v in headers)]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("utf-8"))
         await writer.drain()
         return reader, writer
 
