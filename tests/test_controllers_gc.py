@@ -8,6 +8,8 @@ from kubelab.api.errors import ApiError
 from kubelab.cluster import Cluster
 from tests.controllers_helpers import active_pods, cluster, deployment, replica_sets
 
+DELETED_WEB = 'deployment.apps "web" deleted from default namespace'  # kubectl 1.34 names the namespace
+
 
 def configmap(name: str, owners: list[dict[str, Any]] | None = None,
               finalizers: list[str] | None = None) -> dict[str, Any]:
@@ -34,7 +36,7 @@ def web(c: Cluster) -> None:
 def test_background_deletes_the_owner_at_once_and_the_dependents_after() -> None:
     c = cluster()
     web(c)
-    assert c.kubectl("delete deployment web") == 'deployment.apps "web" deleted'
+    assert c.kubectl("delete deployment web") == DELETED_WEB
     assert not c.exists("deployments", "web")  # gone before any dependent
     assert len(replica_sets(c)) == 1
     c.run(2)
@@ -56,7 +58,7 @@ def test_foreground_keeps_the_owner_until_its_blocking_dependents_are_gone() -> 
         elif r.object == f"replicasets/default/{rs_name}" and c.exists("replicasets", rs_name):
             rs_finalizers.append(c.get("replicasets", rs_name)["metadata"].get("finalizers") or [])
     c.trace.subscribe(on_record)
-    assert c.kubectl("delete deployment web --cascade=foreground") == 'deployment.apps "web" deleted'
+    assert c.kubectl("delete deployment web --cascade=foreground") == DELETED_WEB
     d = c.get("deployments", "web")
     assert d["metadata"]["deletionTimestamp"] and d["metadata"]["finalizers"] == ["foregroundDeletion"]
     c.run(3)
@@ -71,7 +73,7 @@ def test_orphan_removes_owner_references_and_keeps_the_dependents() -> None:
     c = cluster()
     web(c)
     rs_name = replica_sets(c)[0]["metadata"]["name"]
-    assert c.kubectl("delete deployment web --cascade=orphan") == 'deployment.apps "web" deleted'
+    assert c.kubectl("delete deployment web --cascade=orphan") == DELETED_WEB
     c.run(2)
     assert not c.exists("deployments", "web")
     rs = c.get("replicasets", rs_name)

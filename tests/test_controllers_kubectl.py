@@ -13,6 +13,8 @@ from kubelab.cluster import Cluster
 from kubelab.kubectl import kubectl
 from tests.controllers_helpers import cluster, deployment, replica_sets, settle
 
+DELETED_WEB = 'deployment.apps "web" deleted from default namespace'  # kubectl 1.34 names the namespace
+
 
 def rolled(c: Cluster, *images: str) -> None:
     c.apply(deployment(replicas=2))
@@ -132,6 +134,6 @@ def test_delete_sends_the_propagation_policy(flag: str, policy: str) -> None:
     c.apply(deployment(replicas=1))
     spy = Spy(c.apiserver)
     client = Client(spy, c.client.token, user_agent="kubectl")
-    assert kubectl(client, f"delete deployment web {flag}") == 'deployment.apps "web" deleted'
+    assert kubectl(client, f"delete deployment web {flag}") == DELETED_WEB
     deletes = [options for verb, resource, options in spy.seen if verb == "delete"]
     assert deletes == [{"propagationPolicy": policy}]

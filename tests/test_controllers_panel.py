@@ -30,7 +30,7 @@ def test_panel_scales_rolls_out_rolls_back_and_survives_a_crash() -> None:
     panel.run(10)
     assert [(r[1], r[2]) for r in panel.replica_set_rows()] == [("3", 3), ("2", 0)]
     victim = sorted(p["metadata"]["name"] for p in active_pods(c))[0]
-    assert panel.delete_pod() == f'pod "{victim}" deleted'
+    assert panel.delete_pod() == f'pod "{victim}" deleted from default namespace'
     panel.run(2)
     assert victim not in {p["metadata"]["name"] for p in active_pods(c)} and len(active_pods(c)) == 3
     panel.refresh()

@@ -153,9 +153,9 @@ CASES: list[tuple[str, int, str]] = [
      'Error from server (NotFound): pods "y" not found'),
     ("delete pods x y", 1, 'Error from server (NotFound): pods "x" not found\n'
      'Error from server (NotFound): pods "y" not found'),
-    ("delete pods gone x -n other", 1, 'pod "gone" deleted\n'
+    ("delete pods gone x -n other", 1, 'pod "gone" deleted from other namespace\n'
      'Error from server (NotFound): pods "x" not found'),
-    ("delete pods x gone2 -n other", 1, 'pod "gone2" deleted\n'
+    ("delete pods x gone2 -n other", 1, 'pod "gone2" deleted from other namespace\n'
      'Error from server (NotFound): pods "x" not found'),
     ("label pods x y a=b", 1, 'Error from server (NotFound): pods "x" not found\n'
      'Error from server (NotFound): pods "y" not found'),

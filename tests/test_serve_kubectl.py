@@ -112,7 +112,8 @@ def test_scale_and_delete(served: Served) -> None:
             break
         time.sleep(0.5)
     assert served.kubectl("get", "deploy", "batch", "-o", "jsonpath={.spec.replicas}").stdout == "1"
-    assert served.kubectl("delete", "deploy", "batch").stdout.strip() == 'deployment.apps "batch" deleted'
+    deleted = served.kubectl("delete", "deploy", "batch").stdout.strip()
+    assert deleted == 'deployment.apps "batch" deleted from default namespace'  # 1.34 names it
     assert served.kubectl("get", "deploy", "batch", check=False).returncode == 1
 
 
@@ -250,8 +251,16 @@ def test_describe_rollout_and_events(served: Served) -> None:
 def test_server_dry_run_changes_nothing(served: Served) -> None:
     served.kubectl("create", "configmap", "keep-me", "--from-literal=a=1")
     out = served.kubectl("delete", "configmap", "keep-me", "--dry-run=server").stdout
-    assert out.strip() == 'configmap "keep-me" deleted (server dry run)'
+    assert out.strip() == 'configmap "keep-me" deleted from default namespace (server dry run)'
     assert served.kubectl("get", "configmap", "keep-me", "-o", "name").stdout.strip() == "configmap/keep-me"
     out = served.kubectl("create", "configmap", "not-made", "--dry-run=server").stdout
     assert out.strip() == "configmap/not-made created (server dry run)"
     assert served.kubectl("get", "configmap", "not-made", check=False).returncode == 1
+
+
+def test_the_real_kubectl_is_the_release_kubelab_follows() -> None:
+    # scripts/system_deps.py installs it; a kubectl of another release words things differently
+    # (1.34's delete names the namespace, 1.32's does not), so the comparisons above need it.
+    done = subprocess.run([str(KUBECTL), "version", "--client", "-o", "json"], capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert json.loads(done.stdout)["clientVersion"]["gitVersion"].startswith("v1.34.")

@@ -205,7 +205,8 @@ def _delete(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
                      client.list(info.resource, ns, label_selector=args.selector)["items"]]
         elif not names:
             raise KubectlError('resource(s) were provided, but no name was specified')
-        grace = 0 if args.now else args.grace_period
+        # delete.go: --now is --grace-period=1, and without --force a 0 becomes 1 as well
+        grace = 1 if args.now or args.grace_period == 0 else args.grace_period
         policy = args.cascade.capitalize()
         for name in names:  # ContinueOnError: a name not found is reported after the others
             try:
@@ -214,7 +215,9 @@ def _delete(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
             except ApiError as err:
                 errors.append(err)
                 continue
-            lines.append(f'{prefix(info)} "{name}" deleted')
+            # kubectl 1.34 names the namespace of what it deleted
+            where = f" from {ns} namespace" if info.namespaced else ""
+            lines.append(f'{prefix(info)} "{name}" deleted{where}')
     if not lines and not errors:
         return "No resources found"
     return check_errors(lines, errors)

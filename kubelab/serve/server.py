@@ -55,8 +55,9 @@ VIEWER = "viewer"
 
 
 def kubectl_binary() -> str | None:
-    """The real kubectl: the machine's, or the one `make` installed into the virtual environment."""
-    return shutil.which("kubectl") or shutil.which("kubectl", path=os.path.dirname(sys.executable))
+    """The real kubectl: the one `make` installed into the virtual environment (kubectl of the
+    release kubelab follows, see scripts/system_deps.py), else the machine's."""
+    return shutil.which("kubectl", path=os.path.dirname(sys.executable)) or shutil.which("kubectl")
 
 
 class Server:

@@ -106,7 +106,8 @@ class ApiServerPanel:
 
     def revoke(self) -> str:
         self.cluster.client.delete("rolebindings", f"{self.user}-reads-pods", self.namespace)
-        return f'rolebinding.rbac.authorization.k8s.io "{self.user}-reads-pods" deleted'
+        return (f'rolebinding.rbac.authorization.k8s.io "{self.user}-reads-pods" deleted'
+                f" from {self.namespace} namespace")
 
     def compact(self) -> str:
         return (f"compacted at revision {self.cluster.faults.compact()}: a watch from an older "

@@ -157,7 +157,7 @@ class FailurePanel:
         if not self.pod.value:
             return "no pod selected"
         self.cluster.faults.delete_pod(self.pod.value, self.namespace)
-        return f'pod "{self.pod.value}" deleted'
+        return f'pod "{self.pod.value}" deleted from {self.namespace} namespace'
 
     def crash_container(self) -> str:
         if not self.pod.value:
