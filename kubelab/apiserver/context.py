@@ -105,4 +105,4 @@ class RequestContext:
         name = r.name or (((obj or {}).get("metadata") or {}).get("name") or "")
         return Attributes(operation, info.resource, info.group, info.version, info.kind,
                           r.subresource, r.namespace, name, obj, old, self.user, self.server.served,
-                          r.dry_run)
+                          r.dry_run, self.record)
