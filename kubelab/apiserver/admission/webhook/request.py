@@ -6,12 +6,14 @@ which every webhook must list in admissionReviewVersions (kopf lists v1 and v1be
 
     {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
         "uid": ..., "kind": {"group": "", "version": "v1", "kind": "Pod"},
-        "resource": {"group": "", "version": "v1", "resource": "pods"}, "subResource": "",
-        "requestKind": ..., "requestResource": ..., "requestSubResource": "",
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "requestKind": ..., "requestResource": ...,
         "name": "web", "namespace": "default", "operation": "CREATE",
         "userInfo": {"username": "kubernetes-admin", "groups": [...]},
         "object": {...}, "oldObject": null, "dryRun": false,
         "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"}}}
+
+(subResource and requestSubResource only when there is one: Go leaves empty fields out.)
 
 The answer is an AdmissionReview whose `response` has the same uid, `allowed`, and for a
 mutating webhook an optional base64 JSONPatch (`patch`, with `patchType: JSONPatch`); `status`
@@ -65,6 +67,13 @@ def create_admission_review(uid: str, attrs: Attributes) -> dict[str, Any]:
         "object": copy.deepcopy(attrs.object), "oldObject": copy.deepcopy(attrs.old_object),
         "dryRun": attrs.dry_run, "options": options,
     }
+    # Go's `omitempty`: an empty subResource, name or namespace is left out, not sent as ""
+    # (kopf tells "no subresource" from "" by that); object, oldObject and options are null.
+    for key in ("subResource", "requestSubResource", "name", "namespace"):
+        if not request[key]:
+            del request[key]
+    if not request["userInfo"]["groups"]:
+        del request["userInfo"]["groups"]
     return {"apiVersion": API_VERSION, "kind": "AdmissionReview", "request": request}
 
 
