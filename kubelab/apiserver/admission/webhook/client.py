@@ -90,8 +90,10 @@ class WebhookClient:
             attrs.audit.latency += reply.latency
         trace = self.server.trace
         if trace is not None and trace.enabled:
-            trace.record(self.server.name, "webhook", str(hook.get("name")),
-                         url=url, latency=reply.latency, error=reply.error or None)
+            detail: dict[str, Any] = {"url": url, "latency": reply.latency}
+            if reply.error:
+                detail["error"] = reply.error
+            trace.record(self.server.name, "webhook", str(hook.get("name")), **detail)
         if reply.error:
             raise CallError(f'Post "{url}": {reply.error}')
         return reply.review
