@@ -512,3 +512,17 @@ def test_the_same_seed_gives_the_same_trace() -> None:
     assert any(line.split()[2:4] == ["webhook", "m.kubelab.dev"] and "latency=2" in line
                for line in first), first[-5:]
     assert first == run()
+
+
+def test_the_sequence_diagram_draws_the_webhook_call_between_admission_and_storage() -> None:
+    from kubelab.viz.sequence import SequenceDiagram
+
+    c = _cluster(**{IMAGE: default_labels({"team": "unowned"})})
+    _install(c, "default-team", IMAGE, mutating=True)
+    mark = len(c.trace)
+    c.kubectl("run hello --image=nginx:1.27")
+    lines = [line.split("s  ", 1)[1] for line in
+             SequenceDiagram(list(c.trace)[mark:], related="hello").text().splitlines()]
+    assert lines[:3] == ["kubectl -> API server: create pods/hello",
+                         "API server -> webhook: AdmissionReview default-team.kubelab.dev",
+                         "API server -> etcd: txn pods/hello"]

@@ -90,7 +90,8 @@ class WebhookClient:
             attrs.audit.latency += reply.latency
         trace = self.server.trace
         if trace is not None and trace.enabled:
-            detail: dict[str, Any] = {"url": url, "latency": reply.latency}
+            what = "/".join(p for p in (attrs.resource, attrs.namespace, attrs.name) if p)
+            detail: dict[str, Any] = {"admitting": what, "url": url, "latency": reply.latency}
             if reply.error:
                 detail["error"] = reply.error
             trace.record(self.server.name, "webhook", str(hook.get("name")), **detail)
