@@ -35,6 +35,9 @@ from kubelab.apiserver.admission.webhook import Reply
 __all__ = ["url_dialer"]
 
 DEADLINE = "context deadline exceeded"
+# Go's crypto/x509 UnknownAuthorityError, for OpenSSL's "no trusted issuer" verify codes
+# (and a bad signature: an issuer of the same name that did not sign it).
+UNKNOWN_AUTHORITY = "certificate signed by unknown authority"
 
 
 def url_dialer(speed: float = 1.0) -> Callable[[str, dict[str, Any], float, str], Reply]:
@@ -75,7 +78,8 @@ def post_review(url: str, review: dict[str, Any], timeout: float, ca_bundle: str
     except TimeoutError:
         return Reply(error=DEADLINE)
     except ssl.SSLCertVerificationError as err:
-        return Reply(error=f"tls: failed to verify certificate: x509: {err.verify_message}")
+        why = UNKNOWN_AUTHORITY if err.verify_code in (7, 18, 19, 20, 21) else err.verify_message
+        return Reply(error=f"tls: failed to verify certificate: x509: {why}")
     except ConnectionRefusedError:
         return Reply(error=f"dial tcp {host}:{port}: connect: connection refused")
     except (OSError, http.client.HTTPException) as err:
