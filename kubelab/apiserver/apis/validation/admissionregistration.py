@@ -206,13 +206,15 @@ def validate_match_conditions(conditions: list[Any], path: str) -> list[FieldErr
 def _admission_review_versions(versions: list[Any], path: str) -> list[FieldError]:
     if not versions:
         return [field_required(path, "must specify one of " + ", ".join(REVIEW_VERSIONS))]
-    errs, seen = [], set()
-    for i, version in enumerate(versions):
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(versions):
+        version = str(raw)
         if version in seen:
             errs.append(field_invalid(f"{path}[{i}]", version, "duplicate version"))
             continue
         seen.add(version)
-        errs += [field_invalid(f"{path}[{i}]", version, m) for m in is_dns1035_label(str(version))]
+        errs += [field_invalid(f"{path}[{i}]", version, m) for m in is_dns1035_label(version)]
     if not any(v in REVIEW_VERSIONS for v in versions):
         errs.append(field_invalid(path, versions, "must include at least one of "
                                   + ", ".join(REVIEW_VERSIONS)))
