@@ -16,6 +16,7 @@ again (never one that did not run in the first round).
 from __future__ import annotations
 
 import copy
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,7 @@ from kubelab.apiserver.admission.webhook.generic import (
     hooks,
     should_call_hook,
 )
-from kubelab.apiserver.admission.webhook.validating import call_hook
+from kubelab.apiserver.admission.webhook.validating import KEPT, call_hook
 from kubelab.apiserver.endpoints.jsonpatch import apply_json_patch
 
 __all__ = ["MutatingAdmissionWebhook"]
@@ -54,8 +55,9 @@ class MutatingAdmissionWebhook(AdmissionPlugin):
     name = "MutatingAdmissionWebhook"
 
     def __init__(self) -> None:
-        self.warnings: list[str] = []
-        self.audit_annotations: list[dict[str, str]] = []
+        # The latest ones (upstream: the response's Warning headers and the audit events).
+        self.warnings: deque[str] = deque(maxlen=KEPT)
+        self.audit_annotations: deque[dict[str, str]] = deque(maxlen=KEPT)
 
     def mutate(self, attrs: Attributes) -> None:
         if exempt(attrs):

@@ -14,6 +14,7 @@ same on every run. Warnings go on the plugin's `warnings` as the ValidatingAdmis
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from kubelab.api.errors import internal_error
@@ -40,6 +41,7 @@ from kubelab.apiserver.admission.webhook.request import (
 __all__ = ["ValidatingAdmissionWebhook", "call_hook"]
 
 RESOURCE = "validatingwebhookconfigurations"
+KEPT = 1000  # warnings and audit annotations kept on the plugin
 
 
 def call_hook(hook: Hook, attrs: Attributes, mutating: bool) -> AdmissionResponse:
@@ -65,8 +67,9 @@ class ValidatingAdmissionWebhook(AdmissionPlugin):
     name = "ValidatingAdmissionWebhook"
 
     def __init__(self) -> None:
-        self.warnings: list[str] = []
-        self.audit_annotations: list[dict[str, str]] = []
+        # The latest ones (upstream: the response's Warning headers and the audit events).
+        self.warnings: deque[str] = deque(maxlen=KEPT)
+        self.audit_annotations: deque[dict[str, str]] = deque(maxlen=KEPT)
 
     def validate(self, attrs: Attributes) -> None:
         if exempt(attrs):
