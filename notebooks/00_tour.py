@@ -92,6 +92,28 @@ print(SequenceDiagram(list(c.trace)[mark:], related="hello").text())
 #    with `spec.nodeName` = its node), pulled the image, started the container and patched the
 #    pod's status to `Running`.
 #
+# Before the API server stored the pod, it also passed it through **admission**: its own
+# plugins, and then any **admission webhooks** the cluster has, servers that it calls with the
+# object and that may change it or refuse it (cert-manager, policy engines and service meshes
+# install them). This cluster has none. The cell below makes a small one with a webhook that
+# gives every pod a `team` label, and shows the call between the request and the write to etcd
+# (notebook 08 writes webhooks and breaks them).
+
+# %%
+from kubelab.samples.webhooks import default_labels, manifests
+
+w = kubelab.Cluster(nodes=1, seed=0)
+w.webhook_servers.register("kubelab.dev/default-team:1", default_labels({"team": "unowned"}))
+webhook = manifests("default-team", "kubelab.dev/default-team:1", mutating=True)
+w.apply(webhook[:2])                   # the webhook's Deployment and Service
+w.run(20)                              # its pod runs
+w.apply(webhook[2])                    # the MutatingWebhookConfiguration: from now on, every pod
+w_mark = len(w.trace)
+print(w.kubectl("run hello --image=nginx:1.27"))
+print("\n".join(SequenceDiagram(list(w.trace)[w_mark:], related="hello").text().splitlines()[:3]))
+print("labels:", w.get("pods", "hello")["metadata"]["labels"])
+
+# %% [markdown]
 # ## 3. `kubectl apply` of a Deployment, in five steps
 #
 # Now the usual way: a Deployment that asks for three replicas. We step the clock only until each

@@ -19,12 +19,14 @@
 # - explain what `ownerReferences` and a finalizer each clean up, and which one needs you;
 # - break an operator (crash it, delete what it owns, take its outside system away) and predict the repair;
 # - declare a rule as a ValidatingAdmissionPolicy instead of writing a webhook;
+# - write a mutating and a validating admission webhook, and predict what its failurePolicy does
+#   when it is slow or its pods are gone;
 # - compare a reconcile loop with kopf's handlers, against the same served cluster.
 #
 # **Prerequisites.** Notebooks 03 (informers, the workqueue, level-triggered loops) and 05
 # (controllers, ownerReferences, the garbage collector).
 #
-# **Time.** About 45 minutes.
+# **Time.** About 55 minutes.
 
 # %%
 import asyncio
@@ -456,7 +458,154 @@ if kopf_process is not None:
 # | retries | workqueue back-off, `Result(requeue_after=...)` | `kopf.TemporaryError(delay=...)` |
 
 # %% [markdown]
-# ## 8. Break it yourself
+# ## 8. Admission webhooks: the API server calls out
+#
+# A policy is CEL inside the API server. A **webhook** is your own code outside it: the API
+# server POSTs an `AdmissionReview` to an HTTPS server and waits for the answer. cert-manager
+# has one (every Certificate is checked by it), so do ingress controllers and policy engines.
+# They come in two kinds, and sit in the request's walk exactly where kube-apiserver puts them:
+#
+# ```
+# authn -> authz -> decode -> mutating plugins -> MUTATING WEBHOOKS (may patch; reinvoked if needed)
+#       -> schema validation -> validating plugins, policies -> VALIDATING WEBHOOKS (yes or no) -> etcd
+# ```
+#
+# A `MutatingWebhookConfiguration` or `ValidatingWebhookConfiguration` says which requests go to
+# which webhook (`rules`, `namespaceSelector`, `objectSelector`, CEL `matchConditions`), where it
+# runs (`clientConfig.service`: a Service in the cluster; or `url`: any HTTPS server, with the
+# `caBundle` that signs its certificate), how long to wait (`timeoutSeconds`, default 10), and
+# what to do when there is no answer (`failurePolicy`: `Fail`, the default, or `Ignore`).
+#
+# In kubelab a webhook server is a Python function from an AdmissionReview to an AdmissionReview,
+# served by every running pod of the image you register it for; the API server reaches it through
+# the Service's endpoints, as kube-apiserver does, on the virtual clock. Two webhooks: one
+# defaults a `team` label, one refuses images without a pinned tag.
+
+# %%
+from kubelab.samples.webhooks import allowed, denied, manifests, patched
+
+reviews = []                                     # what the webhooks were sent
+
+
+def default_team(review):
+    """Mutating: add team=unowned to a pod that has no team label."""
+    reviews.append(review)
+    labels = review["request"]["object"]["metadata"].get("labels")
+    if labels is None:
+        return patched(review, [{"op": "add", "path": "/metadata/labels", "value": {"team": "unowned"}}])
+    if "team" not in labels:
+        return patched(review, [{"op": "add", "path": "/metadata/labels/team", "value": "unowned"}])
+    return allowed(review)
+
+
+def pinned_images(review):
+    """Validating: every container's image has a tag, and it is not latest."""
+    for container in review["request"]["object"]["spec"]["containers"]:
+        name = container["image"].rsplit("/", 1)[-1]
+        if ":" not in name or name.endswith(":latest"):
+            return denied(review, f'image {container["image"]} is not pinned')
+    return allowed(review)
+
+
+w = Cluster(nodes=2, seed=8)
+w.webhook_servers.register("kubelab.dev/default-team:1", default_team)
+w.webhook_servers.register("kubelab.dev/pinned-images:1", pinned_images)
+w.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {webhooks: enabled}}")
+only_shop = {"matchLabels": {"webhooks": "enabled"}}
+for name, image, mutating in (("default-team", "kubelab.dev/default-team:1", True),
+                              ("pinned-images", "kubelab.dev/pinned-images:1", False)):
+    deployment, service, configuration = manifests(name, image, mutating=mutating,
+                                                   namespace_selector=only_shop)
+    w.apply([deployment, service])
+    w.run(20)                                    # its pod runs: the Service has an endpoint
+    w.apply(configuration)
+print(w.kubectl("get mutatingwebhookconfigurations,validatingwebhookconfigurations"))
+print(w.kubectl("-n shop run web --image=nginx:1.27"))
+print(w.kubectl("-n shop run cache --image=redis"))
+print("labels:", w.get("pods", "web", namespace="shop")["metadata"]["labels"])
+
+# %% [markdown]
+# What the mutating webhook was sent, trimmed: the request's identity, the object as the
+# mutating plugins left it (DefaultTolerationSeconds has added its tolerations), and a fresh
+# `uid` its answer must echo. The answer's `patch` is base64 JSONPatch.
+
+# %%
+request = reviews[0]["request"]
+print({k: request[k] for k in ("uid", "kind", "resource", "namespace", "name", "operation", "dryRun")})
+print("user:", request["userInfo"]["username"], "| tolerations seen:",
+      [t["key"] for t in request["object"]["spec"]["tolerations"]])
+print("answer:", default_team(reviews[0])["response"])
+
+# %% [markdown]
+# **Predict, then run.** The pinned-images webhook now takes 12 s to answer (its timeout is
+# 10 s). What does `kubectl run` print with `failurePolicy: Fail`, and with `Ignore`? Does an
+# unpinned image get in?
+#
+# <details><summary>Answer</summary>
+#
+# With `Fail`: `Error from server (InternalError): Internal error occurred: failed calling
+# webhook "pinned-images.kubelab.dev": failed to call webhook: Post
+# "https://pinned-images.default.svc:443/admit?timeout=10s": context deadline exceeded`, after
+# 10 s (the request's latency). With `Ignore` the pod is created, unpinned image and all: the
+# API server "fails open" and notes it in the audit log. A webhook's timeout is added to every
+# request it matches, so a slow webhook slows the whole cluster's writes.
+#
+# </details>
+
+# %%
+w.faults.slow_webhook("kubelab.dev/pinned-images:1", 12)
+print(w.kubectl("-n shop run slow --image=nginx"))
+print("the create waited", w.apiserver.audit[-1].latency, "virtual seconds")
+policy = w.get("validatingwebhookconfigurations", "pinned-images", namespace="")
+policy["webhooks"][0]["failurePolicy"] = "Ignore"
+w.client.update(policy)
+print(w.kubectl("-n shop run slow --image=nginx"))
+w.faults.heal_webhook("kubelab.dev/pinned-images:1")
+
+# %% [markdown]
+# ### The classic outage
+#
+# A `Fail` webhook whose pods are gone blocks every create it matches: the Service has no
+# endpoints, so the call fails before it starts. Scale the labeller to zero (a node drain, a bad
+# rollout, a namespace deleted by mistake), then let a Deployment in `shop` scale up.
+#
+# **Predict, then run.** How many pods does `shop/api` have after the scale-up? What must you
+# change to recover, and why can you always change it?
+#
+# <details><summary>Answer</summary>
+#
+# One: the ReplicaSet controller's creates are refused like anyone's (its events say
+# `FailedCreate`). Deleting, or fixing, the MutatingWebhookConfiguration recovers: webhooks are
+# never called for webhook configurations, so the fix cannot be blocked. The lasting fix is a
+# `namespaceSelector` that leaves out the webhook's own namespace and kube-system, so its pods
+# can always come back (exercise 8.3).
+#
+# </details>
+
+# %%
+print(w.kubectl("-n shop create deployment api --image=nginx:1.27"))
+w.run(20)
+print(w.kubectl("scale deployment default-team --replicas=0"))
+w.run(30)
+print(w.kubectl("-n shop run one-more --image=nginx:1.27"))
+print(w.kubectl("-n shop scale deployment api --replicas=3"))
+w.run(30)
+print("api pods:", len(w.get("pods", namespace="shop", label_selector="app=api")))
+print([e["message"][:90] for e in w.get("events", namespace="shop") if e["reason"] == "FailedCreate"][:1])
+print(w.kubectl("delete mutatingwebhookconfiguration default-team"))
+w.run(30)
+print("api pods after the fix:", len(w.get("pods", namespace="shop", label_selector="app=api")))
+
+# %% [markdown]
+# A `url` webhook is the same call to a real server: while the cluster is served (`c.serve()`,
+# `kubelab serve`), the HTTPS edge POSTs the review and checks the server's certificate against
+# the `caBundle`. kopf's admission handlers (`@kopf.on.validate`, `@kopf.on.mutate`, with
+# `settings.admission.managed`) register their own configurations that way and are called on
+# every create; `tests/test_webhook_serve.py` runs kopf's admission example against
+# `kubelab serve`. The wall time of such a call is charged to the request on the virtual clock.
+
+# %% [markdown]
+# ## 9. Break it yourself
 #
 # Crash and restart the operator (`c.faults.crash("settlement-operator")`), drop its watch
 # events (`c.faults.drop_watch_events(0.5, user="kubernetes-admin")`, then
@@ -540,20 +689,23 @@ print(ledger, sorted(ledger.locks))
 # - Level-triggered and idempotent: the next reconcile repairs crashes, lost events, deleted children.
 # - `ownerReferences` clean up Kubernetes objects (the garbage collector); a finalizer, the outside world.
 # - A ValidatingAdmissionPolicy declares a rule in CEL; the API server enforces it before storing.
+# - Admission webhooks are your code on the request's path: mutating ones patch, validating ones
+#   say no; a `Fail` webhook that is slow or gone slows or blocks every write it matches.
 # - kopf's handlers react to changes; a reconcile loop converges on the state. Both run on any API server.
 #
 # **Exercises.** Open [exercises/ex08_operators.py](../exercises/ex08_operators.py): 8.1 the
 # reconcile of a Website that owns a Deployment (within a request budget), 8.2 a finalizer that
-# releases an outside lock exactly once.
+# releases an outside lock exactly once, 8.3 a validating webhook and the configuration that
+# lets it survive its own outage.
 #
 # ## Check your work
 #
-# The cell below grades exercises 8.1 and 8.2 in
+# The cell below grades exercises 8.1 to 8.3 in
 # [exercises/ex08_operators.py](../exercises/ex08_operators.py), as `kubelab grade 8` does in a
 # terminal. It takes several seconds. Save the file, then run the cell again after each change:
 # the grader reads the file from disk, so there is nothing to re-import.
 #
-# Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
+# Nothing solved yet? Then the report says `0/30 points`, and each check says `FAIL ... not
 # implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
 # the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
 # A failed check says what it expected, what it got, a hint, and a `replay:` command that reruns

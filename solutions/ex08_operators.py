@@ -1,21 +1,24 @@
 """Exercises for notebook 08 · Extending Kubernetes: CRDs and operators.
 
-Two reconcilers in the shape of kubelab.client.operator (controller-runtime's ideas). The
-grader runs yours inside an Operator component: every event on the custom kind, or on an
-object it owns, becomes a call with the object's namespace and name; `client` writes to the
-API server and `cache` reads the informers (`cache.get(resource, name, namespace)` returns the
-object or None, `cache.list(...)` a list; no API request). Let errors propagate: the Operator
-retries the key with back-off. The grader crashes your operator, drops its watch events,
-deletes what it owns and edits the spec while it works; for 8.1 it also counts the requests of
-every reconcile.
+Two reconcilers (8.1, 8.2) and an admission webhook (8.3). The reconcilers are in the shape of
+kubelab.client.operator (controller-runtime's ideas): the grader runs yours inside an Operator
+component: every event on the custom kind, or on an object it owns, becomes a call with the
+object's namespace and name; `client` writes to the API server and `cache` reads the informers
+(`cache.get(resource, name, namespace)` returns the object or None, `cache.list(...)` a list;
+no API request). Let errors propagate: the Operator retries the key with back-off. The grader
+crashes your operator, drops its watch events, deletes what it owns and edits the spec while it
+works; for 8.1 it also counts the requests of every reconcile.
 
-    kubelab grade 8                                          # both exercises
+The webhook (8.3) is served by a pod of its own image in the grader's cluster, which then
+times it out, kills its pods and watches what your configuration does about it.
+
+    kubelab grade 8                                          # all three exercises
     from kubelab.grading import grade; grade("8.1")
 
 Helpers you may use: kubelab.client.operator (set_status_condition, set_controller_reference,
 add_finalizer, remove_finalizer, create_or_update) and kubelab.api.meta.deep_copy. Do not
-import kubelab.controllers or kubelab.samples: the sample operator there is the answer's
-neighbour.
+import kubelab.controllers or kubelab.samples: the sample operator and the sample webhooks
+there are the answers' neighbours.
 """
 
 from __future__ import annotations
@@ -142,3 +145,72 @@ def reconcile_ledger_lock(namespace: str, name: str, client: Client, cache: Cach
     if (lock.get("status") or {}).get("token") != token:
         client.update_status({**deep_copy(lock), "status": {"token": token}})
     ### END SOLUTION
+
+
+PINNED_HINT = "use a tag other than latest, or a digest"
+
+
+class ImagePolicyWebhook:
+    """Exercise 8.3: A validating webhook that survives its own outage.
+
+    Notebook 08_operators, section "8. Admission webhooks: the API server calls out". Medium, 10 points.
+
+    review(review) is the webhook's HTTP handler: it gets an AdmissionReview
+    (admission.k8s.io/v1) for a pod CREATE or UPDATE and returns the AdmissionReview that
+    answers it: {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response":
+    {"uid": <the request's uid>, "allowed": ...}}. Every image of the pod's initContainers,
+    then containers, must be pinned: a digest ("@sha256:..."), or a tag other than latest (the
+    tag is what follows the last ":" after the last "/"; no tag means latest). For the first
+    one that is not, refuse with "status": {"code": 403, "reason": "Forbidden", "message":
+    'container "<name>": image "<image>" is not pinned: use a tag other than latest, or a
+    digest'}.
+
+    configuration(namespace, service) returns the ValidatingWebhookConfiguration
+    "image-policy" that installs it: one webhook named "images.kubelab.dev", calling the
+    Service `service` in `namespace` (port 443, path "/validate") for CREATE and UPDATE of core
+    v1 "pods"; sideEffects None; admissionReviewVersions ["v1"]; failurePolicy Fail (an
+    unpinned image must never slip through); and two choices that decide what an outage
+    costs: timeoutSeconds 3 (a hung webhook makes each create wait 3 s, not 10), and a
+    namespaceSelector that leaves out every namespace labelled kubelab.dev/webhook=exempt
+    (the webhook's own namespace has that label: without it, the webhook's pods could not be
+    recreated while it is down, and the outage would never end).
+    """
+
+    name = "images.kubelab.dev"
+
+    def review(self, review: dict[str, Any]) -> dict[str, Any]:
+        ### BEGIN SOLUTION
+        request = review.get("request") or {}
+        answer: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": True}
+        spec = (request.get("object") or {}).get("spec") or {}
+        for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+            image = str(container.get("image") or "")
+            last = image.rsplit("/", 1)[-1]
+            tag = last.rsplit(":", 1)[1] if ":" in last else "latest"
+            if "@" not in image and tag == "latest":
+                answer = {**answer, "allowed": False, "status": {
+                    "code": 403, "reason": "Forbidden",
+                    "message": f'container "{container.get("name")}": image "{image}" is not '
+                               f"pinned: {PINNED_HINT}"}}
+                break
+        return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": answer}
+        ### END SOLUTION
+
+    def configuration(self, namespace: str, service: str) -> dict[str, Any]:
+        ### BEGIN SOLUTION
+        return {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "image-policy"},
+            "webhooks": [{
+                "name": self.name, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                "failurePolicy": "Fail", "timeoutSeconds": 3,
+                "clientConfig": {"service": {"namespace": namespace, "name": service,
+                                             "path": "/validate", "port": 443}},
+                "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""],
+                           "apiVersions": ["v1"], "resources": ["pods"]}],
+                "namespaceSelector": {"matchExpressions": [
+                    {"key": "kubelab.dev/webhook", "operator": "NotIn", "values": ["exempt"]}]},
+            }],
+        }
+        ### END SOLUTION

@@ -77,6 +77,11 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  group="admissionregistration.k8s.io", namespaced=False, subresources=("status",)),
     ResourceInfo("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding",
                  group="admissionregistration.k8s.io", namespaced=False),
+    # Admission webhooks (kubelab/apiserver/admission/webhook/); no short names, as upstream.
+    ResourceInfo("mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
+                 group="admissionregistration.k8s.io", namespaced=False),
+    ResourceInfo("validatingwebhookconfigurations", "ValidatingWebhookConfiguration",
+                 group="admissionregistration.k8s.io", namespaced=False),
     # API Priority and Fairness (kubelab/apiserver/flowcontrol/)
     ResourceInfo("flowschemas", "FlowSchema", group="flowcontrol.apiserver.k8s.io",
                  namespaced=False, subresources=("status",)),

@@ -8,7 +8,7 @@
 Read the packages in pipeline order, as k8s.io/apiserver lays them out: server.py (the handler
 chain), auth/ (authentication, RBAC, reviews, the audit log) with bootstrap.py (the default
 policy), flowcontrol/ (API Priority and Fairness), endpoints/ (reading a body, strict decoding,
-patch, apply, subresources), admission/ (the plugin chain and ValidatingAdmissionPolicy), apis/
+patch, apply, subresources), admission/ (the plugin chain, ValidatingAdmissionPolicy and the webhooks), apis/
 (each group's schema, defaults and validation), registry/ (the generic store, per-kind
 strategies, deletion, the Service REST), storage/ (the codec, the watch cache, compaction),
 apiextensions/ (CRDs, with cel.py) and printers/ (the Tables `kubectl get` prints).

@@ -103,6 +103,8 @@ class RequestContext:
                    old: dict[str, Any] | None) -> Attributes:
         r, info = self.request, self.served.info
         name = r.name or (((obj or {}).get("metadata") or {}).get("name") or "")
-        return Attributes(operation, info.resource, info.group, info.version, info.kind,
-                          r.subresource, r.namespace, name, obj, old, self.user, self.server.served,
-                          r.dry_run)
+        attrs = Attributes(operation, info.resource, info.group, info.version, info.kind,
+                           r.subresource, r.namespace, name, obj, old, self.user,
+                           self.server.served, r.dry_run)
+        attrs.audit = self.record
+        return attrs

@@ -37,6 +37,7 @@ from kubelab.api.request import RawBody, Request, Response, WatchEvent, WatchHan
 from kubelab.api.resources import ResourceTable
 from kubelab.apiserver.admission.chain import AdmissionChain
 from kubelab.apiserver.admission.plugins import default_plugins
+from kubelab.apiserver.admission.webhook import WebhookClient
 from kubelab.apiserver.apiextensions.versions import to_version, versioned_events
 from kubelab.apiserver.auth.audit import AuditRecord
 from kubelab.apiserver.auth.authn import (
@@ -123,6 +124,9 @@ class APIServer:
         self.fanout = FanoutStats(clock)  # watch events and lists per class and second
         # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
         self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
+        # How admission webhooks are reached (admission/webhook/client.py): the wiring sets
+        # its dial_pod (the pod network), the HTTPS edge its dial_url.
+        self.webhooks = WebhookClient(self)
         # API Priority and Fairness (flowcontrol/), off unless enabled: then every request is
         # classified and queued after authentication, and may get 429.
         # MaxInFlightFilter instead: the filter kube-apiserver runs without it, for comparison.

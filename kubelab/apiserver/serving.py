@@ -28,12 +28,14 @@ from kubelab.apiserver.storage.prefixes import key_prefix
 from kubelab.apiserver.storage.watch_cache import INDEX_FIELDS, CacheEvent, Cacher
 
 if TYPE_CHECKING:
+    from kubelab.apiserver.admission.webhook import WebhookClient
     from kubelab.apiserver.server import APIServer
 
 __all__ = ["ServedResources"]
 
 GroupResource = tuple[str, str]
 POLICY_RESOURCES = ("validatingadmissionpolicies", "validatingadmissionpolicybindings")
+WEBHOOK_RESOURCES = ("mutatingwebhookconfigurations", "validatingwebhookconfigurations")
 # The rules of built-in kinds validated next to their own code.
 EXTRA_VALIDATION = {"customresourcedefinitions": validate_crd,
                     "validatingadmissionpolicies": validate_policy,
@@ -51,6 +53,7 @@ class ServedResources:
         self.crd_finalizer = CRDFinalizer(server)
         # The admission policies and bindings, read once until one of them changes.
         self._policies: tuple[list[Object], list[Object]] | None = None
+        self._webhooks: dict[str, list[Object]] = {}  # the same, for webhook configurations
         # The built-in kinds' printers, as each registry's printerstorage.TableConvertor has them.
         self.table_generator = TableGenerator().with_handlers(internalversion.add_handlers,
                                                               services.add_handlers)
@@ -79,7 +82,8 @@ class ServedResources:
         subs = set(info.subresources) | ({"finalize"} if info.resource == "namespaces" else set())
         extra = EXTRA_VALIDATION.get(info.resource)
         affects = info.resource in RBAC_RESOURCES or info.resource in (
-            "namespaces", "customresourcedefinitions", "services", *POLICY_RESOURCES)
+            "namespaces", "customresourcedefinitions", "services", *POLICY_RESOURCES,
+            *WEBHOOK_RESOURCES)
         rest = self.server.service_allocators if info.resource == "services" else None
         printed = self.table_generator.handles(info.resource)
         self._served[(info.group, info.resource)] = Served(
@@ -150,6 +154,17 @@ class ServedResources:
 
     def forget_policies(self) -> None:
         self._policies = None
+        self._webhooks = {}
+
+    def webhook_configurations(self, resource: str) -> list[Object]:
+        """The Mutating- or ValidatingWebhookConfigurations, cached as the policies are."""
+        if resource not in self._webhooks:
+            self._webhooks[resource] = self.list_objects(resource, "admissionregistration.k8s.io")
+        return self._webhooks[resource]
+
+    def webhook_client(self) -> WebhookClient:
+        """How this server calls webhooks (admission/webhook/client.py)."""
+        return self.server.webhooks
 
     def resource_for(self, api_version: str, kind: str) -> ResourceInfo | None:
         return self.table.for_kind(api_version, kind)
@@ -199,7 +214,7 @@ class ServedResources:
             return lambda _events: self.server.authorizer.invalidate()
         if served.builtin and served.info.resource == "namespaces":
             return lambda _events: self.forget_namespaces()
-        if served.builtin and served.info.resource in POLICY_RESOURCES:
+        if served.builtin and served.info.resource in (*POLICY_RESOURCES, *WEBHOOK_RESOURCES):
             return lambda _events: self.forget_policies()
         if served.builtin and served.info.resource == "customresourcedefinitions":
             return self._crds_changed
@@ -234,7 +249,7 @@ class ServedResources:
             self.server.authorizer.invalidate()
         elif resource == "namespaces":
             self.forget_namespaces(key.rsplit("/", 1)[-1])
-        elif resource in POLICY_RESOURCES:
+        elif resource in POLICY_RESOURCES or resource in WEBHOOK_RESOURCES:
             self.forget_policies()
         elif resource == "services":
             self.server.service_allocators.record(key, obj)

@@ -39,6 +39,7 @@ from kubelab.cluster.loadbalancer import DirectConnection
 from kubelab.cluster.network import NodeView, Route, route
 from kubelab.cluster.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.cluster.traffic import Traffic
+from kubelab.cluster.webhooks import WebhookServers
 from kubelab.kubectl import Output, kubectl
 from kubelab.kubelet.hollow import HollowRuntime
 from kubelab.kubelet.registry import ImageRegistry
@@ -191,6 +192,8 @@ class Cluster(ReplicaWiring):
                          for i, name in enumerate(self.node_names)}
         for server in self.apiservers:
             server.kubelet_connection = self._kubelet_connection
+        # Admission webhooks served by pods (kubelab/cluster/webhooks.py): image -> handler.
+        self.webhook_servers = WebhookServers(self)
         # Each node's iptables, which kube-proxy writes and packets follow (kubelab.cluster.network).
         self.apiserver.add_token("token-system:kube-proxy", "system:kube-proxy")
         self.iptables = {name: IPTables(name, runtime.node_ip) for name, runtime in self.runtimes.items()}

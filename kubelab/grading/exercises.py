@@ -89,6 +89,9 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
     Exercise("8.2", "A finalizer for an outside lock", "ex08_operators", "reconcile_ledger_lock",
              "08_operators", "5. Clean up outside the cluster: a finalizer", "medium", 10,
              ("kubelab.controllers", "kubelab.samples")),
+    Exercise("8.3", "A validating webhook that survives its own outage", "ex08_operators",
+             "ImagePolicyWebhook", "08_operators", "8. Admission webhooks: the API server calls out",
+             "medium", 10, ("kubelab.samples",)),
     # Services (notebook 09)
     Exercise("9.1", "The EndpointSlice reconcile for one Service", "ex09_services",
              "reconcile_endpoint_slices", "09_services",

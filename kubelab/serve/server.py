@@ -42,6 +42,7 @@ from kubelab.serve.certs import ServingCerts, make_serving_certs
 from kubelab.serve.handlers import DiscoveryHandler, OpenAPIHandler, ResourceHandler, StatusHandler
 from kubelab.serve.kubeconfig import DEFAULT_PATH, build_kubeconfig, write_kubeconfig
 from kubelab.serve.pacer import pace
+from kubelab.serve.webhooks import url_dialer
 
 if TYPE_CHECKING:
     from kubelab.cluster import Cluster
@@ -119,6 +120,8 @@ class Server:
             return self.url
         self._identities()
         self._listen()
+        for server in self.cluster.apiservers:  # url webhooks: a real POST (serve/webhooks.py)
+            server.webhooks.dial_url = url_dialer(self.speed)
         self._pacer = asyncio.get_event_loop().create_task(pace(self._advance, self.speed))
         return self.url
 
@@ -182,6 +185,8 @@ class Server:
             self._pacer.cancel()
             self._pacer = None
         self._listening = False
+        for server in self.cluster.apiservers:
+            server.webhooks.dial_url = None
         if self._http is None:
             return
         self._http.stop()

@@ -14,6 +14,9 @@ Participants are the parts of a control plane, found from the trace:
 - a request that reached storage goes on to etcd on the same row (reads "range", writes "txn");
 - a watch delivery (verb "watch-event", to=<user>) is a dashed arrow from the API server to
   every participant that heard it at that moment: this is how components learn about changes;
+- an admission webhook the API server calls (verb "webhook") is an arrow from the API server
+  to a "webhook" lifeline, drawn after the request it admits: the call happens between
+  admission and storage, while the request waits;
 - some of a component's own steps are drawn as notes on its lifeline (the scheduler's
   decision, the kubelet's image pull and container start); faults are red bands.
 
@@ -129,6 +132,11 @@ def _message(rec: Record) -> Message | None:
         label = f"{rec.verb} {_short(rec.object)}" + (f" → {code}" if code >= 400 else "")
         return Message(rec.time, "request", participant_of(str(d["user"])), ("API server",), label,
                        rec.object, rec.verb, code >= 400, store)
+    if rec.component == "apiserver" and rec.verb == "webhook":
+        failed = bool(d.get("error"))
+        label = f"AdmissionReview {rec.object}" + (" → no answer" if failed else "")
+        return Message(rec.time, "request", "API server", ("webhook",), label,
+                       str(d.get("admitting", "")), rec.verb, failed)
     if rec.component == "apiserver" and rec.verb == "watch-event":
         label = f"{d.get('type', '')} {_short(rec.object)}"
         return Message(rec.time, "watch", "API server", (participant_of(str(d.get("to", ""))),),
@@ -200,8 +208,29 @@ def messages(source: Iterable[Record], *, since: float | None = None, until: flo
         if names and not _is_related(m.object, names):
             continue
         rows.append(m)
-    rows = _fan_out(rows)
+    rows = _fan_out(_webhooks_after_their_request(rows))
     return _merge_similar(rows) if merge else rows
+
+
+def _webhooks_after_their_request(rows: list[Message]) -> list[Message]:
+    """The API server records a request when it answers, so the webhook calls it made while
+    admitting it come first in the trace; draw them after the request's own arrow, and its
+    write to etcd after them, in the order they happened."""
+    out: list[Message] = []
+    waiting: list[Message] = []
+    for m in rows:
+        if m.verb == "webhook" and m.source == "API server":
+            waiting.append(m)
+            continue
+        if waiting and m.kind == "request" and m.object == waiting[0].object:
+            out += [replace(m, store=""), *waiting]
+            if m.store:
+                out.append(Message(m.time, "request", "API server", ("etcd",),
+                                   f"{m.store} {_short(m.object)}", m.object, "store"))
+            waiting = []
+            continue
+        out.append(m)
+    return out + waiting
 
 
 # ---------------------------------------------------------------------------- drawing

@@ -18,17 +18,21 @@ The built-in plugins live in plugins.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubelab.api.errors import ApiError, forbidden
 from kubelab.apiserver.auth.authn import UserInfo
+
+if TYPE_CHECKING:
+    from kubelab.apiserver.auth.audit import AuditRecord
 
 __all__ = [
     "AdmissionChain",
     "AdmissionPlugin",
     "Attributes",
     "Lister",
+    "ReinvocationContext",
     "admission_forbidden",
 ]
 
@@ -44,6 +48,17 @@ class Lister(Protocol):
     def namespace_phase(self, name: str) -> str | None:
         """"Active", "Terminating", or None when the namespace does not exist."""
         ...
+
+
+@dataclass(slots=True)
+class ReinvocationContext:
+    """admission.ReinvocationContext (pkg/admission/reinvocation.go): a plugin that changed the
+    object asks for the mutating chain to run once more (should_reinvoke); during that second
+    pass is_reinvoke is True. `values` keeps each plugin's own state between the passes."""
+
+    is_reinvoke: bool = False
+    should_reinvoke: bool = False
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -63,6 +78,10 @@ class Attributes:
     user: UserInfo
     lister: Lister
     dry_run: bool = False
+    # The request's audit record: a plugin that waits (a webhook call) adds to its latency.
+    # Neither is an init field, so neither crosses to a learner's plugin (kubelab.grading).
+    audit: AuditRecord | None = field(default=None, init=False)
+    reinvocation: ReinvocationContext = field(default_factory=ReinvocationContext, init=False)
 
 
 class AdmissionPlugin:
@@ -115,9 +134,16 @@ class AdmissionChain:
         self._validators = [p for p in self.plugins if _overrides(p, "validate")]
 
     def mutate(self, attrs: Attributes) -> None:
+        """Every mutating plugin in order; once more if one of them asks for it
+        (pkg/admission/reinvocation.go reinvoker.Admit: the webhooks' reinvocationPolicy)."""
         for plugin in self._mutators:
             self.failed_plugin = plugin.name
             plugin.mutate(attrs)
+        if attrs.reinvocation.should_reinvoke and not attrs.reinvocation.is_reinvoke:
+            attrs.reinvocation.is_reinvoke = True
+            for plugin in self._mutators:
+                self.failed_plugin = plugin.name
+                plugin.mutate(attrs)
         self.failed_plugin = ""
 
     def validate(self, attrs: Attributes) -> None:

@@ -6,10 +6,14 @@
   (k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go).
 - DefaultTolerationSeconds (mutating): pods tolerate not-ready/unreachable nodes for 300s, so
   their eviction waits five minutes (plugin/pkg/admission/defaulttolerationseconds).
+- MutatingAdmissionWebhook (mutating): the MutatingWebhookConfigurations' webhooks, after the
+  built-in mutating plugins (webhook/mutating.py).
 - NodeRestriction (validating): a kubelet may only change its own Node, its own Lease and the
   status of pods bound to it (plugin/pkg/admission/noderestriction/admission.go).
 - ValidatingAdmissionPolicy (validating): the CEL policies bound by
   ValidatingAdmissionPolicyBindings (policy.py).
+- ValidatingAdmissionWebhook (validating): the ValidatingWebhookConfigurations' webhooks, last
+  (webhook/validating.py).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from kubelab.apiserver.admission.chain import (
     admission_forbidden,
 )
 from kubelab.apiserver.admission.policy import ValidatingAdmissionPolicy
+from kubelab.apiserver.admission.webhook import MutatingAdmissionWebhook, ValidatingAdmissionWebhook
 from kubelab.apiserver.apis.defaults import set_defaults
 
 __all__ = [
@@ -171,6 +176,6 @@ def _name(attrs: Attributes) -> str:
 
 
 def default_plugins() -> list[AdmissionPlugin]:
-    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), NodeRestriction(),
-            ValidatingAdmissionPolicy()]
+    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), MutatingAdmissionWebhook(),
+            NodeRestriction(), ValidatingAdmissionPolicy(), ValidatingAdmissionWebhook()]
 

@@ -12,6 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.apiserver.apis.defaults_admissionregistration import (
+    set_mutating_webhook_configuration_defaults,
+    set_validating_webhook_configuration_defaults,
+)
 from kubelab.apiserver.apis.defaults_flowcontrol import (
     set_flow_schema_defaults,
     set_priority_level_defaults,
@@ -153,6 +157,8 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "jobs": _job,
     "services": set_service_defaults,
     "endpointslices": set_endpoint_slice_defaults,
+    "mutatingwebhookconfigurations": set_mutating_webhook_configuration_defaults,
+    "validatingwebhookconfigurations": set_validating_webhook_configuration_defaults,
 }
 
 

@@ -250,7 +250,26 @@ JOB = kind(
                                                  failed=STRINGS),
                   ready=INT32))
 
+# admissionregistration/v1 webhooks (kubelab/apiserver/admission/webhook/).
+_WEBHOOK_FIELDS: dict[str, Type] = {
+    **_strings("name", "failurePolicy", "matchPolicy", "sideEffects"),
+    "clientConfig": struct("WebhookClientConfig", url=STRING, caBundle=BYTES, service=struct(
+        "ServiceReference", namespace=STRING, name=STRING, path=STRING, port=INT32)),
+    "rules": ListOf(struct("RuleWithOperations", operations=STRINGS, apiGroups=STRINGS,
+                           apiVersions=STRINGS, resources=STRINGS, scope=STRING)),
+    "namespaceSelector": LABEL_SELECTOR, "objectSelector": LABEL_SELECTOR,
+    "timeoutSeconds": INT32, "admissionReviewVersions": STRINGS,
+    "matchConditions": ListOf(struct("MatchCondition", name=STRING, expression=STRING)),
+}
+WEBHOOK_CONFIGURATIONS = (
+    kind("MutatingWebhookConfiguration", webhooks=ListOf(struct(
+        "MutatingWebhook", reinvocationPolicy=STRING, **_WEBHOOK_FIELDS))),
+    kind("ValidatingWebhookConfiguration", webhooks=ListOf(struct(
+        "ValidatingWebhook", **_WEBHOOK_FIELDS))),
+)
+
 SCHEMAS: dict[str, Struct] = {s.name: s for s in (
+    *WEBHOOK_CONFIGURATIONS,
     kind("Pod", spec=POD_SPEC, status=POD_STATUS),
     DEPLOYMENT,
     REPLICA_SET,

@@ -151,6 +151,11 @@ def _object_meta_row(obj: Object, now: float) -> list[str]:
     return [obj["metadata"]["name"], _age(obj, now)]
 
 
+def _webhooks_row(obj: Object, now: float) -> list[str]:
+    """printers.go printMutatingWebhook, printValidatingWebhook: NAME WEBHOOKS AGE."""
+    return [obj["metadata"]["name"], str(len(obj.get("webhooks") or [])), _age(obj, now)]
+
+
 # flowcontrol.apiserver.k8s.io (printers.go printFlowSchema, printPriorityLevelConfiguration)
 def _flow_schema_row(fs: Object, now: float) -> list[str]:
     spec = fs.get("spec") or {}
@@ -210,5 +215,7 @@ def add_handlers(h: TableGenerator) -> None:
         column("HandSize"), column("QueueLengthLimit"), _AGE], _priority_level_row)
     h.table_handler("jobs", [_NAME, column("Status"), column("Completions"), column("Duration"), _AGE],
                     _job_row)
+    for resource in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        h.table_handler(resource, [_NAME, column("Webhooks", "integer"), _AGE], _webhooks_row)
     for resource in OBJECT_META_RESOURCES:
         h.table_handler(resource, [_NAME, _AGE], _object_meta_row)

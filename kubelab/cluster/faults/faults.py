@@ -20,6 +20,7 @@ from kubelab.cluster.faults.ha import ReplicaFaults
 from kubelab.cluster.faults.raft import EtcdFaults
 from kubelab.cluster.faults.scale import ScaleFaults
 from kubelab.cluster.faults.services import ServiceFaults
+from kubelab.cluster.faults.webhooks import WebhookFaults
 from kubelab.cluster.loadbalancer import Endpoint
 from kubelab.sim.clock import Clock
 
@@ -190,7 +191,7 @@ class WatchFaults:
         return False
 
 
-class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults):
+class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults, WebhookFaults):
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self.history: list[tuple[float, str, dict[str, Any]]] = []

@@ -1,5 +1,5 @@
-"""Checks for notebook 08's exercises: a Website reconcile (8.1) and a finalizer for an outside
-lock (8.2).
+"""Checks for notebook 08's exercises: a Website reconcile (8.1), a finalizer for an outside
+lock (8.2) and a validating webhook that survives its own outage (8.3).
 
 The learner's function is the reconcile of a kubelab.client.operator.Operator that runs as a
 component of a full cluster (kubelets run the pods), under its own user, so that watch faults
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.api.errors import ApiError
 from kubelab.client.operator import Cache, Operator, Reconciler, ReconcileRecord, Request, Result
 from kubelab.cluster import Cluster
 from kubelab.cluster.ledger import Ledger, ledger_for
@@ -258,3 +259,145 @@ def released_once_when_deletion_and_a_crash_race(ctx: CheckContext) -> None:
     ctx.expect_equal(left, [], "LedgerLocks left after deletion, crashes and a ledger outage",
                      unit="LedgerLocks =")
     _expect_once(ctx, ledger, books, "after deletion, crashes and a ledger outage")
+
+
+# ---------------------------------------------------------------- 8.3 a validating webhook
+#
+# The learner's webhook runs as the workload of its own image (c.webhook_servers), behind a
+# Deployment and a Service in the namespace "webhooks" (labelled kubelab.dev/webhook=exempt),
+# and the learner's configuration installs it. Every answer crosses the grader's wire as JSON.
+
+WEBHOOK_IMAGE = "kubelab.dev/image-policy:1"
+WEBHOOK_NS, WEBHOOK_SVC, APPS = "webhooks", "image-policy", "apps"
+EXEMPT = {"kubelab.dev/webhook": "exempt"}
+PINNED = "use a tag other than latest, or a digest"
+
+
+def _webhook_run(ctx: CheckContext) -> tuple[Cluster, Any]:
+    """A cluster with the learner's webhook served, installed by the learner's configuration."""
+    webhook = ctx.learner()
+    c = ctx.cluster(nodes=2)
+    c.webhook_servers.register(WEBHOOK_IMAGE, lambda review: webhook.review(review))
+    labels = {"app": WEBHOOK_SVC}
+    c.apply([
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WEBHOOK_NS, "labels": EXEMPT}},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": APPS}},
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": WEBHOOK_SVC, "namespace": WEBHOOK_NS},
+         "spec": {"replicas": 2, "selector": {"matchLabels": labels}, "template": {
+             "metadata": {"labels": labels}, "spec": {"containers": [
+                 {"name": "webhook", "image": WEBHOOK_IMAGE, "ports": [{"containerPort": 8443}]}]}}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": WEBHOOK_SVC, "namespace": WEBHOOK_NS},
+         "spec": {"selector": labels, "ports": [{"port": 443, "targetPort": 8443}]}}])
+    c.run(30)
+    configuration = webhook.configuration(WEBHOOK_NS, WEBHOOK_SVC)
+    try:
+        c.client.create(dict(configuration))
+    except ApiError as err:
+        ctx.fail("the API server refused your ValidatingWebhookConfiguration",
+                 expected="201 Created", got=f"{err.code} {err.reason}: {err.message}")
+    return c, webhook
+
+
+def _pod(name: str, image: str, *, init: str | None = None) -> Object:
+    spec: dict[str, Any] = {"containers": [{"name": "app", "image": image}]}
+    if init is not None:
+        spec["initContainers"] = [{"name": "setup", "image": init}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": APPS}, "spec": spec}
+
+
+def _create(c: Cluster, obj: Object) -> str:
+    """"201" or "<code> <reason>: <message>", as a client sees the answer."""
+    try:
+        c.client.create(obj)
+    except ApiError as err:
+        return f"{err.code} {err.reason}: {err.message}"
+    return "201"
+
+
+def _denied(container: str, image: str) -> str:
+    return (f'403 Forbidden: admission webhook "images.kubelab.dev" denied the request: '
+            f'container "{container}": image "{image}" is not pinned: {PINNED}')
+
+
+@check("8.3", points=3, hint="Look at initContainers, then containers; no tag means latest, and a "
+       "digest (@sha256:...) is always pinned. Refuse with status code 403.")
+def refuses_unpinned_images_in_kube_apiservers_words(ctx: CheckContext) -> None:
+    c, _ = _webhook_run(ctx)
+    cases = [
+        (_pod("pinned", "nginx:1.27"), "201"),
+        (_pod("digest", "nginx@sha256:" + "a" * 64), "201"),
+        (_pod("registry-port", "registry.local:5000/nginx:1.27"), "201"),
+        (_pod("untagged", "nginx"), _denied("app", "nginx")),
+        (_pod("latest", "registry.local:5000/nginx:latest"),
+         _denied("app", "registry.local:5000/nginx:latest")),
+        (_pod("port-only", "registry.local:5000/nginx"), _denied("app", "registry.local:5000/nginx")),
+        (_pod("init", "nginx:1.27", init="busybox"), _denied("setup", "busybox")),
+    ]
+    for obj, expected in cases:
+        ctx.expect_equal(_create(c, obj), expected, f"creating pod {obj['metadata']['name']}",
+                         unit="the API server answered")
+
+
+@check("8.3", points=2, hint="Answer with apiVersion admission.k8s.io/v1, kind AdmissionReview and "
+       "response.uid = request.uid; the API server refuses any other answer.")
+def answers_with_the_requests_uid_on_create_and_update(ctx: CheckContext) -> None:
+    c, webhook = _webhook_run(ctx)
+    ctx.expect_equal(_create(c, _pod("web", "nginx:1.27")), "201", "creating a pinned pod",
+                     unit="the API server answered")
+    pod = c.client.get("pods", "web", namespace=APPS)
+    pod["spec"]["containers"][0]["image"] = "nginx:latest"
+    try:
+        c.client.update(pod)
+        got = "200"
+    except ApiError as err:
+        got = f"{err.code} {err.reason}: {err.message}"
+    ctx.expect_equal(got, _denied("app", "nginx:latest"), "an update to an unpinned image",
+                     unit="the API server answered")
+    for uid in ("5a4f6c1e-0000-4000-8000-000000000001", "5a4f6c1e-0000-4000-8000-000000000002"):
+        answer = webhook.review({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                 "request": {"uid": uid, "operation": "CREATE",
+                                             "object": _pod("x", "nginx:1.27")}})
+        got_uid = ((answer or {}).get("response") or {}).get("uid") if isinstance(answer, dict) else None
+        ctx.expect_equal(got_uid, uid, "the uid of your answer", unit="response.uid =")
+
+
+@check("8.3", points=2, hint="timeoutSeconds: 3 and failurePolicy: Fail: a webhook that hangs "
+       "refuses each create after 3 s, it never lets one through.")
+def a_hung_webhook_fails_closed_within_three_seconds(ctx: CheckContext) -> None:
+    c, _ = _webhook_run(ctx)
+    c.faults.slow_webhook(WEBHOOK_IMAGE, 20)
+    got = _create(c, _pod("while-hung", "nginx"))
+    ctx.expect_equal(got.split(": ")[0], "500 InternalError", "creating an unpinned pod while the "
+                     "webhook hangs", unit="the API server answered",
+                     hint="failurePolicy Fail: a webhook that does not answer must not let it in.")
+    if "context deadline exceeded" not in got or "timeout=3s" not in got:
+        ctx.fail("the request did not time out after 3 seconds", expected='... "https://image-policy.'
+                 'webhooks.svc:443/validate?timeout=3s": context deadline exceeded', got=got)
+    ctx.expect_equal(c.apiserver.audit[-1].latency, 3.0, "how long the create waited for the webhook",
+                     unit="seconds")
+
+
+@check("8.3", points=3, hint="A namespaceSelector that leaves out kubelab.dev/webhook=exempt lets the "
+       "webhook's own pods be recreated while it is down.")
+def recovers_from_its_own_outage(ctx: CheckContext) -> None:
+    c, _ = _webhook_run(ctx)
+    c.kubectl(f"-n {WEBHOOK_NS} scale deployment {WEBHOOK_SVC} --replicas=0")
+    c.run(30)
+    got = _create(c, _pod("while-down", "nginx:1.27"))
+    no_endpoints = 'no endpoints available for service "image-policy"'
+    if not got.startswith("500 InternalError") or no_endpoints not in got:
+        ctx.fail("a create during the outage was not refused as failurePolicy Fail refuses it",
+                 expected='500 InternalError: ... no endpoints available for service "image-policy"',
+                 got=got)
+    c.kubectl(f"-n {WEBHOOK_NS} scale deployment {WEBHOOK_SVC} --replicas=2")
+    c.run(60)
+    running = [p["metadata"]["name"] for p in c.get("pods", namespace=WEBHOOK_NS)
+               if (p.get("status") or {}).get("phase") == "Running"]
+    ctx.expect_equal(len(running), 2, "the webhook's own pods after it was scaled back up",
+                     unit="Running pod(s)", hint="Its namespace is labelled kubelab.dev/webhook=exempt: "
+                     "leave such namespaces out, or its pods are refused by itself.")
+    ctx.expect_equal(_create(c, _pod("after", "nginx:1.27")), "201", "creating a pinned pod after "
+                     "the outage", unit="the API server answered")
+    ctx.expect_equal(_create(c, _pod("after-bad", "nginx")).split(": ")[0], "403 Forbidden",
+                     "creating an unpinned pod after the outage", unit="the API server answered")

@@ -15,6 +15,10 @@ from collections.abc import Callable
 from kubelab.api import Object
 from kubelab.api.errors import FieldError, field_invalid, field_not_supported, field_required
 from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.apis.validation.admissionregistration import (
+    validate_mutating_webhook_configuration,
+    validate_validating_webhook_configuration,
+)
 from kubelab.apiserver.apis.validation.apps import (
     validate_deployment,
     validate_deployment_status_update,
@@ -103,6 +107,8 @@ CREATE_RULES: dict[str, Validator] = {
     "services": validate_service,
     "endpointslices": validate_endpoint_slice,
     "leases": validate_lease,
+    "mutatingwebhookconfigurations": validate_mutating_webhook_configuration,
+    "validatingwebhookconfigurations": validate_validating_webhook_configuration,
 }
 
 
