@@ -110,6 +110,7 @@ from kubelab.store.raft.rules import DEFAULT_RULES, Rules
 Object = dict[str, Any]
 
 FAMILIES = ("single", "ha", "raft")
+NODES = [2, 3]          # how many nodes a seed may draw
 HA = {"apiserver": 3, "scheduler": 2, "controller-manager": 2}
 ELECTED = ("scheduler", "controller-manager")
 WARM_UP = 15.0          # virtual seconds before the first fault
@@ -205,7 +206,7 @@ class _Soak:
         self.rand = random.Random(seed)
         self.family = self.rand.choice(FAMILIES)
         self.outcome = Outcome(seed, self.family)
-        self.nodes = self.rand.choice([2, 3])
+        self.nodes = self.rand.choice(NODES)
         if self.family == "ha":
             self.c = Cluster(nodes=self.nodes, seed=seed, replicas=HA)
         elif self.family == "raft":
