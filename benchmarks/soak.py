@@ -27,8 +27,9 @@ invariants hold:
 - after healing, the Deployment converges (every pod Ready, from the last template, kubectl's
   READY n/n) within CONVERGE_WITHIN virtual seconds, and a rollout the API server acknowledged
   is in that template (an acknowledged write is never lost);
-- leaders: at no instant do two replicas of the scheduler, or of the controller manager,
-  believe they lead (their elector's `leading`: what makes them act); after healing, within
+- leaders: at no check (every CHECK_EVERY virtual seconds) do two replicas of the scheduler,
+  or of the controller manager, believe they lead (their elector's `leading`: what makes them
+  act; tests/test_ha_invariants.py checks every write against the terms); after healing, within
   LEADER_WITHIN, exactly one replica of each leads, and in "ha" it is the one the Lease's
   holderIdentity names (`c.leader`);
 - Raft's safety, on the members' real state (kubelab/store/raft/invariants.py), at every check:
@@ -37,8 +38,9 @@ invariants hold:
   LEADER_WITHIN, one leader that every member follows, at one term, every member with the
   same commit index and the same data (nothing committed was lost on any of them);
 - the Service: requests may fail only while a fault on the data path is on, or within SETTLE
-  seconds after it ended. After healing, the Service answers from every node within
-  SERVICE_WITHIN, and the last rolling update (no fault at all) drops no request.
+  seconds after it ended (REWATCH more after one that ended watches, see below). After
+  healing, the Service answers from every node within SERVICE_WITHIN, and the last rolling
+  update (no fault at all) drops no request.
 - the same seed gives the same trace (checked by running a seed twice).
 
 Which faults touch the data path, and so may drop a request. A request goes from a node's
