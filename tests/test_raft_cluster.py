@@ -163,3 +163,20 @@ def test_a_deployment_converges_and_no_acknowledged_write_is_lost_after_seeded_e
         want = c.get("deployments", "web")["spec"]["replicas"]
         assert running_pods(c) == want, seed
         assert running_containers(c) == want, seed
+
+
+def test_a_watch_cache_restarted_without_a_quorum_lists_again_once_it_is_back() -> None:
+    # The soak found it: the store cancelled a watch cache's watch (compacted past it) while
+    # etcd had no quorum, and the new cache's first list raised "request timed out" out of c.run.
+    c = kubelab.Cluster(nodes=1, etcd_members=3)
+    c.apply(DEPLOY)
+    c.run(20)
+    crashed = c.faults.lose_etcd_quorum()
+    c.apiserver.restart_cacher("pods")  # what a cancelled store watch makes the cache do
+    c.run(5)                            # its retries find no quorum either: nothing escapes
+    for member in crashed:
+        c.faults.restart_etcd_member(member)
+    c.run(5)
+    c.client.scale("deployments", "web", 3)
+    c.run(20)
+    assert running_pods(c) == 3         # the kubelet's pod watch is served by the new cache

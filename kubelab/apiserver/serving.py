@@ -26,6 +26,7 @@ from kubelab.apiserver.registry.strategy import strategy_for
 from kubelab.apiserver.storage.codec import decode
 from kubelab.apiserver.storage.prefixes import key_prefix
 from kubelab.apiserver.storage.watch_cache import INDEX_FIELDS, CacheEvent, Cacher
+from kubelab.store.errors import UnavailableError
 
 if TYPE_CHECKING:
     from kubelab.apiserver.admission.webhook import WebhookClient
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["ServedResources"]
 
 GroupResource = tuple[str, str]
+RELIST_UNAVAILABLE = 1.0  # seconds before a cacher whose first list found no etcd quorum lists again
 POLICY_RESOURCES = ("validatingadmissionpolicies", "validatingadmissionpolicybindings")
 WEBHOOK_RESOURCES = ("mutatingwebhookconfigurations", "validatingwebhookconfigurations")
 # The rules of built-in kinds validated next to their own code.
@@ -205,7 +207,16 @@ class ServedResources:
         for gr, cacher in list(self.cachers.items()):
             if cacher.resource == resource:
                 cacher.stop()
-                self.cachers[gr] = self._cacher(self._served[gr])
+                try:
+                    self.cachers[gr] = self._cacher(self._served[gr])
+                except UnavailableError:
+                    # etcd has no quorum for the new cacher's first list: as the cacher's
+                    # reflector would, list again a second later (until then its watches end)
+                    self.server.clock.call_later(RELIST_UNAVAILABLE, lambda: self._relist(resource))
+
+    def _relist(self, resource: str) -> None:
+        if self.server.running:
+            self.restart_cacher(resource)
 
     def _on_change(self, served: Served) -> Callable[[list[CacheEvent]], None] | None:
         """Caches derived from stored objects are dropped when their objects change (this

@@ -17,6 +17,7 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubelab.api.errors import ApiError
 from kubelab.cluster.dns import Answer, resolve
 from kubelab.kubelet.runtime import RUNNING, SANDBOX_READY
 from kubelab.proxy.iptables import IPTables, Packet, Walk
@@ -157,6 +158,12 @@ def _service_port(cluster: Cluster, ip: str) -> int:
 
 
 def _pod_at(cluster: Cluster, ip: str) -> str:
-    for pod in cluster.get("pods", namespace=None, field_selector=f"status.podIP={ip}"):
+    """The name the API gives the pod at ip, for the record: "" when no pod has it or the API
+    cannot answer now (etcd without a quorum), which the packet itself never needed."""
+    try:
+        pods = cluster.get("pods", namespace=None, field_selector=f"status.podIP={ip}")
+    except ApiError:
+        return ""
+    for pod in pods:
         return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
     return ""
