@@ -1,4 +1,6 @@
-"""`kubectl rollout status|history|undo|pause|resume|restart` for Deployments.
+"""`kubectl rollout status|history|undo|pause|resume|restart` for Deployments, and `status`
+and `restart` for DaemonSets (DaemonSetStatusViewer; history and undo of a DaemonSet's
+ControllerRevisions are not written yet).
 
 Follows kubectl (staging/src/k8s.io/kubectl/pkg/cmd/rollout/ and pkg/polymorphichelpers:
 rollout_status.go, history.go, rollback.go, objectpauser.go, objectresumer.go,
@@ -52,6 +54,13 @@ def rollout(client: Client, words: list[str], namespace: str = "default", *, now
             raise RolloutError("required resource not specified")
         name = rest[1]
     info = client.resource(kind)
+    if info.resource == "daemonsets" and sub in ("status", "restart"):
+        ds = client.get("daemonsets", name, namespace)
+        if sub == "status":
+            return daemon_set_status(ds)
+        client.patch("daemonsets", name, {"spec": {"template": {"metadata": {"annotations": {
+            RESTARTED_AT: rfc3339(now)}}}}}, namespace, patch_type="strategic")
+        return f"daemonset.apps/{name} restarted"
     if info.resource != "deployments":
         verb = {"status": "no status viewer has been implemented for",
                 "history": "no history viewer has been implemented for",
@@ -105,6 +114,22 @@ def status(d: Object) -> str:
     if available < updated:
         return f"{waiting}{available} of {updated} updated replicas are available..."
     return f'deployment "{name}" successfully rolled out'
+
+
+def daemon_set_status(ds: Object) -> str:
+    """DaemonSetStatusViewer.Status (polymorphichelpers/rollout_status.go)."""
+    name, st = ds["metadata"]["name"], ds.get("status") or {}
+    if (ds["spec"].get("updateStrategy") or {}).get("type") != "RollingUpdate":
+        raise RolloutError("rollout status is only available for RollingUpdate strategy type")
+    if ds["metadata"].get("generation", 0) > st.get("observedGeneration", 0):
+        return "Waiting for daemon set spec update to be observed..."
+    desired, updated = st.get("desiredNumberScheduled", 0), st.get("updatedNumberScheduled", 0)
+    waiting = f'Waiting for daemon set "{name}" rollout to finish: '
+    if updated < desired:
+        return f"{waiting}{updated} out of {desired} new pods have been updated..."
+    if st.get("numberAvailable", 0) < desired:
+        return f"{waiting}{st.get('numberAvailable', 0)} of {desired} updated pods are available..."
+    return f'daemon set "{name}" successfully rolled out'
 
 
 def _owned(client: Client, d: Object) -> list[Object]:

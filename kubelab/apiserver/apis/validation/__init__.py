@@ -16,6 +16,9 @@ from kubelab.api import Object
 from kubelab.api.errors import FieldError, field_invalid, field_not_supported, field_required
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.apis.validation.apps import (
+    validate_daemon_set,
+    validate_daemon_set_status_update,
+    validate_daemon_set_update,
     validate_deployment,
     validate_deployment_status_update,
     validate_deployment_update,
@@ -90,6 +93,7 @@ CREATE_RULES: dict[str, Validator] = {
     "pods": validate_pod,
     "deployments": validate_deployment,
     "replicasets": validate_replica_set,
+    "daemonsets": validate_daemon_set,
     "nodes": validate_node,
     "configmaps": validate_config_map,
     "secrets": validate_config_map,
@@ -121,6 +125,7 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "nodes": validate_node_update,
     "deployments": validate_deployment_update,
     "replicasets": validate_replica_set_update,
+    "daemonsets": validate_daemon_set_update,
     "rolebindings": _binding_update(["Role", "ClusterRole"]),
     "clusterrolebindings": _binding_update(["ClusterRole"]),
     "jobs": validate_job_update,
@@ -136,6 +141,7 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_status_update,
     "replicasets": validate_replica_set_status_update,
     "deployments": validate_deployment_status_update,
+    "daemonsets": validate_daemon_set_status_update,
     "jobs": validate_job_status_update,
     "services": validate_service_status_update,
 }
