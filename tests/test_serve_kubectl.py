@@ -47,7 +47,10 @@ def test_kubectl_sees_the_release_and_the_resources(served: Served) -> None:
     assert rows["deployments"][1:3] == ["deploy", "apps/v1"]
     assert rows["pods"][1:4] == ["po", "v1", "true"]
     nodes = served.kubectl("get", "nodes", "--no-headers").stdout.splitlines()
-    assert [n.split()[:2] for n in nodes] == [["node-1", "Ready"], ["node-2", "Ready"]]
+    # `kubelab serve` builds the cluster as kind does: a control-plane node beside the workers
+    # (Cluster(anatomy=True)), with its role in the ROLES column.
+    assert [n.split()[:3] for n in nodes] == [["control-plane", "Ready", "control-plane"],
+                                              ["node-1", "Ready", "<none>"], ["node-2", "Ready", "<none>"]]
 
 
 def test_apply_wait_and_get_in_every_form(served: Served) -> None:

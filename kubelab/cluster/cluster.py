@@ -476,7 +476,7 @@ class Cluster(ReplicaWiring, AnatomyWiring):
 
     def resolve(self, name: str, namespace: str = "default") -> Answer:
         """Cluster DNS from a pod of `namespace`: c.resolve("web") -> web.default.svc.cluster.local."""
-        return resolve(self.client, name, namespace)
+        return resolve(self.client, name, namespace, coredns=self.anatomy)
 
     def traffic(self, target: str, *, rate: float = 10.0, port: int | None = None,
                 namespace: str = "default", start: bool = True) -> Traffic:
