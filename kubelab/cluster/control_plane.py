@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
+from kubelab.apiserver.controlplane import ControlPlaneControllers, MasterLeases
 from kubelab.cluster.anatomy import (
     ADDON_IMAGES,
     STATIC_IMAGES,
@@ -121,6 +122,15 @@ class AnatomyWiring:
             except ApiError as err:
                 if err.code != 409:
                     raise
+        # Each API server keeps the `kubernetes` Service, its endpoints and its identity Lease
+        # (kubelab/apiserver/controlplane.py), from the control-plane node it runs on.
+        leases = MasterLeases()
+        self.controlplane_controllers = []
+        for i, server in enumerate(self.apiservers):
+            node = nodes[i % len(nodes)]
+            controllers = ControlPlaneControllers(server, leases, self.runtimes[node].node_ip, node)
+            controllers.start()
+            self.controlplane_controllers.append(controllers)
 
     def _up(self, name: str) -> Callable[[], bool]:
         """Is the component `name` running (and has not stopped itself, losing its Lease)?"""
