@@ -207,6 +207,12 @@ def test_one_pod_per_node_pinned_by_affinity_and_counted_in_status() -> None:
                                 "NODE", "SELECTOR", "AGE"]
     assert table[1].split()[:7] == ["agent", "3", "3", "3", "3", "3", "<none>"]
     assert c.kubectl("rollout status ds/agent") == 'daemon set "agent" successfully rolled out'
+    described = c.kubectl("describe ds agent").splitlines()  # describeDaemonSet's lines
+    assert described[:3] == ["Name:           agent", "Selector:       app=agent",
+                             "Node-Selector:  <none>"]
+    assert "Desired Number of Nodes Scheduled: 3" in described
+    assert "Number of Nodes Misscheduled: 0" in described
+    assert "Pods Status:  3 Running / 0 Waiting / 0 Succeeded / 0 Failed" in described
 
 
 def test_a_deleted_pod_comes_back_a_new_node_gets_one_and_a_label_change_moves_them() -> None:
