@@ -184,3 +184,10 @@ def test_anatomy_is_deterministic() -> None:
 def test_anatomy_is_refused_unless_a_bool() -> None:
     with pytest.raises(TypeError, match="anatomy must be True or False"):
         Cluster(nodes=1, anatomy="yes")  # type: ignore[arg-type]
+
+
+def test_priority_and_fairness_classifies_kube_proxy_as_a_kube_system_service_account() -> None:
+    c = Cluster(nodes=1, anatomy=True, apf=True)
+    c.run(10)
+    schemas = {r.flow_schema for r in c.apiserver.audit if r.user_agent.startswith("kube-proxy/")}
+    assert schemas == {"kube-system-service-accounts"}  # upstream's bootstrap FlowSchema: workload-high

@@ -147,8 +147,12 @@ def test_auth_can_i_asks_the_authorizer(served: Served) -> None:
 def test_drain_evicts_and_the_deployment_heals(served: Served) -> None:
     served.kubectl("apply", "-f", "-", stdin=DEPLOYMENT.replace("name: web", "name: drained"))
     served.kubectl("wait", "--for=condition=Available", "deployment/drained", "--timeout=60s", timeout=90)
-    out = served.kubectl("drain", "node-1", "--ignore-daemonsets", "--timeout=60s", timeout=90).stdout
+    drained = served.kubectl("drain", "node-1", "--ignore-daemonsets", "--timeout=60s", timeout=90)
+    out = drained.stdout
     assert "node/node-1 cordoned" in out and "node/node-1 drained" in out
+    # kind's DaemonSets give --ignore-daemonsets something to ignore, and they stay.
+    assert "Warning: ignoring DaemonSet-managed Pods: kube-system/kindnet-" in drained.stderr
+    assert "kube-system/kube-proxy-" in drained.stderr
     served.kubectl("wait", "--for=condition=Available", "deployment/drained", "--timeout=60s", timeout=90)
     nodes = served.kubectl("get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}").stdout.split()
     assert nodes and "node-1" not in nodes

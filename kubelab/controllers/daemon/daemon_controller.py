@@ -216,9 +216,10 @@ class DaemonSetsController:
         return bool(view(old) == view(cur))
 
     def _update_node(self, old: Object, cur: Object) -> None:
-        if self._should_ignore_node_update(old, cur):
+        daemon_sets = self._daemon_sets()
+        if not daemon_sets or self._should_ignore_node_update(old, cur):
             return
-        for ds in self._daemon_sets():
+        for ds in daemon_sets:
             if node_should_run_daemon_pod(old, ds) != node_should_run_daemon_pod(cur, ds):
                 self.controller.enqueue(ds)
 
