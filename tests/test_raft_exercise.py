@@ -54,7 +54,11 @@ def test_the_reference_rules_pass(reports: dict[str, Report]) -> None:
 @pytest.mark.parametrize(("student", "passed"), [
     ("votes-for-anyone", {"commits_like_raft"}),
     ("ignores-the-log", {"commits_like_raft"}),
-    ("no-term-check", {"votes_like_raft", "keeps_raft_safe_under_faults"}),
+    # Figure 8's bug: the fault schedules of 7.2 now find a commit of an older term's entry that
+    # is lost (its message says which). They are the same schedules; the clusters they run in
+    # draw differently from the seeded generator since the API server serves DaemonSets,
+    # ControllerRevisions and PriorityClasses (the garbage collector watches those too).
+    ("no-term-check", {"votes_like_raft"}),
     ("minority-commit", {"votes_like_raft"}),
 ])
 def test_wrong_rules_lose_what_they_break(reports: dict[str, Report], student: str,
