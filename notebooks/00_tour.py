@@ -23,7 +23,27 @@
 #
 # **Prerequisites.** None: Python basics are enough. Run each cell in order (Shift+Enter).
 #
-# **Time.** About 20 minutes.
+# **Time.** About 25 minutes.
+
+# %% [markdown]
+# ## 0. The cluster you will meet on kind
+#
+# On a real cluster built with kind, the first thing to look at is the namespace `kube-system`:
+# `kubectl get pods -n kube-system -o wide`. The control plane itself runs there as pods, on the
+# **control-plane** node (etcd, kube-apiserver, kube-controller-manager, kube-scheduler), and
+# the network parts run once on **every** node (kube-proxy, kindnet). `Cluster(anatomy=True)`
+# builds the cluster that way (and `kubelab serve` always does).
+#
+# **Predict, then run.** Which NODE do the four control-plane pods show, and how many
+# kube-proxy pods are there for three workers?
+#
+# <details><summary>Answer</summary>
+#
+# All four on `control-plane`; four kube-proxy pods (and four kindnet pods), one per node: the
+# three workers and the control-plane node itself. The DaemonSet controller puts one on every
+# node.
+#
+# </details>
 
 # %%
 import kubelab
@@ -32,6 +52,28 @@ from kubelab.viz.sequence import SequenceDiagram
 from kubelab.viz.timeline import Timeline
 from kubelab.widgets.dashboard import Dashboard
 
+kind = kubelab.Cluster(nodes=3, seed=0, anatomy=True)   # three workers and a control-plane node
+kind.run(30)
+print(kind.kubectl("get nodes"))
+print(kind.kubectl("get pods -n kube-system -o wide"))
+
+# %% [markdown]
+# The static pods tell the truth about their components: crash the scheduler and its pod stops
+# being ready and restarts; restart it and the pod is Running again, with its restart count.
+
+# %%
+kind.faults.crash("scheduler")
+kind.run(20)
+print(kind.kubectl("get pod -n kube-system kube-scheduler-control-plane"))
+kind.faults.restart("scheduler")
+kind.run(30)
+print(kind.kubectl("get pod -n kube-system kube-scheduler-control-plane"))
+
+# %% [markdown]
+# The rest of this tour uses a smaller picture, `Cluster(nodes=3)` without the add-ons, so that
+# the trace shows only your own objects; every part is there all the same.
+
+# %%
 c = kubelab.Cluster(nodes=3, seed=0)   # three nodes, the whole control plane
 c.run(5)                               # five virtual seconds: the kubelets register their nodes
 print(c)
@@ -368,9 +410,12 @@ Dashboard(c2, step=60.0)
 # ```
 #
 # Where kubelab simplifies: everything runs in one Python process on a virtual clock, with no
-# network, TLS or real containers. The control-plane components are Python objects, not pods in
-# `kube-system`. There is no kube-proxy, CoreDNS or network plugin, so there are no Services.
-# Images come from a simulated registry, and containers follow small scripts (notebook 06).
+# network, TLS or real containers. The control-plane components are Python objects; with
+# `anatomy=True` their static pods in `kube-system` stand for them (a crash shows as a crashing
+# pod), but the pods are not the processes. The tour's own cluster, `Cluster(nodes=3)`, has no
+# control-plane node and no add-on pods (kube-proxy, kindnet, CoreDNS); Services come in
+# notebook 09. Images come from a simulated registry, and containers follow small scripts
+# (notebook 06).
 # `c.faults.kill_node` does what `docker stop` does to a kind node.
 #
 # ## Challenge

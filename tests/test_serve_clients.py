@@ -61,7 +61,8 @@ class Raw:
 def test_the_official_client_lists_creates_and_watches(api_client: Any) -> None:
     core = kubernetes.client.CoreV1Api(api_client)
     apps = kubernetes.client.AppsV1Api(api_client)
-    assert [n.metadata.name for n in core.list_node().items] == ["node-1"]
+    # kubelab serve's cluster has kind's control-plane node beside its one worker.
+    assert [n.metadata.name for n in core.list_node().items] == ["control-plane", "node-1"]
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-python"}, "data": {"k": "v"}}
     created = core.create_namespaced_config_map("default", body)
     assert created.metadata.resource_version and created.data == {"k": "v"}

@@ -47,7 +47,10 @@ def test_kubectl_sees_the_release_and_the_resources(served: Served) -> None:
     assert rows["deployments"][1:3] == ["deploy", "apps/v1"]
     assert rows["pods"][1:4] == ["po", "v1", "true"]
     nodes = served.kubectl("get", "nodes", "--no-headers").stdout.splitlines()
-    assert [n.split()[:2] for n in nodes] == [["node-1", "Ready"], ["node-2", "Ready"]]
+    # `kubelab serve` builds the cluster as kind does: a control-plane node beside the workers
+    # (Cluster(anatomy=True)), with its role in the ROLES column.
+    assert [n.split()[:3] for n in nodes] == [["control-plane", "Ready", "control-plane"],
+                                              ["node-1", "Ready", "<none>"], ["node-2", "Ready", "<none>"]]
 
 
 def test_apply_wait_and_get_in_every_form(served: Served) -> None:
@@ -145,8 +148,12 @@ def test_auth_can_i_asks_the_authorizer(served: Served) -> None:
 def test_drain_evicts_and_the_deployment_heals(served: Served) -> None:
     served.kubectl("apply", "-f", "-", stdin=DEPLOYMENT.replace("name: web", "name: drained"))
     served.kubectl("wait", "--for=condition=Available", "deployment/drained", "--timeout=60s", timeout=90)
-    out = served.kubectl("drain", "node-1", "--ignore-daemonsets", "--timeout=60s", timeout=90).stdout
+    drained = served.kubectl("drain", "node-1", "--ignore-daemonsets", "--timeout=60s", timeout=90)
+    out = drained.stdout
     assert "node/node-1 cordoned" in out and "node/node-1 drained" in out
+    # kind's DaemonSets give --ignore-daemonsets something to ignore, and they stay.
+    assert "Warning: ignoring DaemonSet-managed Pods: kube-system/kindnet-" in drained.stderr
+    assert "kube-system/kube-proxy-" in drained.stderr
     served.kubectl("wait", "--for=condition=Available", "deployment/drained", "--timeout=60s", timeout=90)
     nodes = served.kubectl("get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}").stdout.split()
     assert nodes and "node-1" not in nodes

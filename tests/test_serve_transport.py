@@ -40,7 +40,8 @@ def client(served: Served) -> Client:
 
 
 def test_crud_and_patch_types_over_https(client: Client) -> None:
-    assert [n["metadata"]["name"] for n in client.list("nodes")["items"]] == ["node-1"]
+    # kubelab serve's cluster has kind's control-plane node beside its one worker.
+    assert [n["metadata"]["name"] for n in client.list("nodes")["items"]] == ["control-plane", "node-1"]
     created = client.create(configmap("crud", {"a": "1"}))
     assert created["metadata"]["namespace"] == "default" and created["metadata"]["uid"]
     got = client.get("configmaps", "crud")

@@ -59,6 +59,13 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  subresources=("status", "scale")),
     ResourceInfo("deployments", "Deployment", group="apps", short_names=("deploy",),
                  subresources=("status", "scale")),
+    # apps/v1 DaemonSets (kubelab/controllers/daemon/) and the ControllerRevisions that keep
+    # each template's history (pkg/controller/history); kubeadm's PriorityClasses.
+    ResourceInfo("daemonsets", "DaemonSet", group="apps", short_names=("ds",),
+                 subresources=("status",)),
+    ResourceInfo("controllerrevisions", "ControllerRevision", group="apps"),
+    ResourceInfo("priorityclasses", "PriorityClass", group="scheduling.k8s.io", namespaced=False,
+                 short_names=("pc",)),
     ResourceInfo("leases", "Lease", group="coordination.k8s.io"),
     ResourceInfo("roles", "Role", group="rbac.authorization.k8s.io"),
     ResourceInfo("rolebindings", "RoleBinding", group="rbac.authorization.k8s.io"),

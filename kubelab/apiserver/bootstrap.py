@@ -83,12 +83,13 @@ CLUSTER_ROLES = [
         rule(READ + WRITE, [RBAC], ["roles", "rolebindings"])], {AGGREGATE + "admin": "true"}),
     cluster_role("system:aggregate-to-edit", [
         rule(READ + WRITE, [""], ["pods", "configmaps", "secrets", "serviceaccounts"]),
-        rule(READ + WRITE, ["apps"], APPS),
+        rule(READ + WRITE, ["apps"], [*APPS, "daemonsets"]),
         rule(READ + WRITE, ["batch"], ["jobs"])], {AGGREGATE + "edit": "true"}),
     cluster_role("system:aggregate-to-view", [
         rule(READ, [""], ["pods", "pods/status", "configmaps", "serviceaccounts", "events",
                           "namespaces", "namespaces/status"]),
-        rule(READ, ["apps"], [*APPS, "deployments/status", "replicasets/status"]),
+        rule(READ, ["apps"], [*APPS, "deployments/status", "replicasets/status", "daemonsets",
+                              "daemonsets/status", "controllerrevisions"]),
         rule(READ, ["batch"], ["jobs", "jobs/status"])],
         {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
@@ -114,7 +115,7 @@ CLUSTER_ROLES = [
         # The garbage collector and namespace controller must reach every resource.
         rule([*READ, "patch", "update", "delete", "deletecollection"], ["*"], ["*"]),
         rule(["create"], ["", "events.k8s.io"], WORKLOADS),
-        rule(["create"], ["apps"], ["replicasets", "deployments"]),
+        rule(["create"], ["apps"], ["replicasets", "deployments", "controllerrevisions"]),
         rule(["create"], ["discovery.k8s.io"], ["endpointslices"]),
         rule(["create"], ["coordination.k8s.io"], ["leases"]),
         {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]),

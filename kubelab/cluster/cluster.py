@@ -32,6 +32,7 @@ from kubelab.cluster.components import (
     NodeDependencies,
     build,
 )
+from kubelab.cluster.control_plane import KUBE_PROXY_USER, AnatomyWiring
 from kubelab.cluster.dns import Answer, resolve
 from kubelab.cluster.faults import Faults
 from kubelab.cluster.ledger import Ledger
@@ -87,7 +88,7 @@ def _node_manifest(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "
     }
 
 
-class Cluster(ReplicaWiring):
+class Cluster(ReplicaWiring, AnatomyWiring):
     """A simulated Kubernetes control plane. See README.md for the tour.
 
     nodes: how many nodes (named node-1, node-2, ...) or a list of Node manifests.
@@ -114,6 +115,10 @@ class Cluster(ReplicaWiring):
     apf: True turns on API Priority and Fairness (c.apiserver.flowcontrol); "max-inflight" the
         filter kube-apiserver runs without it (400 read-only, 200 mutating requests at once);
         False (the default) neither, and every trace stays as it was.
+    anatomy: the cluster as kind builds it (kubelab/cluster/anatomy.py, control_plane.py): a
+        control-plane node per API server beside the `nodes` workers, the control plane as
+        static pods on it, the kube-proxy and kindnet DaemonSets, coredns behind kube-dns.
+        `kubelab serve` turns it on; False (the default) keeps today's cluster and traces.
     """
 
     def __init__(
@@ -132,12 +137,16 @@ class Cluster(ReplicaWiring):
         etcd_members: int | None = None,
         hollow: bool = False,
         apf: bool | str = False,
+        anatomy: bool = False,
     ) -> None:
         check_arguments(nodes=nodes, seed=seed, components=components, realtime=realtime,
                         speed=speed, max_request_bytes=max_request_bytes, replace=replace,
                         replicas=replicas, store=store, etcd_members=etcd_members, hollow=hollow)
+        if not isinstance(anatomy, bool):
+            raise TypeError(f"anatomy must be True or False, got {type(anatomy).__name__} {anatomy!r}")
         self.seed = seed
         self.hollow = hollow
+        self.anatomy = anatomy
         # The etcd cluster: simulated Raft members (etcd_members), or the real etcd processes
         # kubelab started (store="etcd"); None for the single embedded store or an etcd:// URL.
         self.etcd: EtcdCluster | RealEtcd | None = None
@@ -198,6 +207,7 @@ class Cluster(ReplicaWiring):
         self.apiserver.add_token("token-system:kube-proxy", "system:kube-proxy")
         self.iptables = {name: IPTables(name, runtime.node_ip) for name, runtime in self.runtimes.items()}
         self.route_rand = random.Random(f"{seed}/route")  # c.route's -m statistic draws
+        self._wire_anatomy()
         self._start_components(components)
 
     # ------------------------------------------------------------------ wiring
@@ -226,6 +236,8 @@ class Cluster(ReplicaWiring):
         manifests = ([_node_manifest(f"node-{i + 1}") for i in range(nodes)]
                      if isinstance(nodes, int) else list(nodes))
         check_nodes(manifests)
+        if self.anatomy:
+            manifests = self._anatomy_nodes(manifests)
         self._node_manifests = manifests
         self.node_names = [str(m["metadata"]["name"]) for m in manifests]
         if "kubelet" in COMPONENTS and (components is None or "kubelet" in components):
@@ -273,9 +285,12 @@ class Cluster(ReplicaWiring):
         if node is not None:
             node_name = str(node["metadata"]["name"])
             user = user.format(node=node_name)
+            if self.anatomy and descriptor.name == "kube-proxy":
+                user = KUBE_PROXY_USER  # kubeadm's DaemonSet runs as its ServiceAccount
             # What belongs to the node: a kubelet gets its container runtime, kube-proxy its
             # iptables (kubelab/cluster/components.py build).
-            deps = NodeDependencies(self.runtimes[node_name], self.iptables[node_name])
+            deps = NodeDependencies(self.runtimes[node_name], self.iptables[node_name],
+                                    [] if self.hollow else self._static_pods.get(node_name, []))
 
         def start() -> Component:
             # A kubelet reaches the API server over its node's network link (faults.partition).
@@ -334,12 +349,14 @@ class Cluster(ReplicaWiring):
         server = self._apiserver_named(name)
         if server is not None:
             server.stop()
+            self._process_died(name)
             return
         component = self.components.pop(name, None)
         if component is None:
             raise ValueError(f"component {name!r} is not running; running: "
                              f"{', '.join([*(s.name for s in self.apiservers), *sorted(self.components)])}")
         component.stop()
+        self._process_died(name)
 
     def restart_component(self, name: str) -> None:
         server = self._apiserver_named(name)
@@ -462,7 +479,7 @@ class Cluster(ReplicaWiring):
 
     def resolve(self, name: str, namespace: str = "default") -> Answer:
         """Cluster DNS from a pod of `namespace`: c.resolve("web") -> web.default.svc.cluster.local."""
-        return resolve(self.client, name, namespace)
+        return resolve(self.client, name, namespace, coredns=self.anatomy)
 
     def traffic(self, target: str, *, rate: float = 10.0, port: int | None = None,
                 namespace: str = "default", start: bool = True) -> Traffic:

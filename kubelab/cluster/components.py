@@ -12,8 +12,9 @@ and keeps the rest of the descriptor, so a replacement takes the same arguments.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from kubelab.api import Object
 from kubelab.client.component import Component, ComponentContext
 from kubelab.controllers import ControllerManager
 from kubelab.kubelet import Kubelet
@@ -62,12 +63,17 @@ class NodeDependencies:
 
     runtime: ContainerRuntime
     iptables: IPTables
+    # The manifests in the node's /etc/kubernetes/manifests (a control-plane node's, with
+    # Cluster(anatomy=True)): handed to its kubelet as static_pods.
+    static_pods: list[Object] = field(default_factory=list)
 
 
 def build(descriptor: ComponentDescriptor, constructor: Constructor, ctx: ComponentContext,
           node: NodeDependencies | None) -> Component:
     """Call the constructor with what this component's main.go passes it."""
     if descriptor.name == "kubelet" and node is not None:
+        if node.static_pods:
+            return constructor(ctx, node.runtime, static_pods=node.static_pods)
         return constructor(ctx, node.runtime)
     if descriptor.name == "kube-proxy" and node is not None:
         return constructor(ctx, node.iptables)

@@ -17,9 +17,12 @@ name with at least ndots dots, or ending in ".", is tried as it is first. The re
     <service>.<ns>.svc.cluster.local             CNAME spec.externalName (type ExternalName)
     <a-b-c-d>.<ns>.pod.cluster.local             A     a.b.c.d (the `pods insecure` mode)
 
-Where kubelab departs: there is no CoreDNS pod and no DNS protocol. `resolve` reads Services and
-EndpointSlices through the API at the moment it is asked (CoreDNS watches them, so it lags by a
-watch delivery), and answers have no TTL.
+Where kubelab departs: there is no DNS protocol. `resolve` reads Services and EndpointSlices
+through the API at the moment it is asked (CoreDNS watches them, so it lags by a watch
+delivery), and answers have no TTL. In a cluster that runs CoreDNS as pods (Cluster(anatomy=True):
+the coredns Deployment behind the kube-dns Service in kube-system) the answer needs one of
+those pods ready, as the query goes to 10.96.0.10 and on to them: with none, the lookup times
+out (`;; connection timed out; no servers could be reached`) until they return.
 """
 
 from __future__ import annotations
@@ -54,12 +57,15 @@ class Answer:
     addresses: list[str] = field(default_factory=list)
     cname: str = ""
     tried: list[str] = field(default_factory=list)
+    error: str = ""                      # no server answered (no ready CoreDNS pod)
 
     @property
     def found(self) -> bool:
         return bool(self.addresses or self.cname)
 
     def __str__(self) -> str:
+        if self.error:
+            return self.error
         if not self.found:
             return f"** server can't find {self.query}: NXDOMAIN (tried {', '.join(self.tried)})"
         if self.cname:
@@ -75,9 +81,14 @@ def candidates(name: str, namespace: str) -> list[str]:
     return [name, *searched] if name.count(".") >= NDOTS else [*searched, name]
 
 
-def resolve(client: Client, name: str, namespace: str = "default") -> Answer:
-    """What a pod of `namespace` gets for `name` (client: CoreDNS's view of the API)."""
+def resolve(client: Client, name: str, namespace: str = "default", *, coredns: bool = False
+            ) -> Answer:
+    """What a pod of `namespace` gets for `name` (client: CoreDNS's view of the API).
+    coredns: the cluster runs CoreDNS as pods, and one of them must be ready to answer."""
     answer = Answer(name)
+    if coredns and not _dns_server_ready(client):
+        answer.error = ";; connection timed out; no servers could be reached"
+        return answer
     for fqdn in candidates(name.lower(), namespace):
         answer.tried.append(fqdn)
         addresses, cname = _records(client, fqdn)
@@ -85,6 +96,14 @@ def resolve(client: Client, name: str, namespace: str = "default") -> Answer:
             answer.name, answer.addresses, answer.cname = fqdn, addresses, cname
             return answer
     return answer
+
+
+def _dns_server_ready(client: Client) -> bool:
+    """Is one endpoint of the kube-dns Service (a coredns pod) ready?"""
+    slices = client.list("endpointslices", "kube-system",
+                         label_selector="kubernetes.io/service-name=kube-dns")["items"]
+    return any((e.get("conditions") or {}).get("ready") is not False
+               for s in slices for e in s.get("endpoints") or [])
 
 
 def _records(client: Client, fqdn: str) -> tuple[list[str], str]:

@@ -118,7 +118,7 @@ def route(cluster: Cluster, target: str, *, from_pod: str | None = None, from_no
     host, _, port_text = target.partition(":")
     dns = None
     if not _is_ip(host):
-        dns = resolve(dns_client or cluster.client, host, ns)
+        dns = resolve(dns_client or cluster.client, host, ns, coredns=cluster.anatomy)
         if not dns.addresses:
             return Route(target, node, dns, Walk(verdict="NXDOMAIN"), reason="no such host")
         host = dns.addresses[0]

@@ -87,7 +87,8 @@ class Traffic:
     def _resolve(self, host: str) -> Answer:
         now = self.cluster.clock.now
         if self._dns is None or now - self._dns[0] >= DNS_CACHE_SECONDS:
-            self._dns = (now, resolve(self.cluster.client, host, self.namespace))
+            self._dns = (now, resolve(self.cluster.client, host, self.namespace,
+                                      coredns=self.cluster.anatomy))
         return self._dns[1]
 
     def _record(self, node: str, destination: str, pod: str, ok: bool, reason: str) -> None:

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from kubelab.client.component import ComponentContext
 from kubelab.client.shared_informer import SharedInformerFactory
+from kubelab.controllers.daemon import DaemonSetsController
 from kubelab.controllers.deployment import DeploymentController
 from kubelab.controllers.endpointslice import EndpointSliceController
 from kubelab.controllers.garbage_collector import GarbageCollector
@@ -63,6 +64,7 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
 
     register(ControllerDescriptor("replicaset-controller", ReplicaSetController, ("replicaset",)))
     register(ControllerDescriptor("deployment-controller", DeploymentController, ("deployment",)))
+    register(ControllerDescriptor("daemonset-controller", DaemonSetsController, ("daemonset",)))
     register(ControllerDescriptor("garbage-collector-controller", GarbageCollector,
                                   ("garbagecollector",)))
     register(ControllerDescriptor("namespace-controller", NamespaceController, ("namespace",)))

@@ -1,4 +1,6 @@
-"""`kubectl rollout status|history|undo|pause|resume|restart` for Deployments.
+"""`kubectl rollout status|history|undo|pause|resume|restart` for Deployments, and `status`
+and `restart` for DaemonSets (DaemonSetStatusViewer; history and undo of a DaemonSet's
+ControllerRevisions are not written yet).
 
 Follows kubectl (staging/src/k8s.io/kubectl/pkg/cmd/rollout/ and pkg/polymorphichelpers:
 rollout_status.go, history.go, rollback.go, objectpauser.go, objectresumer.go,
@@ -54,7 +56,9 @@ def rollout(client: Client, words: list[str], namespace: str = "default", *, now
         raise RolloutError("required resource not specified")
     looked_up: list[Object | ApiError] = []  # each name's object, or why it is not there
     for info, names in resource_args(client, rest):
-        if info.resource != "deployments":
+        if info.resource == "daemonsets" and sub in ("status", "restart"):
+            pass  # a DaemonSet has a status viewer and a restarter (and no history yet)
+        elif info.resource != "deployments":
             verb = {"status": "no status viewer has been implemented for",
                     "history": "no history viewer has been implemented for",
                     "undo": "no rollbacker has been implemented for"}.get(sub)
@@ -89,6 +93,12 @@ def rollout(client: Client, words: list[str], namespace: str = "default", *, now
 def _run(client: Client, sub: str, d: Object, namespace: str, now: float, to_revision: int,
          revision: int) -> str:
     name = d["metadata"]["name"]
+    if d.get("kind") == "DaemonSet":
+        if sub == "status":
+            return daemon_set_status(d)
+        client.patch("daemonsets", name, {"spec": {"template": {"metadata": {"annotations": {
+            RESTARTED_AT: rfc3339(now)}}}}}, namespace, patch_type="strategic")
+        return f"daemonset.apps/{name} restarted"
     prefix = f"deployment.apps/{name}"
     if sub == "status":
         return status(d)
@@ -133,6 +143,22 @@ def status(d: Object) -> str:
     if available < updated:
         return f"{waiting}{available} of {updated} updated replicas are available..."
     return f'deployment "{name}" successfully rolled out'
+
+
+def daemon_set_status(ds: Object) -> str:
+    """DaemonSetStatusViewer.Status (polymorphichelpers/rollout_status.go)."""
+    name, st = ds["metadata"]["name"], ds.get("status") or {}
+    if (ds["spec"].get("updateStrategy") or {}).get("type") != "RollingUpdate":
+        raise RolloutError("rollout status is only available for RollingUpdate strategy type")
+    if ds["metadata"].get("generation", 0) > st.get("observedGeneration", 0):
+        return "Waiting for daemon set spec update to be observed..."
+    desired, updated = st.get("desiredNumberScheduled", 0), st.get("updatedNumberScheduled", 0)
+    waiting = f'Waiting for daemon set "{name}" rollout to finish: '
+    if updated < desired:
+        return f"{waiting}{updated} out of {desired} new pods have been updated..."
+    if st.get("numberAvailable", 0) < desired:
+        return f"{waiting}{st.get('numberAvailable', 0)} of {desired} updated pods are available..."
+    return f'daemon set "{name}" successfully rolled out'
 
 
 def _owned(client: Client, d: Object) -> list[Object]:

@@ -312,8 +312,9 @@ class Kubelet:
                           "conditions": conditions + pod_conditions(pod, inits, regular, phase, ready),
                           "hostIP": self.node_ip, "hostIPs": [{"ip": self.node_ip}],
                           "containerStatuses": regular}
-        if sandbox is not None:
-            status.update(podIP=sandbox.ip, podIPs=[{"ip": sandbox.ip}])
+        if sandbox is not None:  # a hostNetwork pod has the node's address
+            ip = self.node_ip if spec.get("hostNetwork") else sandbox.ip
+            status.update(podIP=ip, podIPs=[{"ip": ip}])
         if inits:
             status["initContainerStatuses"] = inits
         if api_status.get("qosClass"):

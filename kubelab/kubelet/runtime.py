@@ -9,6 +9,11 @@ The runtime belongs to the node, not to the kubelet: when the kubelet crashes, c
 running and the next kubelet finds them; when the node dies (`power_off`), they are gone.
 Containers follow their Workload (workload.py): run, exit, crash, get OOMKilled, stop answering
 probes, and exit on SIGTERM (StopContainer) or at the SIGKILL that ends the grace period.
+
+`processes` ties an image to a process the wiring runs (Cluster(anatomy=True): the control
+plane's static pods, kube-proxy): image -> "is that process up?". A container of such an image
+that starts while its process is down exits at once with code 1, as a binary that cannot come
+up does, so the kubelet's CrashLoopBackOff tells the truth; `crash_image` is the process dying.
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ class ContainerRuntime:
         self._ips = itertools.count(2)
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[str], None]] = []
+        self.processes: dict[str, Callable[[], bool]] = {}  # image -> is its process up?
 
     @classmethod
     def for_node(cls, node: str, index: int, registry: ImageRegistry, clock: Clock,
@@ -202,6 +208,9 @@ class ContainerRuntime:
         self.version += 1
         self._record("start", c.pod_uid, container=c.name, attempt=c.attempt)
         end = c.workload.end()
+        process = self.processes.get(c.image)
+        if process is not None and not process():
+            end = (0.5, 1, "Error")  # the binary cannot come up
         if end is not None:
             seconds, code, reason = end
             c.timers.append(self.clock.call_later(seconds, self._exit, c, code, reason,
@@ -243,6 +252,13 @@ class ContainerRuntime:
             raise ValueError(f'container "{name}" of pod {pod_uid} is not running on node {self.node}')
         self._exit(running[-1], exit_code, "Error")
         return running[-1]
+
+    def crash_image(self, image: str, exit_code: int = 1) -> list[Container]:
+        """The process behind every running container of `image` dies now."""
+        dead = [c for c in self.containers.values() if c.image == image and c.state == RUNNING]
+        for c in dead:
+            self._exit(c, exit_code, "Error")
+        return dead
 
     def pod_containers(self, pod_uid: str) -> list[Container]:
         """ListContainers for one pod, oldest first."""

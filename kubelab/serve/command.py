@@ -17,7 +17,8 @@ __all__ = ["add_parser", "serve_command"]
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s = sub.add_parser("serve", help="serve a cluster's Kubernetes API over HTTPS for real clients")
-    s.add_argument("--nodes", type=int, default=3, help="how many nodes (default 3)")
+    s.add_argument("--nodes", type=int, default=3,
+                   help="how many worker nodes (default 3), beside the control-plane node")
     s.add_argument("--seed", type=int, default=0, help="the cluster's seed (default 0)")
     s.add_argument("--port", type=int, default=6443, help="port on 127.0.0.1 (0: any free one)")
     s.add_argument("--kubeconfig", default=str(DEFAULT_PATH), metavar="PATH",
@@ -25,6 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument("-f", "--filename", action="append", default=[], metavar="FILE",
                    help="apply this manifest at start (repeatable)")
     s.add_argument("--speed", type=float, default=1.0, help="virtual seconds per real second")
+    s.add_argument("--no-anatomy", action="store_true",
+                   help="no control-plane node, static pods or add-ons (Cluster(anatomy=False))")
     s.add_argument("--enable-priority-and-fairness", action="store_true",
                    help="API Priority and Fairness, as kube-apiserver's flag (kubelab: off by default)")
 
@@ -47,7 +50,9 @@ async def _serve(server: Server, kubeconfig: str) -> None:
 def serve_command(args: argparse.Namespace) -> int:
     from kubelab.cluster import Cluster  # the wiring imports everything: only when serving
 
-    cluster = Cluster(nodes=args.nodes, seed=args.seed)
+    # As kind builds it: a control-plane node with the control plane as static pods, and the
+    # kube-proxy, kindnet and coredns add-ons (kubelab/cluster/anatomy.py).
+    cluster = Cluster(nodes=args.nodes, seed=args.seed, anatomy=not args.no_anatomy)
     if args.enable_priority_and_fairness:
         cluster.apiserver.enable_priority_and_fairness()
     for name in args.filename:

@@ -23,7 +23,10 @@ from kubelab.apiserver.apis.defaults_flowcontrol import (
 from kubelab.apiserver.apis.defaults_services import set_endpoint_slice_defaults, set_service_defaults
 from kubelab.apiserver.registry.batch import set_defaults_job
 
-__all__ = ["DEFAULTERS", "image_pull_policy", "set_defaults"]
+__all__ = ["DEFAULTERS", "SYSTEM_PRIORITIES", "image_pull_policy", "set_defaults"]
+
+# pkg/apis/scheduling/types.go: SystemCriticalPriority = 2 * HighestUserDefinablePriority.
+SYSTEM_PRIORITIES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 
 def image_pull_policy(image: str) -> str:
     """Always for `:latest` or no tag, IfNotPresent for any other tag or a digest.
@@ -73,6 +76,11 @@ def pod_spec(spec: Any) -> None:
     spec.setdefault("enableServiceLinks", True)
     if not spec.get("priorityClassName"):
         spec.setdefault("priority", 0)
+    elif spec["priorityClassName"] in SYSTEM_PRIORITIES:
+        # The Priority admission plugin's lookup, for the two classes every cluster has
+        # (pkg/apis/scheduling: SystemNodeCritical, SystemClusterCritical); kubelab resolves no
+        # other class (docs/ARCHITECTURE.md, departures).
+        spec.setdefault("priority", SYSTEM_PRIORITIES[spec["priorityClassName"]])
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     for key in ("containers", "initContainers"):
         containers = spec.get(key)
@@ -106,6 +114,23 @@ def _deployment(obj: Object) -> None:
                 rolling.setdefault("maxSurge", "25%")
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
+    _template(spec)
+
+
+def _daemonset(obj: Object) -> None:
+    """SetDefaults_DaemonSet (pkg/apis/apps/v1/defaults.go)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.setdefault("rollingUpdate", {})
+            if isinstance(rolling, dict):
+                rolling.setdefault("maxUnavailable", 1)
+                rolling.setdefault("maxSurge", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
     _template(spec)
 
 
@@ -149,6 +174,7 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "pods": _pod,
     "deployments": _deployment,
     "replicasets": _replicaset,
+    "daemonsets": _daemonset,
     "namespaces": _namespace,
     "rolebindings": _role_binding,
     "clusterrolebindings": _role_binding,

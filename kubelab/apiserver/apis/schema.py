@@ -203,6 +203,20 @@ REPLICA_SET = kind(
                 selector=LABEL_SELECTOR, template=POD_TEMPLATE),
     status=struct("ReplicaSetStatus", observedGeneration=INT64,
                   **dict.fromkeys(INT32_FIELDS, INT32), conditions=ListOf(APPS_CONDITION)))
+DAEMON_SET = kind(
+    "DaemonSet",
+    spec=struct("DaemonSetSpec", selector=LABEL_SELECTOR, template=POD_TEMPLATE,
+                updateStrategy=struct("DaemonSetUpdateStrategy", type=STRING, rollingUpdate=struct(
+                    "RollingUpdateDaemonSet", maxUnavailable=INT_OR_STRING,
+                    maxSurge=INT_OR_STRING)),
+                minReadySeconds=INT32, revisionHistoryLimit=INT32),
+    status=struct("DaemonSetStatus", observedGeneration=INT64, **dict.fromkeys((
+        "currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
+        "updatedNumberScheduled", "numberAvailable", "numberUnavailable", "collisionCount"),
+        INT32), conditions=ListOf(struct("DaemonSetCondition", **CONDITION_FIELDS))))
+CONTROLLER_REVISION = kind("ControllerRevision", data=ANY, revision=INT64)
+PRIORITY_CLASS = kind("PriorityClass", value=INT32, globalDefault=BOOL, description=STRING,
+                      preemptionPolicy=STRING)
 
 # ------------------------------------------------------------------------------ the rest
 
@@ -273,6 +287,9 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
     kind("Pod", spec=POD_SPEC, status=POD_STATUS),
     DEPLOYMENT,
     REPLICA_SET,
+    DAEMON_SET,
+    CONTROLLER_REVISION,
+    PRIORITY_CLASS,
     NODE,
     kind("Namespace", spec=struct("NamespaceSpec", finalizers=STRINGS),
          status=struct("NamespaceStatus", phase=STRING, conditions=ANY)),

@@ -1,6 +1,7 @@
 """The columns and cells of the built-in kinds' Tables: kubernetes
 pkg/printers/internalversion/printers.go (AddHandlers: printPod, printNode, printDeployment,
-printReplicaSet, printJob, printEvent, printNamespace, printLease, printFlowSchema,
+printReplicaSet, printDaemonSet, printControllerRevision, printPriorityClass, printJob,
+printEvent, printNamespace, printLease, printFlowSchema,
 printPriorityLevelConfiguration). services.py holds printService and printEndpointSlice.
 
 Departures, so that `kubectl get` prints what it printed before kubelab served Tables: cells
@@ -91,6 +92,48 @@ def _deployment_row(d: Object, now: float) -> list[str]:
     st, spec = d.get("status") or {}, d.get("spec") or {}
     return [d["metadata"]["name"], f"{st.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
             str(st.get("updatedReplicas", 0)), str(st.get("availableReplicas", 0)), _age(d, now)]
+
+
+def _format_labels(labels: dict[str, str] | None) -> str:
+    """labels.FormatLabels: k=v pairs by key, "<none>" when empty."""
+    return ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items())) or "<none>"
+
+
+def _daemonset_row(ds: Object, now: float) -> list[str]:
+    """printDaemonSet: the counters, NODE SELECTOR, and (wide) CONTAINERS, IMAGES, SELECTOR."""
+    st, spec = ds.get("status") or {}, ds.get("spec") or {}
+    pod_spec = (spec.get("template") or {}).get("spec") or {}
+    containers = pod_spec.get("containers") or []
+    selector = spec.get("selector") or {}
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for e in selector.get("matchExpressions") or []:
+        values = ",".join(e.get("values") or [])
+        parts.append({"In": f"{e['key']} in ({values})", "NotIn": f"{e['key']} notin ({values})",
+                      "Exists": e["key"], "DoesNotExist": f"!{e['key']}"}.get(e.get("operator"), ""))
+    return [ds["metadata"]["name"], *(str(st.get(k, 0)) for k in (
+        "desiredNumberScheduled", "currentNumberScheduled", "numberReady",
+        "updatedNumberScheduled", "numberAvailable")),
+        _format_labels(pod_spec.get("nodeSelector")), _age(ds, now),
+        ",".join(c.get("name", "") for c in containers),
+        ",".join(c.get("image", "") for c in containers), ",".join(parts) or "<none>"]
+
+
+def _controller_revision_row(cr: Object, now: float) -> list[str]:
+    """printControllerRevision: CONTROLLER is kind.group/name of its controller."""
+    owner = next((o for o in (cr["metadata"].get("ownerReferences") or []) if o.get("controller")),
+                 None)
+    controller = "<none>"
+    if owner is not None:
+        group = str(owner.get("apiVersion", "")).rpartition("/")[0]
+        kind = str(owner.get("kind", "")).lower()
+        controller = f"{kind}.{group}/{owner.get('name')}" if group else f"{kind}/{owner.get('name')}"
+    return [cr["metadata"]["name"], controller, str(cr.get("revision", 0)), _age(cr, now)]
+
+
+def _priority_class_row(pc: Object, now: float) -> list[str]:
+    """printPriorityClass."""
+    return [pc["metadata"]["name"], str(pc.get("value", 0)), str(bool(pc.get("globalDefault"))).lower(),
+            _age(pc, now), str(pc.get("preemptionPolicy") or "")]
 
 
 def _replicaset_row(rs: Object, now: float) -> list[str]:
@@ -203,6 +246,17 @@ def add_handlers(h: TableGenerator) -> None:
                                     column("Available", "integer"), _AGE], _deployment_row)
     h.table_handler("replicasets", [_NAME, column("Desired", "integer"), column("Current", "integer"),
                                     column("Ready", "integer"), _AGE], _replicaset_row)
+    h.table_handler("daemonsets", [
+        _NAME, *(column(n, "integer") for n in ("Desired", "Current", "Ready", "Up-to-date",
+                                                 "Available")),
+        column("Node Selector"), _AGE, column("Containers", priority=1),
+        column("Images", priority=1), column("Selector", priority=1)], _daemonset_row)
+    h.table_handler("controllerrevisions", [_NAME, column("Controller"),
+                                            column("Revision", "integer"), _AGE],
+                    _controller_revision_row)
+    h.table_handler("priorityclasses", [_NAME, column("Value", "integer"),
+                                        column("Global-Default", "boolean"), _AGE,
+                                        column("PreemptionPolicy")], _priority_class_row)
     h.table_handler("events", [column("Last Seen"), column("Type"), column("Reason"),
                                column("Object"), column("Message")], _event_row)
     h.table_handler("namespaces", [_NAME, column("Status"), _AGE], _namespace_row)

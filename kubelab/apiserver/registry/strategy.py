@@ -39,6 +39,7 @@ STRATEGIES = {
     "deployments": Strategy(has_status=True, generation=True, generation_on_annotations=True,
                             create_clears_status=True),
     "replicasets": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "daemonsets": Strategy(has_status=True, generation=True, create_clears_status=True),
     "nodes": Strategy(has_status=True),
     "namespaces": Strategy(has_status=True, create_clears_status=True),
     "customresourcedefinitions": Strategy(has_status=True, generation=True,
@@ -89,6 +90,10 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
         obj["status"] = {"phase": "Active"}
     elif resource in ("deployments", "replicasets"):
         obj["status"] = {}
+    elif resource == "daemonsets":  # DaemonSetStatus{}: these four have no omitempty
+        obj["status"] = dict.fromkeys(("currentNumberScheduled", "numberMisscheduled",
+                                       "desiredNumberScheduled", "numberReady"), 0)
+        _template_generation(obj, 1)
     elif resource == "services":
         obj["status"] = {"loadBalancer": {}}
     elif resource == "customresourcedefinitions":
@@ -133,6 +138,10 @@ def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Obje
         drop_type_dependent_fields(obj, old)
     if resource == "namespaces":
         obj.setdefault("spec", {})["finalizers"] = (old.get("spec") or {}).get("finalizers", [])
+    if resource == "daemonsets":
+        before = int((old["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION, 0) or 0)
+        changed = (obj.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
+        _template_generation(obj, before + 1 if changed else before)
     meta, old_meta = obj["metadata"], old["metadata"]
     if strategy.generation:
         generation = old_meta.get("generation", 1)
@@ -141,6 +150,17 @@ def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Obje
             generation += 1
         meta["generation"] = generation
     return obj
+
+
+# pkg/registry/apps/daemonset/strategy.go keeps spec.templateGeneration (1 on create, +1 on
+# each change of the template), which apps/v1 shows as this annotation.
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _template_generation(obj: Object, generation: int) -> None:
+    meta = obj["metadata"]
+    if generation:
+        meta["annotations"] = {**(meta.get("annotations") or {}), TEMPLATE_GENERATION: str(generation)}
 
 
 def _spec_changed(strategy: Strategy, obj: Object, old: Object) -> bool:

@@ -174,6 +174,9 @@ class WatchFaults:
             # The first older event to arrive after this one takes resourceVersion back:
             # the watch ends a nanosecond after it (float sums could tie the two otherwise).
             self._break_at[watch.id] = back = min(overtaken) + 1e-9
+            # If the watch is cut before that (break_watches), the client has seen the newer
+            # version and will never see the older event: it may be stale, as after a drop.
+            self.stale.add(self.client_of(watch))
             status = resource_expired("too old resource version: the watch delivered events "
                                       "out of order")
             out.append((back - now, {"type": "ERROR", "object": status.status}))

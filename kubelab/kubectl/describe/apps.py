@@ -1,5 +1,6 @@
-"""`kubectl describe` for nodes, Deployments and ReplicaSets (pkg/describe/describe.go:
+"""`kubectl describe` for nodes, Deployments, ReplicaSets and DaemonSets (pkg/describe/describe.go:
 describeNode, describeNodeResource, describeNodeLease, describeDeployment, describeReplicaSet,
+describeDaemonSet,
 DescribePodTemplate), and the choice of describer per resource."""
 
 from __future__ import annotations
@@ -256,6 +257,37 @@ def describe_replica_set(client: Client, rs: Object, events: list[Object], now: 
     return w.text()
 
 
+def describe_daemon_set(client: Client, ds: Object, events: list[Object], now: float) -> str:
+    """describeDaemonSet: the counters in its own words, then the pods' phases and template."""
+    meta, spec, status = ds["metadata"], ds.get("spec") or {}, ds.get("status") or {}
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{meta['name']}\n")
+    selector = selector_from_label_selector(spec.get("selector"))
+    w.write(0, f"Selector:\t{selector}\n")
+    node_selector = ((spec.get("template") or {}).get("spec") or {}).get("nodeSelector") or {}
+    w.write(0, "Node-Selector:\t" + (",".join(f"{k}={v}" for k, v in sorted(node_selector.items()))
+                                    or "<none>") + "\n")
+    labels_multiline(w, "Labels", meta.get("labels"))
+    annotations_multiline(w, "Annotations", meta.get("annotations"))
+    for label, field in (("Desired Number of Nodes Scheduled", "desiredNumberScheduled"),
+                         ("Current Number of Nodes Scheduled", "currentNumberScheduled"),
+                         ("Number of Nodes Scheduled with Up-to-date Pods", "updatedNumberScheduled"),
+                         ("Number of Nodes Scheduled with Available Pods", "numberAvailable"),
+                         ("Number of Nodes Misscheduled", "numberMisscheduled")):
+        w.write(0, f"{label}: {status.get(field, 0)}\n")
+    phases = {"Running": 0, "Pending": 0, "Succeeded": 0, "Failed": 0}
+    for pod in client.list("pods", meta.get("namespace", "default"), label_selector=str(selector))["items"]:
+        ref = next((r for r in pod["metadata"].get("ownerReferences") or () if r.get("controller")), None)
+        phase = (pod.get("status") or {}).get("phase", "")
+        if ref is not None and ref.get("uid") == meta.get("uid") and phase in phases:
+            phases[phase] += 1
+    w.write(0, f"Pods Status:\t{phases['Running']} Running / {phases['Pending']} Waiting / "
+               f"{phases['Succeeded']} Succeeded / {phases['Failed']} Failed\n")
+    describe_pod_template(w, spec.get("template") or {})
+    describe_events(w, events, now)
+    return w.text()
+
+
 def describe_job(client: Client, job: Object, events: list[Object], now: float) -> str:
     """describeJob (notebook 08)."""
     meta, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
@@ -296,5 +328,5 @@ def describe_job(client: Client, job: Object, events: list[Object], now: float) 
 
 DESCRIBERS: dict[str, Describer] = {
     "pods": describe_pod, "nodes": describe_node, "deployments": describe_deployment,
-    "replicasets": describe_replica_set, "jobs": describe_job,
+    "replicasets": describe_replica_set, "daemonsets": describe_daemon_set, "jobs": describe_job,
 }

@@ -20,6 +20,9 @@ from kubelab.apiserver.apis.validation.admissionregistration import (
     validate_validating_webhook_configuration,
 )
 from kubelab.apiserver.apis.validation.apps import (
+    validate_daemon_set,
+    validate_daemon_set_status_update,
+    validate_daemon_set_update,
     validate_deployment,
     validate_deployment_status_update,
     validate_deployment_update,
@@ -94,6 +97,7 @@ CREATE_RULES: dict[str, Validator] = {
     "pods": validate_pod,
     "deployments": validate_deployment,
     "replicasets": validate_replica_set,
+    "daemonsets": validate_daemon_set,
     "nodes": validate_node,
     "configmaps": validate_config_map,
     "secrets": validate_config_map,
@@ -127,6 +131,7 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "nodes": validate_node_update,
     "deployments": validate_deployment_update,
     "replicasets": validate_replica_set_update,
+    "daemonsets": validate_daemon_set_update,
     "rolebindings": _binding_update(["Role", "ClusterRole"]),
     "clusterrolebindings": _binding_update(["ClusterRole"]),
     "jobs": validate_job_update,
@@ -142,6 +147,7 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_status_update,
     "replicasets": validate_replica_set_status_update,
     "deployments": validate_deployment_status_update,
+    "daemonsets": validate_daemon_set_status_update,
     "jobs": validate_job_status_update,
     "services": validate_service_status_update,
 }

@@ -1,6 +1,8 @@
-"""apps/v1 rules: Deployments and ReplicaSets.
+"""apps/v1 rules: Deployments, ReplicaSets and DaemonSets.
 
 pkg/apis/apps/validation/validation.go (ValidateDeploymentSpec, ValidateReplicaSetSpec,
+ValidateDaemonSetSpec, ValidateDaemonSetUpdateStrategy, ValidateRollingUpdateDaemonSet,
+ValidateDaemonSetStatusUpdate,
 ValidatePodTemplateSpecForReplicaSet, ValidateRollingUpdateDeployment, and the status rules
 ValidateDeploymentStatus and ValidateReplicaSetStatus) and
 pkg/registry/apps/deployment/strategy.go (the selector is immutable in apps/v1).
@@ -25,7 +27,8 @@ from kubelab.api.validation import regex_error
 from kubelab.apiserver.apis.validation.core import validate_pod_spec
 from kubelab.apiserver.apis.validation.meta import validate_labels
 
-__all__ = ["validate_deployment", "validate_deployment_status_update",
+__all__ = ["validate_daemon_set", "validate_daemon_set_status_update",
+           "validate_daemon_set_update", "validate_deployment", "validate_deployment_status_update",
            "validate_deployment_update", "validate_replica_set",
            "validate_replica_set_status_update", "validate_replica_set_update",
            "validate_workload_update"]
@@ -96,7 +99,51 @@ def _counts(status: Object, parts: tuple[str, ...]) -> list[FieldError]:
     return errs
 
 
-def _selector_and_template(spec: Object) -> list[FieldError]:
+def validate_daemon_set(ds: Object) -> list[FieldError]:
+    """ValidateDaemonSetSpec: selector and template as a ReplicaSet's, then the update strategy."""
+    spec = _dict(ds.get("spec"))
+    errs = _selector_and_template(spec, "daemonset")
+    for field in ("minReadySeconds", "revisionHistoryLimit"):
+        errs += _nonnegative(spec, field, "spec")
+    strategy = _dict(spec.get("updateStrategy"))
+    kind = strategy.get("type")
+    if kind not in ("OnDelete", "RollingUpdate"):
+        return [*errs, field_not_supported("spec.updateStrategy.type", kind,
+                                           ["OnDelete", "RollingUpdate"])]
+    if kind == "RollingUpdate":
+        rolling = _dict(strategy.get("rollingUpdate"))
+        values = {}
+        for field in ("maxUnavailable", "maxSurge"):
+            path = f"spec.updateStrategy.rollingUpdate.{field}"
+            value = rolling.get(field)
+            number = _int_or_percent(value, path, errs) if value is not None else 0
+            values[field] = number
+            if isinstance(value, str) and number is not None and number > 100:
+                errs.append(field_invalid(path, value, "must not be greater than 100%"))
+        if values["maxUnavailable"] == 0 and values["maxSurge"] == 0:
+            errs.append(field_invalid("spec.updateStrategy.rollingUpdate.maxUnavailable",
+                                      rolling.get("maxUnavailable", 0),
+                                      "may not be 0 when `maxSurge` is 0"))
+    return errs
+
+
+def validate_daemon_set_update(ds: Object, old: Object) -> list[FieldError]:
+    """ValidateDaemonSetUpdate: checked as on create, and the selector kept."""
+    return validate_daemon_set(ds) + validate_workload_update(ds, old)
+
+
+def validate_daemon_set_status_update(ds: Object, old: Object) -> list[FieldError]:
+    """ValidateDaemonSetStatusUpdate: every counter is >= 0."""
+    status = _dict(ds.get("status"))
+    errs: list[FieldError] = []
+    for field in ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled",
+                  "numberReady", "observedGeneration", "updatedNumberScheduled",
+                  "numberAvailable", "numberUnavailable", "collisionCount"):
+        errs += _nonnegative(status, field, "status")
+    return errs
+
+
+def _selector_and_template(spec: Object, what: str = "deployment") -> list[FieldError]:
     errs: list[FieldError] = []
     raw = spec.get("selector")
     selector = None
@@ -104,7 +151,7 @@ def _selector_and_template(spec: Object) -> list[FieldError]:
         errs.append(field_required("spec.selector"))
         selector = selector_from_label_selector(None)  # selects nothing, as upstream
     elif not raw.get("matchLabels") and not raw.get("matchExpressions"):
-        errs.append(field_invalid("spec.selector", raw, "empty selector is invalid for deployment"))
+        errs.append(field_invalid("spec.selector", raw, f"empty selector is invalid for {what}"))
     else:
         errs += validate_labels(raw.get("matchLabels"), "spec.selector.matchLabels")
         try:

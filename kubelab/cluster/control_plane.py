@@ -1,0 +1,147 @@
+"""The wiring of Cluster(anatomy=True): control-plane nodes, their static pods, the add-ons.
+
+A mixin of Cluster, as ReplicaWiring is. kubeadm's stacked topology: one control-plane node per
+API server (control-plane, control-plane2, ...), each running the API server of its index, the
+scheduler and controller-manager replicas of its index (when there are that many) and the etcd
+member of its index (the single embedded store: one etcd, on the first). The manifests are in
+anatomy.py.
+
+The control plane still runs as kubelab's components (the wiring starts them, c.faults crashes
+and restarts them). Their static pods tell the truth about them through the node's container
+runtime: each control-plane image is tied to its component (runtime.processes), a crash kills
+the container (the kubelet restarts it with back-off, and while the component is down every
+try exits at once: CrashLoopBackOff, not ready), and after c.faults.restart the kubelet's next
+try runs again, with its restart count. kube-proxy/<node> is tied to the kube-proxy image on
+its node the same way, and authenticates as the ServiceAccount kube-system/kube-proxy, as
+kubeadm's DaemonSet does. With the only API server down nothing can be listed, as on a real
+node, where `crictl ps` would still show the containers: c.runtimes["control-plane"].running()
+is that view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kubelab.api import Object
+from kubelab.api.errors import ApiError
+from kubelab.apiserver.controlplane import ControlPlaneControllers, MasterLeases
+from kubelab.cluster.anatomy import (
+    ADDON_IMAGES,
+    STATIC_IMAGES,
+    addon_objects,
+    control_plane_names,
+    control_plane_node,
+    static_pod,
+)
+from kubelab.cluster.replicas import replica_names
+
+if TYPE_CHECKING:
+    from kubelab.apiserver import APIServer
+    from kubelab.client.client import Client
+    from kubelab.kubelet.runtime import ContainerRuntime
+
+__all__ = ["KUBE_PROXY_GROUPS", "KUBE_PROXY_USER", "AnatomyWiring"]
+
+KUBE_PROXY_USER = "system:serviceaccount:kube-system:kube-proxy"
+KUBE_PROXY_GROUPS = ("system:serviceaccounts", "system:serviceaccounts:kube-system")
+
+
+def _always() -> bool:
+    return True
+
+
+def _running(obj: Any, flag: str = "running") -> Callable[[], bool]:
+    return lambda: bool(getattr(obj, flag))
+
+
+class AnatomyWiring:
+    if TYPE_CHECKING:
+        anatomy: bool
+        apiserver: APIServer
+        apiservers: list[APIServer]
+        client: Client
+        components: dict[str, Any]
+        etcd: Any
+        replicas: dict[str, int]
+        runtimes: dict[str, ContainerRuntime]
+        node_names: list[str]
+
+    def _anatomy_nodes(self, workers: list[Object]) -> list[Object]:
+        """The control-plane nodes, then the workers."""
+        names = control_plane_names(max(1, self.replicas.get("apiserver", 1)))
+        return [control_plane_node(name) for name in names] + workers
+
+    @property
+    def control_plane_nodes(self) -> list[str]:
+        """The names of the control-plane nodes (none without anatomy)."""
+        if not self.anatomy:
+            return []
+        return control_plane_names(max(1, self.replicas.get("apiserver", 1)))
+
+    def _wire_anatomy(self) -> None:
+        """Place the control plane on its nodes, tie each image to its process, write the
+        static pod manifests and the add-ons. Called before any component starts."""
+        self._processes: dict[str, tuple[str, str]] = {}  # component -> (node, image)
+        self._static_pods: dict[str, list[Object]] = {}
+        if not self.anatomy:
+            return
+        nodes = self.control_plane_nodes
+        placed: list[tuple[str, str, Callable[[], bool]]] = []  # (component, static pod, up?)
+        for server in self.apiservers:
+            placed.append((server.name, "kube-apiserver", _running(server)))
+        for kind, pod in (("scheduler", "kube-scheduler"),
+                          ("controller-manager", "kube-controller-manager")):
+            for replica in replica_names(kind, self.replicas.get(kind, 1)):
+                placed.append((replica, pod, self._up(replica)))
+        # Simulated Raft members are up or down (c.faults); the single store and a real etcd
+        # are always up as far as the wiring knows.
+        members = dict(getattr(self.etcd, "members", None) or {})
+        etcd_placement = [(name, _running(member, "up")) for name, member in members.items()] \
+            or [("etcd", _always)]
+        for index, (member, up) in enumerate(etcd_placement):
+            if index < len(nodes):
+                placed.insert(index, (member, "etcd", up))
+        counters: dict[str, int] = {}
+        for component, pod, up in placed:
+            i = counters.get(pod, 0)
+            counters[pod] = i + 1
+            node = nodes[i % len(nodes)]
+            runtime = self.runtimes[node]
+            image = STATIC_IMAGES[pod]
+            runtime.processes[image] = up
+            self._processes[component] = (node, image)
+            self._static_pods.setdefault(node, []).append(static_pod(pod, runtime.node_ip))
+        for node in self.node_names:
+            self.runtimes[node].processes[ADDON_IMAGES["kube-proxy"]] = self._up(f"kube-proxy/{node}")
+            self._processes[f"kube-proxy/{node}"] = (node, ADDON_IMAGES["kube-proxy"])
+        self.apiserver.add_token(f"token-{KUBE_PROXY_USER}", KUBE_PROXY_USER, list(KUBE_PROXY_GROUPS))
+        for obj in addon_objects():  # kubeadm's and kind's add-on phases: plain creates
+            try:
+                self.client.create(obj)
+            except ApiError as err:
+                if err.code != 409:
+                    raise
+        # Each API server keeps the `kubernetes` Service, its endpoints and its identity Lease
+        # (kubelab/apiserver/controlplane.py), from the control-plane node it runs on.
+        leases = MasterLeases()
+        self.controlplane_controllers = []
+        for i, server in enumerate(self.apiservers):
+            node = nodes[i % len(nodes)]
+            controllers = ControlPlaneControllers(server, leases, self.runtimes[node].node_ip, node)
+            controllers.start()
+            self.controlplane_controllers.append(controllers)
+
+    def _up(self, name: str) -> Callable[[], bool]:
+        """Is the component `name` running (and has not stopped itself, losing its Lease)?"""
+        def up() -> bool:
+            component = self.components.get(name)
+            return component is not None and not getattr(component, "exited", False)
+        return up
+
+    def _process_died(self, name: str) -> None:
+        """A crashed component: its container on its node dies with it."""
+        where = getattr(self, "_processes", {}).get(name)
+        if where is not None:
+            node, image = where
+            self.runtimes[node].crash_image(image)
