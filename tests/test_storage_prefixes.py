@@ -41,6 +41,11 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     ("apps", "daemonsets"): "/registry/daemonsets/",
     ("apps", "controllerrevisions"): "/registry/controllerrevisions/",
     ("scheduling.k8s.io", "priorityclasses"): "/registry/priorityclasses/",
+    # test/integration/etcd/data.go: "/registry/validatingwebhookconfigurations/hook2"
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"):
+        "/registry/validatingwebhookconfigurations/",
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"):
+        "/registry/mutatingwebhookconfigurations/",
     ("coordination.k8s.io", "leases"): "/registry/leases/",
     ("rbac.authorization.k8s.io", "roles"): "/registry/roles/",
     ("rbac.authorization.k8s.io", "rolebindings"): "/registry/rolebindings/",
