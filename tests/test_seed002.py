@@ -90,9 +90,12 @@ def test_commands_sh_shows_the_anatomy_and_the_reconciliation_loop(served: Serve
     names_after = {row[0] for row in after_delete if row[2] != "Terminating"}
     assert len(names_after) == 3 and victim not in names_after, after_delete
     # The events, in order: each pod scheduled, its image pulled, its container started.
-    events = next(out for cmd, out in sections if cmd.startswith("tail -15"))
+    # bash -x traces both ends of `kubectl get events | tail -15` as they start, in either order,
+    # so the output follows whichever of the two lines came last.
+    events = [line for cmd, out in sections
+              if cmd.startswith(("tail -15", "kubectl -n step02 get events")) for line in out]
     reasons = [row[2] for row in _rows(events)]
-    assert {"Scheduled", "Started"} <= set(reasons) and ("Pulled" in reasons or "Pulling" in reasons)
+    assert {"Scheduled", "Started"} <= set(reasons) and ("Pulled" in reasons or "Pulling" in reasons), events
     # Scaled to zero, the pods really go.
     assert gets[2] == ["No resources found in step02 namespace."], gets[2]
     assert served.kubectl("get", "namespace", "step02", check=False).returncode == 1
