@@ -209,8 +209,9 @@ _MNT_DETACH = 0x2
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "loongarch64": 41,
                    "ppc64le": 203, "ppc64": 203, "s390x": 217, "i686": 217, "armv7l": 218}
 # Shared libraries the interpreter and its extension modules load, and the devices Python uses.
-_SYSTEM = ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/etc/ld.so.cache",
-           "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+# (The multiarch folder, not all of /usr/lib: that holds whole other programs.)
+_SYSTEM = ("/lib", "/lib64", "/lib32", "/usr/lib64", "/usr/lib32", "/etc/ld.so.cache",
+           "/usr/lib/locale/C.utf8", "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
 
 def runtime_paths() -> tuple[list[str], list[str]]:
@@ -223,7 +224,9 @@ def runtime_paths() -> tuple[list[str], list[str]]:
     prefixes = {sys.base_prefix, sys.base_exec_prefix, paths["purelib"], paths["platlib"]}
     search = [p for p in sys.path if p and os.path.exists(p)
               and any(p == q or p.startswith(q.rstrip(os.sep) + os.sep) for q in prefixes)]
-    return sorted({*prefixes, *_SYSTEM}), search
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    libs = [f"/usr/lib/{multiarch}", f"/lib/{multiarch}"] if multiarch else ["/usr/lib"]
+    return sorted({*prefixes, *_SYSTEM, *libs}), search
 
 
 def _libc() -> ctypes.CDLL:
@@ -255,7 +258,12 @@ def confine(root: str, binds: list[str], writable: list[str], hide: list[str]) -
         os.makedirs(root, exist_ok=True)
         _mount("tmpfs", root, "tmpfs", 0, "size=1m,mode=755")
         bound: list[str] = []
-        for path in sorted({os.path.abspath(p) for p in binds}):
+        # Each at its real place (/lib/x86_64-linux-gnu is /usr/lib/x86_64-linux-gnu here), and
+        # the top-level links (/lib -> usr/lib) as links.
+        places = {p if os.path.dirname(p) == "/" else
+                  os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p))
+                  for p in map(os.path.abspath, binds)}
+        for path in sorted(places):
             if not os.path.lexists(path) or _inside(path, bound):
                 continue
             target = root + path

@@ -4,8 +4,8 @@ The zygote (zygote.py) forks it and calls main([RFD, WFD, CPU_SECONDS, MEMORY_BY
 OUTPUT_BYTES]) with the two pipe ends of its Connection, stdout and stderr going to one capped
 file, and an empty working directory. It runs on the sandbox's kubelab (prune.py), which has
 no checks and no reference of what the learner writes. It limits itself (CPU seconds, address
-space, size of any file it writes) before any submission code runs, loads the learner's module from its file, and then only
-answers the grader's calls until the grader hangs up.
+space, size of any file it writes) before any submission code runs, loads the learner's module
+from the text the grader read, and then only answers the grader's calls until it hangs up.
 
 Nothing here is trusted: the learner's code may patch this module, kubelab or sys.modules, print
 anything, exit or loop forever. None of that reaches the grader, which decides from what the
