@@ -59,8 +59,9 @@ Threats, and what stops each:
   report carries a note and the grader falls back to a process-group kill and a parent-death
   signal, which a double fork escapes. Inside its namespace the filesystem is read-only (the
   sandbox's working directory, on a private tmpfs, is the one writable place): a submission
-  cannot change another student's files, the course or the gradebook. The grader reads every submission file before the first
-  grading process starts, so what each student handed in is what is graded. The gradebook is
+  cannot change another student's files, the course or the gradebook. The grader reads every
+  submission file before the first grading process starts, so what each student handed in is
+  what is graded. The gradebook is
   written only from the grader's own verdicts, after every grading process has ended, by
   renaming complete files into place.
 - Monkeypatching kubelab, the checks or sys.modules, replacing builtins, import-time tricks:
