@@ -70,6 +70,7 @@ class Sandbox:
             tree = tempfile.mkdtemp(prefix="kubelab-sandbox-lib-")
             write(plan(ex.forbidden_imports), Path(tree))
             zygote = Zygote(tree)
+            zygote.ready()
             self._own = (zygote, tree)
         self._zygote = zygote
         self.pid = zygote.spawn(limits, self.workdir.name, env, (to_child_r, from_child_w),

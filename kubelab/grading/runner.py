@@ -353,6 +353,7 @@ def main(boot_fd: int, contained: bool = False) -> int:
     if problem:
         raise SystemExit(f"cannot drop the grading process's privileges: {problem}")
     load_checks(job.get("checks_dirs") or ())
+    Sandbox.zygote.ready()  # (warm before the first check's clock starts)
     source = Source(Path(job["path"]), str(job["source"]), str(job.get("refused") or ""))
     names, unparsable = (None, "") if source.refused else scan(source)
     if unparsable:
