@@ -19,7 +19,14 @@ A submission can then write nothing on disk: not another student's files, not th
 not the course. Then it drops every capability for good (secure bits NOROOT, locked; no new
 privileges), so the submission, though "root" in its user namespace, can neither ptrace the
 grading process (which is non-dumpable from its first instruction) nor gain privileges by
-running a program. Where unshare is missing or the kernel refuses unprivileged namespaces, the
+running a program.
+
+Before it drops them, the grading process starts its zygote (zygote.py), which confines itself
+(confine): a mount namespace of its own whose root is a tmpfs holding only read-only binds of
+the Python runtime, the sandbox's kubelab (prune.py) and the submission's folder, plus the
+sandboxes' working directories, each at its own path; pivot_root, the old root detached. The
+repository, solutions/, an instructor's checks, other students and /proc do not exist there.
+Where unshare is missing or the kernel refuses unprivileged namespaces, the
 grader says so in every report and falls back to a process-group kill and a parent-death
 signal, which a double fork escapes.
 """
@@ -118,9 +125,10 @@ def _unsealed(why: str) -> str:
 
 def _degraded(why: str) -> str:
     return (f"not contained: no PID namespace for the grading processes ({why}); a process a "
-            "submission starts in the background can outlive its check. Grade untrusted code "
-            "where unprivileged user namespaces are allowed (docs/ARCHITECTURE.md, the grader's "
-            "threat model).")
+            "submission starts in the background can outlive its check, and a submission sees "
+            "every file the grading user can read (the reference solutions and hidden checks "
+            "among them). Grade untrusted code where unprivileged user namespaces are allowed "
+            "(docs/ARCHITECTURE.md, the grader's threat model).")
 
 
 class _MountAttr(ctypes.Structure):

@@ -1,13 +1,17 @@
 """One grading process: the checks of one exercise against one submission.
 
-The grader (grader.py) starts it as `python -P -c contain.BOOT FD`, inside its own namespaces
-(contain.py): it makes itself non-dumpable before anything else, drops its privileges, and
-answers on the socket FD with a fresh socket of its own (the handshake). Only on that fresh
-socket does the grader send the job:
+The grader (grader.py) starts it as `python -P -c contain.BOOT FD HOME`, inside its own
+namespaces (contain.py): it makes itself non-dumpable before anything else, seals its
+filesystem, and answers on the socket FD with a fresh socket of its own (the handshake). Only
+on that fresh socket does the grader send the job:
 
     {"nonce": "...", "submission": "/path/alice", "exercise": "1.1", "checks": null | [names],
      "seed": null | 7, "checks_dirs": [...], "timeout": 10.0, "output_limit": 1048576,
-     "path": "/path/alice/ex01_store.py", "source": "...the file, as the grader read it..."}
+     "path": "/path/alice/ex01_store.py", "source": "...the file, as the grader read it...",
+     "hidden": [...folders no sandbox may hold...], "sandbox": {...prune.Plan...}}
+
+It starts its zygote (confined, when contained), then drops its privileges for good, then
+loads the checks.
 
 and read back one JSON line per check, then {"type": "done"}, each with the nonce. This process
 runs the clusters and the checks; it never runs submission code. Each check gets a fresh sandbox
