@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kubelab.grading import EXERCISES, Report, checks_for, grade, grade_class, load_checks
+from kubelab.grading import exercises as registry
 from kubelab.grading.contain import containment, sealing
 from kubelab.grading.prune import plan
 
@@ -245,7 +246,14 @@ def reports(tmp_path_factory: pytest.TempPathFactory, hidden: Path) -> dict[str,
         for name, text in texts.items():
             (klass / student / name).write_text(text)
     exercises = sorted({*WALKED.values(), "1.1", "5.1"})
-    graded = grade_class(klass, klass / "grades.csv", exercises, checks_dirs=[hidden], timeout=60)
+    load_checks()
+    saved = {e: list(c) for e, c in registry._CHECKS.items()}  # the hidden checks register for good:
+    try:                                                        # not for the tests after these
+        graded = grade_class(klass, klass / "grades.csv", exercises, checks_dirs=[hidden], timeout=60)
+    finally:
+        registry._CHECKS.clear()
+        registry._CHECKS.update(saved)
+        registry._LOADED_DIRS.discard(str(hidden.resolve()))
     return {r.name: r for r in graded}
 
 
