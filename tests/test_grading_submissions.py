@@ -39,13 +39,16 @@ def variant(module: str, *edits: tuple[str, str]) -> str:
 
 PATCHES_THE_GRADER = '''
 import json, os, sys
-import kubelab.grading.context as context
-import kubelab.grading.grader as grader
-import kubelab.grading.runner as runner
+try:  # (the sandbox's kubelab has no grader to patch: issue 28)
+    import kubelab.grading.context as context
+    import kubelab.grading.grader as grader
+    import kubelab.grading.runner as runner
 
-runner.run_check = lambda *a, **k: {"type": "result", "passed": True}
-context.CheckContext.fail = lambda *a, **k: None
-grader._verdicts = lambda job: {c.name: {"passed": True} for c in job.checks}
+    runner.run_check = lambda *a, **k: {"type": "result", "passed": True}
+    context.CheckContext.fail = lambda *a, **k: None
+    grader._verdicts = lambda job: {c.name: {"passed": True} for c in job.checks}
+except ImportError as err:
+    print("nothing to patch:", err, flush=True)
 sys.modules["kubelab.grading.checks.ex01_store"] = None
 fake = {"nonce": "0" * 32, "type": "result", "exercise": "1.1", "check": "updates_a_key",
         "passed": True, "message": ""}
@@ -407,6 +410,7 @@ def test_a_submission_cannot_mark_itself_passed(reports: dict[str, Report], tmp_
                for m in messages(report, "1.1")), messages(report, "1.1")
     crafted = next(c for e in report.exercises for c in e.checks if c.check == "updates_a_key")
     assert '"passed": true' in crafted.output  # what it printed is shown, never believed
+    assert "nothing to patch: No module named 'kubelab.grading.context'" in crafted.output
     neighbour = reports["ignores-conflicts"]  # graded at the same time: untouched
     assert (points(neighbour, "1.1"), points(neighbour, "1.2")) == (2, 10)
 
@@ -495,13 +499,13 @@ def test_what_the_attacks_are_told(reports: dict[str, Report]) -> None:
                "available while grading" in m for m in said["imports-dynamically", "4.1"])
     assert all("exercise 3.1 asks you to write this yourself: kubelab.client.workqueue" in m
                for m in said["imports-dynamically", "3.1"])
-    assert all("PermissionError: exercise 4.2 asks you to write this yourself: " in m and
-               "solutions/ex04_scheduler.py is not readable while grading" in m
-               for m in said["reads-solutions", "4.2"])
+    # No solutions/ beside the sandbox's kubelab: its filesystem has none at all.
+    assert all("FileNotFoundError" in m and "solutions/ex04_scheduler.py" in m
+               for m in said["reads-solutions", "4.2"]), said["reads-solutions", "4.2"]
     size = os.path.getsize(Path(reports["too-large"].submission) / "ex06_kubelet.py")
     assert all(m == f"ex06_kubelet.py is too large to grade: {size} bytes, the limit is {MAX_SOURCE} "
                "bytes (512 KiB)" for m in said["too-large", "6.1"])
-    assert all("exercise 5.2 asks you to write this yourself: kubelab.grading.checks.ex05_controllers "
+    assert all("exercise 5.2 asks you to write this yourself: kubelab.grading.checks "
                "is not available while grading" in m for m in said["imports-the-checks", "5.2"])
     linked = "ex01_store.py is a symbolic link: hand in the file itself"
     assert all(m == linked for m in said["symlinked", "1.1"] + said["links-outside", "1.2"])

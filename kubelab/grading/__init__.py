@@ -18,11 +18,28 @@ Three kinds of process take part:
 2. One grading process per exercise and submission (runner.py) runs kubelab's checks: real
    simulated clusters, faults included. It never imports submission code either. It is PID 1
    of its own user, PID, mount and network namespaces (contain.py), non-dumpable from its first
-   line, without any capability, and forks a zygote (zygote.py) before it reads its job.
+   line, and without any capability once its zygote (zygote.py) is confined. The checks, an
+   instructor's hidden ones included, run here and nowhere else.
 3. One sandbox per check (sandbox.py, forked from the zygote) runs the learner's module and
    does nothing but answer the grading process's calls (rpc.py): "here is a pod and a node,
-   filter it", "give me the next key". Limits on CPU time, memory and output size, and an
-   import guard, are set before the submission loads.
+   filter it", "give me the next key". Limits on CPU time, memory and output size are set
+   before the submission loads.
+
+What a sandbox contains, and nothing else:
+
+- the submission's folder;
+- the Python runtime: the interpreter's prefix, site-packages (any kubelab install in it, and
+  the editable-install hook that maps kubelab to the repository, covered), the shared
+  libraries, /dev/null, /dev/zero, /dev/urandom;
+- the sandbox's kubelab (prune.py): kubelab without the modules the exercise asks the learner
+  to write, without every module that imports one of them, and without the grader but the
+  five modules a sandbox runs (sandbox, zygote, rpc, remote, pipe): no checks, no registry.
+
+The zygote is a fresh interpreter (`python -I -S`, its search path only that kubelab and the
+runtime), not a fork of the grading process, so nothing the grading process loaded is in its
+memory; in a contained grading process it runs in a mount namespace of its own whose root is a
+tmpfs holding only the binds above (contain.confine: pivot_root, the old root detached, then no
+capabilities). No repository, no solutions/, no hidden checks, no other student, no /proc.
 
 Threats, and what stops each:
 
@@ -40,10 +57,11 @@ Threats, and what stops each:
   were chosen over cgroups because `unshare --user` needs no set-up and works the same as root
   and as a normal user (cgroup v2 needs a delegated subtree); where it is unavailable, every
   report carries a note and the grader falls back to a process-group kill and a parent-death
-  signal, which a double fork escapes. Inside its namespace the filesystem is read-only (a
-  private tmpfs is the one writable place): a submission cannot change another student's
-  files, the course or the gradebook. The grader reads every submission file before the first
-  grading process starts, so what each student handed in is what is graded. The gradebook is
+  signal, which a double fork escapes. Inside its namespace the filesystem is read-only (the
+  sandbox's working directory, on a private tmpfs, is the one writable place): a submission
+  cannot change another student's files, the course or the gradebook. The grader reads every
+  submission file before the first grading process starts, so what each student handed in is
+  what is graded. The gradebook is
   written only from the grader's own verdicts, after every grading process has ended, by
   renaming complete files into place.
 - Monkeypatching kubelab, the checks or sys.modules, replacing builtins, import-time tricks:
@@ -52,18 +70,15 @@ Threats, and what stops each:
   that allows their public methods (store.txn, client.create, ...) and never attributes such
   as client.api or anything starting with "_". Its answers are data or references to its own
   objects; records cross by value from a fixed list (remote.VALUE_TYPES), never by pickle.
-- Reaching the reference. A static look at the file (parsed once) refuses literal imports of
-  the modules the exercise asks the learner to write (Exercise.forbidden_imports). What a
-  static look cannot see (importlib.import_module("kubelab.scheduler." + "plugins"),
-  __import__, exec of a built string) the sandbox refuses at run time: those modules are
-  dropped from sys.modules, a finder refuses them, and an audit hook (PEP 578, which Python
-  code cannot remove) refuses importing them, opening their files, opening the reference
-  solutions/ next to an editable install (unless that is what is graded) or an instructor's
-  hidden checks, and starting other programs. The grader refuses a submission file that is a
-  symbolic link or resolves outside the submission folder, and the instructor docs grade from
-  a regular install, which has no solutions/. What remains, ctypes and raw memory in the
-  sandbox's own process, reaches only code that is loaded there: copying reference code by
-  such means is plagiarism, not a grade the grader gives.
+- Reaching the reference. It is not in the sandbox: not in its memory, not in its filesystem
+  (above), so walking gc, sys.modules or every file, with ctypes, os.open(..., dir_fd=...) or
+  fork + execv, finds nothing to copy (tests/test_grading_isolation.py walks all three). A
+  static look at the file (parsed once) refuses literal imports of the modules the exercise
+  asks the learner to write (Exercise.forbidden_imports), and a finder in the sandbox says why
+  an import of one fails however the name is spelt. The grader refuses a submission file that
+  is a symbolic link or resolves outside the submission folder.
+- Hidden checks: they run only in the grading process, the sandbox's filesystem does not have
+  their folder, and a check's traceback in a report leaves out their frames.
 - Checks that reward doing nothing: every check fails the honest stub (exercises/) and a
   submission whose every function returns None (tests/test_grading_submissions.py).
 - Unbounded input: a file over source.MAX_SOURCE (512 KiB) is refused as too large; the one
@@ -91,14 +106,11 @@ Threats, and what stops each:
 - The grader's own failures (a check's scenario that breaks before the learner's code is used,
   its simulated rival writer): the verdict is "error", in the grader's words, never "fail".
 
-Not covered (use operating-system isolation to grade code you do not trust at all, e.g. a
-container per class and an unprivileged user): a submission runs as the user running the
-grader, so it can read that user's files (other students' submissions among them), and,
-without the namespaces (see the report's note), also write them and signal that user's
-processes. kubelab modules the sandbox has loaded stay reachable through other loaded
-modules' attributes (kubelab.scheduler's registry holds the plugin classes): the guard stops
-imports and reads, not a walk through objects already in memory. Its network is an empty
-namespace only where --net was granted.
+Not covered: without the namespaces (the report's note says so), the sandbox still runs on
+the sandbox's kubelab, but it sees every file the grading user can read (solutions/ and hidden
+checks among them), can write them, and can signal that user's processes: grade untrusted code
+only where the report has no such note. Its network is an empty namespace only where --net was
+granted.
 """
 
 from kubelab.grading.context import CheckContext, CheckFailed

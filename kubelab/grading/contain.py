@@ -19,7 +19,14 @@ A submission can then write nothing on disk: not another student's files, not th
 not the course. Then it drops every capability for good (secure bits NOROOT, locked; no new
 privileges), so the submission, though "root" in its user namespace, can neither ptrace the
 grading process (which is non-dumpable from its first instruction) nor gain privileges by
-running a program. Where unshare is missing or the kernel refuses unprivileged namespaces, the
+running a program.
+
+Before it drops them, the grading process starts its zygote (zygote.py), which confines itself
+(confine): a mount namespace of its own whose root is a tmpfs holding only read-only binds of
+the Python runtime, the sandbox's kubelab (prune.py) and the submission's folder, plus the
+sandboxes' working directories, each at its own path; pivot_root, the old root detached. The
+repository, solutions/, an instructor's checks, other students and /proc do not exist there.
+Where unshare is missing or the kernel refuses unprivileged namespaces, the
 grader says so in every report and falls back to a process-group kill and a parent-death
 signal, which a double fork escapes.
 """
@@ -34,19 +41,22 @@ import shutil
 import subprocess
 import sys
 
-__all__ = ["BOOT", "SCRATCH", "containment", "drop_privileges", "make_undumpable", "seal_filesystem",
-           "sealing", "traced"]
+__all__ = ["BOOT", "SCRATCH", "confine", "containment", "drop_privileges", "make_undumpable",
+           "runtime_paths", "seal_filesystem", "sealing", "traced"]
 
 _NAMESPACES = ("--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount-proc")
 
-# The grading process's first lines (`python -P -c BOOT FD`): non-dumpable before it has read
-# anything, and before it imports kubelab. Then runner.main talks over the socket FD.
+# The grading process's first lines (`python -P -c BOOT FD HOME [contained]`): non-dumpable
+# before it has read anything, and before it imports kubelab, which it imports from HOME (the
+# folder holding the grader's own kubelab package: the same code as the grader's, whatever an
+# editable install elsewhere says). Then runner.main talks over the socket FD.
 BOOT = (
     "import sys\n"
     "from ctypes import CDLL\n"
     "CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0\n"
+    "sys.path.insert(0, sys.argv[2])\n"
     "from kubelab.grading.runner import main\n"
-    "sys.exit(main(int(sys.argv[1]), contained=sys.argv[2:] == ['contained']))\n"
+    "sys.exit(main(int(sys.argv[1]), contained=sys.argv[3:] == ['contained']))\n"
 )
 
 _PR_SET_SECUREBITS, _PR_SET_NO_NEW_PRIVS = 28, 38
@@ -94,7 +104,7 @@ def sealing() -> str:
             "spec = importlib.util.spec_from_file_location('contain', sys.argv[1])\n"
             "contain = importlib.util.module_from_spec(spec)\n"
             "spec.loader.exec_module(contain)\n"
-            "problem = contain.seal_filesystem()\n"
+            "problem = contain.seal_filesystem() or contain.probe_confine()\n"
             "print(problem, file=sys.stderr)\n"
             "sys.exit(1 if problem else 0)\n")
     try:
@@ -108,15 +118,17 @@ def sealing() -> str:
 
 
 def _unsealed(why: str) -> str:
-    return (f"filesystem not read-only for submissions ({why}): a submission can write the "
-            "grading user's files while it runs (another student's among them).")
+    return (f"filesystem not sealed for submissions ({why}): a submission sees the grading "
+            "user's files while it runs, and can read the reference solutions and hidden checks "
+            "and write another student's files.")
 
 
 def _degraded(why: str) -> str:
     return (f"not contained: no PID namespace for the grading processes ({why}); a process a "
-            "submission starts in the background can outlive its check. Grade untrusted code "
-            "where unprivileged user namespaces are allowed (docs/ARCHITECTURE.md, the grader's "
-            "threat model).")
+            "submission starts in the background can outlive its check, and a submission sees "
+            "every file the grading user can read (the reference solutions and hidden checks "
+            "among them). Grade untrusted code where unprivileged user namespaces are allowed "
+            "(docs/ARCHITECTURE.md, the grader's threat model).")
 
 
 class _MountAttr(ctypes.Structure):
@@ -194,3 +206,131 @@ def _effective_caps() -> int:
 def traced() -> bool:
     """Whether a debugger got attached before this process became non-dumpable."""
     return _status("TracerPid") != "0"
+
+
+# The sandbox's own filesystem (confine): a tmpfs root holding the Python runtime, the
+# sandbox's kubelab and the submission's folder, bound read-only at their own paths.
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1, 0x1000, 0x4000, 0x40000
+_MNT_DETACH = 0x2
+# pivot_root has no libc wrapper: its number per architecture (asm/unistd.h).
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "loongarch64": 41,
+                   "ppc64le": 203, "ppc64": 203, "s390x": 217, "i686": 217, "armv7l": 218}
+# Shared libraries the interpreter and its extension modules load, and the devices Python uses.
+# (The multiarch folder, not all of /usr/lib: that holds whole other programs.)
+_SYSTEM = ("/lib", "/lib64", "/lib32", "/usr/lib64", "/usr/lib32", "/etc/ld.so.cache",
+           "/usr/lib/locale/C.utf8", "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+
+
+def runtime_paths() -> tuple[list[str], list[str]]:
+    """(what a sandbox's root binds for Python to run: the interpreter's prefix, the
+    site-packages, the system's shared libraries; the search path under it). The grader's own
+    sys.path entries outside the runtime (the repository, PYTHONPATH) are not part of it."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    prefixes = {sys.base_prefix, sys.base_exec_prefix, paths["purelib"], paths["platlib"]}
+    search = [p for p in sys.path if p and os.path.exists(p)
+              and any(p == q or p.startswith(q.rstrip(os.sep) + os.sep) for q in prefixes)]
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    libs = [f"/usr/lib/{multiarch}", f"/lib/{multiarch}"] if multiarch else ["/usr/lib"]
+    return sorted({*prefixes, *_SYSTEM, *libs}), search
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    if _libc().mount(None if source is None else source.encode(), target.encode(),
+                     None if fstype is None else fstype.encode(), flags,
+                     None if data is None else data.encode()) != 0:
+        raise OSError(ctypes.get_errno(), f"mount {source or fstype} on {target}: "
+                      f"{os.strerror(ctypes.get_errno())}")
+
+
+def _inside(path: str, folders: list[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
+
+
+def confine(root: str, binds: list[str], writable: list[str], hide: list[str]) -> str:
+    """Give this process (a fork of a contained grading process, before it drops its
+    privileges) a mount namespace of its own whose whole filesystem is `binds` (read-only) and
+    `writable`, each at its own path, with `hide` (folders and files under them) covered by
+    empty ones; "" or what went wrong. Nothing else exists in it: not the repository, not
+    solutions/, not an instructor's checks, not /proc. `root` is an empty folder on SCRATCH."""
+    try:
+        if _libc().unshare(_CLONE_NEWNS) != 0:
+            return f"unshare(CLONE_NEWNS): {os.strerror(ctypes.get_errno())}"
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+        os.makedirs(root, exist_ok=True)
+        _mount("tmpfs", root, "tmpfs", 0, "size=1m,mode=755")
+        bound: list[str] = []
+        # Each at its real place (/lib/x86_64-linux-gnu is /usr/lib/x86_64-linux-gnu here), and
+        # the top-level links (/lib -> usr/lib) as links.
+        places = {p if os.path.dirname(p) == "/" else
+                  os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p))
+                  for p in map(os.path.abspath, binds)}
+        for path in sorted(places):
+            if not os.path.lexists(path) or _inside(path, bound):
+                continue
+            target = root + path
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if os.path.islink(path) and os.path.dirname(path) == "/":  # /lib -> usr/lib
+                os.symlink(os.readlink(path), target)
+                continue
+            if os.path.isdir(path):
+                os.makedirs(target, exist_ok=True)
+            else:
+                open(target, "wb").close()
+            _mount(path, target, None, _MS_BIND | _MS_REC)
+            bound.append(path)
+        for path in hide:
+            if not _inside(path, bound) or not os.path.lexists(root + path):
+                continue
+            if os.path.isdir(root + path):
+                _mount("tmpfs", root + path, "tmpfs", _MS_RDONLY, "size=4k,mode=555")
+            else:
+                _mount("/dev/null", root + path, None, _MS_BIND)
+        for path in writable:
+            os.makedirs(root + path, exist_ok=True)
+        attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, 0, 0)
+        if _libc().syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, root.encode(), _AT_RECURSIVE,
+                           ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
+            return f"mount_setattr: {os.strerror(ctypes.get_errno())}"
+        for path in writable:  # after the read-only pass: these keep their own (writable) flags
+            _mount(path, root + path, None, _MS_BIND | _MS_REC)
+        number = _SYS_PIVOT_ROOT.get(os.uname().machine)
+        if number is None:
+            return f"pivot_root: no syscall number known for {os.uname().machine}"
+        os.chdir(root)
+        if _libc().syscall(number, b".", b".") != 0:
+            return f"pivot_root: {os.strerror(ctypes.get_errno())}"
+        if _libc().umount2(b".", _MNT_DETACH) != 0:  # the old root, with everything in it
+            return f"umount the old root: {os.strerror(ctypes.get_errno())}"
+        os.chdir("/")
+    except OSError as err:
+        return str(err)
+    return ""
+
+
+def probe_confine() -> str:
+    """Whether confine() works here (run by sealing()'s probe, as PID 1 of a sealed namespace):
+    a child confines itself to the Python runtime and starts Python there."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            binds, _ = runtime_paths()
+            python = os.path.realpath(sys.executable)
+            problem = confine(SCRATCH + "/probe-root", binds, [], [])
+            if problem:
+                print(problem, file=sys.stderr)
+            else:
+                code = subprocess.run([python, "-I", "-S", "-c", "pass"], timeout=60).returncode
+                if code:
+                    print("Python does not start in the sandbox's filesystem", file=sys.stderr)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return "" if os.waitstatus_to_exitcode(status) == 0 else "the sandbox's filesystem cannot be made"

@@ -24,6 +24,7 @@ from typing import Any
 from kubelab.grading.contain import containment, sealing
 from kubelab.grading.exercises import EXERCISES, Check, Exercise, checks_for, load_checks
 from kubelab.grading.jobs import Job, run_jobs
+from kubelab.grading.prune import plan
 from kubelab.grading.report import (
     CheckResult,
     ExerciseResult,
@@ -146,7 +147,9 @@ def _grade_many(students: list[tuple[str, Path]], ids: list[str], *, check: str 
                        "checks": [c.name for c in checks], "seed": seed, "checks_dirs": dirs,
                        "timeout": timeout, "output_limit": output_limit,
                        "path": str(path), "source": source.text if source else "",
-                       "hidden": _hidden(folder, dirs)}
+                       "hidden": _hidden(folder, dirs),
+                       # its sandbox's kubelab, made once per exercise here (prune.py)
+                       "sandbox": plan(ex.forbidden_imports).to_json()}
             job = Job(name, folder, ex, checks, payload)
             if source is None:  # nothing to run: say so now
                 job.refused = (f"no {ex.module}.py in {folder.name}/ (or {folder.name}/exercises/): "
@@ -169,9 +172,9 @@ def _grade_many(students: list[tuple[str, Path]], ids: list[str], *, check: str 
 
 
 def _hidden(submission: Path, checks_dirs: list[str]) -> list[str]:
-    """What a submission may not read while it is graded: an instructor's hidden checks, and
-    the reference solutions/ next to an editable install of kubelab (unless that is what is
-    being graded)."""
+    """What a submission's filesystem must not hold even inside its own folder, and what no
+    message may name: an instructor's hidden checks, and the reference solutions/ next to an
+    editable install of kubelab (unless that is what is being graded)."""
     import kubelab
 
     hidden = list(checks_dirs)

@@ -83,7 +83,8 @@ def run_jobs(jobs: list[Job], parallel: int, timeout: float) -> None:
 def _start(job: Job, env: dict[str, str], selector: selectors.BaseSelector, timeout: float) -> None:
     ours, theirs = socket.socketpair()
     prefix, _ = containment()
-    job.proc = subprocess.Popen([*prefix, sys.executable, "-P", "-c", BOOT, str(theirs.fileno()),
+    home = str(Path(__file__).resolve().parents[2])  # the folder holding this kubelab
+    job.proc = subprocess.Popen([*prefix, sys.executable, "-P", "-c", BOOT, str(theirs.fileno()), home,
                                  *(["contained"] if prefix and not sealing() else [])],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, env=env, pass_fds=(theirs.fileno(),),

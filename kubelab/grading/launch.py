@@ -1,10 +1,11 @@
 """The grading process's side of a sandbox: start it, say hello, talk, kill it.
 
-A sandbox is forked from the zygote (zygote.py) when this process has one, which is the usual
-case, or started as a fresh interpreter (`python -s -P -m kubelab.grading.sandbox`) when
-run_check is used on its own. Either way it gets two pipes for rpc.Connection, one capped
-output file for stdout and stderr, an empty working directory and a minimal environment; its
-hello carries the source the grader read (source.py) and what the import guard refuses.
+A sandbox is forked from the zygote (zygote.py): the grading process's own, made for its
+exercise and submission, or, when run_check is used on its own, one started for this sandbox
+alone (with the exercise's sandbox kubelab in a temporary folder, and no confinement). It gets
+two pipes for rpc.Connection, one capped output file for stdout and stderr, an empty working
+directory and a minimal environment; its hello carries the source the grader read (source.py)
+and the modules the exercise asks the learner to write (for the import guard's message).
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import IO
@@ -41,19 +41,17 @@ class LoadFailed(Exception):
 class Sandbox:
     """A fresh process holding the learner's module; close() kills it and collects its output.
 
-    Forked from the zygote when this process has one (the usual case, see zygote.py), else
-    started as a new interpreter."""
+    Forked from Sandbox.zygote when this process has one (the usual case, see zygote.py),
+    else from a zygote of its own."""
 
     zygote: Zygote | None = None
 
     def __init__(self, source: Source, ex: Exercise, *, deadline: float, output_limit: int,
-                 cpu_seconds: int, hidden: tuple[str, ...] = ()) -> None:
+                 cpu_seconds: int) -> None:
         self.source, self.path, self.module, self.symbol = source, source.path, ex.module, ex.symbol
-        # What the sandbox's import guard refuses (sandbox.guard): the exercise's forbidden
-        # modules, and folders the submission may not read.
-        # kubelab's checks hold reference implementations (the expected answers): never theirs.
-        self.guard = {"exercise": ex.id, "modules": [*ex.forbidden_imports, "kubelab.grading.checks"],
-                      "dirs": list(hidden)}
+        # What the sandbox's import guard names (sandbox.guard): the exercise's forbidden
+        # modules and the checks. Neither exists in the sandbox's kubelab (prune.py).
+        self.guard = {"exercise": ex.id, "modules": [*ex.forbidden_imports, "kubelab.grading.checks"]}
         self.deadline = deadline
         self.output_limit = output_limit
         self.workdir = tempfile.TemporaryDirectory(prefix="kubelab-sandbox-")
@@ -63,18 +61,20 @@ class Sandbox:
         env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8",
                "PATH": os.environ.get("PATH", ""), "HOME": self.workdir.name, "LANG": "C.UTF-8"}
         limits = [str(cpu_seconds), str(MEMORY_LIMIT), str(output_limit)]
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.pid = 0
         self._status: int | None = None
-        if self.zygote is not None:
-            self.pid = self.zygote.spawn(limits, self.workdir.name, env, (to_child_r, from_child_w),
-                                         self.output.fileno())
-        else:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-s", "-P", "-m", "kubelab.grading.sandbox", str(to_child_r),
-                 str(from_child_w), *limits],
-                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=self.output,
-                stderr=subprocess.STDOUT, cwd=self.workdir.name, env=env)
+        self._own: tuple[Zygote, str] | None = None
+        zygote = self.zygote
+        if zygote is None:  # run_check on its own: a zygote for this sandbox alone
+            from kubelab.grading.prune import plan, write
+
+            tree = tempfile.mkdtemp(prefix="kubelab-sandbox-lib-")
+            write(plan(ex.forbidden_imports), Path(tree))
+            zygote = Zygote(tree)
+            zygote.ready()
+            self._own = (zygote, tree)
+        self._zygote = zygote
+        self.pid = zygote.spawn(limits, self.workdir.name, env, (to_child_r, from_child_w),
+                                self.output.fileno())
         os.close(to_child_r)
         os.close(from_child_w)
         os.set_blocking(to_child_w, False)
@@ -101,15 +101,7 @@ class Sandbox:
         """The exit status (negative: killed by that signal), None while it still runs."""
         if self._status is not None:
             return self._status
-        if self.proc is not None:
-            if kill:
-                self.proc.kill()
-            try:
-                self._status = self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                return None
-        elif self.zygote is not None:
-            self._status = self.zygote.wait(self.pid, timeout, kill)
+        self._status = self._zygote.wait(self.pid, timeout, kill)
         return self._status
 
     def close(self) -> tuple[str, bool]:
@@ -123,6 +115,11 @@ class Sandbox:
         text = self.output.read(EXCERPT).decode("utf-8", "replace")
         self.output.close()
         self.workdir.cleanup()
+        if self._own is not None:
+            zygote, tree = self._own
+            zygote.close()
+            shutil.rmtree(tree, ignore_errors=True)
+            self._own = None
         return text, size >= self.output_limit
 
     def exit_status(self) -> str:

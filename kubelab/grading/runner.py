@@ -1,17 +1,23 @@
 """One grading process: the checks of one exercise against one submission.
 
-The grader (grader.py) starts it as `python -P -c contain.BOOT FD`, inside its own namespaces
-(contain.py): it makes itself non-dumpable before anything else, drops its privileges, and
-answers on the socket FD with a fresh socket of its own (the handshake). Only on that fresh
-socket does the grader send the job:
+The grader (grader.py) starts it as `python -P -c contain.BOOT FD HOME`, inside its own
+namespaces (contain.py): it makes itself non-dumpable before anything else, seals its
+filesystem, and answers on the socket FD with a fresh socket of its own (the handshake). Only
+on that fresh socket does the grader send the job:
 
     {"nonce": "...", "submission": "/path/alice", "exercise": "1.1", "checks": null | [names],
      "seed": null | 7, "checks_dirs": [...], "timeout": 10.0, "output_limit": 1048576,
-     "path": "/path/alice/ex01_store.py", "source": "...the file, as the grader read it..."}
+     "path": "/path/alice/ex01_store.py", "source": "...the file, as the grader read it...",
+     "hidden": [...folders no sandbox may hold...], "sandbox": {...prune.Plan...}}
+
+It starts its zygote (confined, when contained), then drops its privileges for good, then
+loads the checks.
 
 and read back one JSON line per check, then {"type": "done"}, each with the nonce. This process
 runs the clusters and the checks; it never runs submission code. Each check gets a fresh sandbox
-(sandbox.py) holding the learner's module, forked from a zygote started before the job is read.
+(sandbox.py) holding the learner's module, forked from a zygote (zygote.py): a new interpreter
+this process starts once it knows the exercise, on the exercise's sandbox kubelab (prune.py) and,
+contained, in a filesystem of its own (contain.confine) that holds nothing of the grader's.
 
 A check ends in one of three verdicts: "pass"; "fail", the submission's doing, with what it did
 wrong; or "error", the grader's own doing (a check's scenario broke before or without the
@@ -30,7 +36,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -38,6 +44,7 @@ from typing import Any
 from kubelab.grading.context import CheckContext, CheckFailed
 from kubelab.grading.exercises import Check, Exercise, checks_for, exercise, load_checks
 from kubelab.grading.launch import EXCERPT, LoadFailed, Sandbox
+from kubelab.grading.prune import Plan, plan, write
 from kubelab.grading.remote import (
     MESSAGE_LIMIT,
     CallTimeout,
@@ -72,6 +79,7 @@ class _Run:
     path: Path
     timeout: float
     sandbox: Sandbox
+    hidden: tuple[str, ...] = field(default=())
 
 
 Verdict = dict[str, Any]
@@ -103,11 +111,29 @@ def _cluster_choked(err: Exception, run: _Run) -> Verdict:
         errors.clear()
         return {"message": f"{_remote_message(first)} (the check stopped: {type(err).__name__}: {err})",
                 "output": first.remote_traceback[-EXCERPT:]}
-    trace = "".join(traceback.format_exception(err))[-EXCERPT:]
+    trace = _format(err, run.hidden)[-EXCERPT:]
     if run.sandbox.conn.calls == 0:
         return _grader_error(GraderError(f"{type(err).__name__}: {err}"), run) | {"output": trace}
     return {"message": f"the check stopped with {type(err).__name__}: {err} (kubelab's code could "
                        "not use what your code returned)", "output": trace}
+
+
+def _format(err: BaseException, hidden: tuple[str, ...]) -> str:
+    """The check's traceback without the frames of hidden checks: the learner reads it, and an
+    instructor's hidden check is named nowhere in a report (neither its file nor its lines)."""
+    folders = tuple(os.path.join(os.path.realpath(h), "") for h in hidden)
+    trace = traceback.TracebackException.from_exception(err)
+    seen: set[int] = set()
+    todo: list[traceback.TracebackException | None] = [trace]
+    while todo:
+        te = todo.pop()
+        if te is None or id(te) in seen:
+            continue
+        seen.add(id(te))
+        te.stack = traceback.StackSummary.from_list(
+            [f for f in te.stack if not os.path.realpath(f.filename).startswith(folders)])
+        todo += [te.__cause__, te.__context__]
+    return "".join(trace.format())
 
 
 def _grader_error(err: GraderError, run: _Run) -> Verdict:
@@ -155,7 +181,7 @@ def run_check(ex: Exercise, chk: Check, source: Source, *, names: list[str] | No
               output_limit: int = DEFAULT_OUTPUT_LIMIT, hidden: tuple[str, ...] = ()) -> Verdict:
     """Run one check (every seed, or just `seed`) in a fresh sandbox; return its result.
     names: what scan() found in the source (None: it did not parse; the sandbox will say why).
-    hidden: folders the submission may not read (the reference solutions, hidden checks)."""
+    hidden: an instructor's hidden checks' folders, never named in what the learner reads."""
     seeds = (seed,) if seed is not None else chk.seeds
     result: Verdict = {"type": "result", "exercise": ex.id, "check": chk.name, "status": "fail",
                        "passed": False, "message": "", "expected": None, "got": None,
@@ -167,8 +193,8 @@ def run_check(ex: Exercise, chk: Check, source: Source, *, names: list[str] | No
         return result | {"message": f"exercise {ex.id} asks you to write this yourself, but "
                                     f"{source.path.name} uses kubelab's own {banned}"}
     sandbox = Sandbox(source, ex, deadline=time.monotonic() + timeout, output_limit=output_limit,
-                      cpu_seconds=int(timeout) + 5, hidden=hidden)
-    run = _Run(ex, source.path, timeout, sandbox)
+                      cpu_seconds=int(timeout) + 5)
+    run = _Run(ex, source.path, timeout, sandbox, hidden)
     ctx: CheckContext | None = None
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout + 0.5)
@@ -258,10 +284,10 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
 
 
 def _handshake(boot_fd: int, contained: bool) -> socket.socket:
-    """Seal the filesystem (contained), drop privileges, and hand the grader a socket made now,
-    after this process became non-dumpable: whatever reached the boot socket before (it was
-    inherited across exec) never carries the job."""
-    from kubelab.grading.contain import SCRATCH, drop_privileges, seal_filesystem, traced
+    """Seal the filesystem (contained) and hand the grader a socket made now, after this
+    process became non-dumpable: whatever reached the boot socket before (it was inherited
+    across exec) never carries the job. (Privileges go once the zygote is confined: main.)"""
+    from kubelab.grading.contain import SCRATCH, seal_filesystem, traced
 
     if traced():
         raise SystemExit("a debugger is attached to the grading process: refusing to grade")
@@ -269,10 +295,8 @@ def _handshake(boot_fd: int, contained: bool) -> socket.socket:
     if problem:
         raise SystemExit(f"cannot make the filesystem read-only for the sandboxes: {problem}")
     if contained:
-        tempfile.tempdir = SCRATCH  # sandboxes' working directories and output files
-    problem = drop_privileges()
-    if problem:
-        raise SystemExit(f"cannot drop the grading process's privileges: {problem}")
+        tempfile.tempdir = os.path.join(SCRATCH, "work")  # sandboxes' working dirs and output
+        os.mkdir(tempfile.tempdir, 0o700)
     with socket.socket(fileno=boot_fd) as boot:
         ours, theirs = socket.socketpair()
         socket.send_fds(boot, [b"ready"], [theirs.fileno()])
@@ -292,17 +316,48 @@ def _read_job(channel: socket.socket) -> dict[str, Any]:
     return job
 
 
-def main(boot_fd: int, contained: bool = False) -> int:
-    channel = _handshake(boot_fd, contained)
-    import kubelab.grading.checks  # noqa: F401 - warm: the zygote forks with all of kubelab loaded
-    from kubelab.grading import sandbox  # noqa: F401
+def _zygote(job: dict[str, Any], ex: Exercise, contained: bool) -> Zygote:
+    """The zygote for this job: on the exercise's sandbox kubelab and, contained, confined to
+    a filesystem of the Python runtime, that kubelab and the submission's folder (with the
+    reference solutions, the hidden checks and any kubelab install inside it covered)."""
+    import atexit
+    import shutil
 
-    Sandbox.zygote = Zygote(close=[channel.fileno()])  # before the job: it never holds the nonce
+    import kubelab
+    from kubelab.grading.contain import SCRATCH, runtime_paths
+
+    layout = Plan.from_json(job["sandbox"]) if job.get("sandbox") else plan(ex.forbidden_imports)
+    tree = tempfile.mkdtemp(prefix="kubelab-sandbox-lib-", dir=SCRATCH if contained else None)
+    if not contained:
+        atexit.register(shutil.rmtree, tree, True)
+    write(layout, Path(tree))
+    folder = os.path.dirname(str(job.get("path") or ""))
+    hide = [str(h) for h in job.get("hidden") or ()] + [str(Path(kubelab.__file__).resolve().parent)]
+    for place in runtime_paths()[0]:
+        if os.path.isdir(place) and place.endswith("-packages"):
+            hide += [os.path.join(place, n) for n in os.listdir(place)
+                     if n.startswith("kubelab") or (n.startswith("__editable__") and "kubelab" in n)]
+    return Zygote(tree, folder=folder if os.path.isdir(folder) else None, hide=tuple(hide),
+                  confined_in=os.path.join(SCRATCH, "root") if contained else None,
+                  writable=(str(tempfile.tempdir),) if contained else ())
+
+
+def main(boot_fd: int, contained: bool = False) -> int:
+    from kubelab.grading.contain import drop_privileges
+
+    channel = _handshake(boot_fd, contained)
     job = _read_job(channel)
     sys.stdout = sys.stderr  # nothing but results may reach the grader
     nonce = str(job["nonce"])
-    load_checks(job.get("checks_dirs") or ())
     ex = exercise(str(job["exercise"]))
+    # A new interpreter (it holds nothing of this one's, the nonce included), started while this
+    # process may still mount: it confines itself, then drops its privileges for good.
+    Sandbox.zygote = _zygote(job, ex, contained)
+    problem = drop_privileges()
+    if problem:
+        raise SystemExit(f"cannot drop the grading process's privileges: {problem}")
+    load_checks(job.get("checks_dirs") or ())
+    Sandbox.zygote.ready()  # (warm before the first check's clock starts)
     source = Source(Path(job["path"]), str(job["source"]), str(job.get("refused") or ""))
     names, unparsable = (None, "") if source.refused else scan(source)
     if unparsable:

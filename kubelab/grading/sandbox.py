@@ -1,13 +1,11 @@
 """The sandbox: the process a submission's code runs in, and where nothing else runs.
 
-The grader starts it as
-
-    python -s -P -m kubelab.grading.sandbox RFD WFD CPU_SECONDS MEMORY_BYTES OUTPUT_BYTES
-
-with the two pipe ends of its Connection, stdout and stderr going to one capped file, and an
-empty working directory. It limits itself (CPU seconds, address space, size of any file it
-writes) before any submission code runs, loads the learner's module from its file, and then only
-answers the grader's calls until the grader hangs up.
+The zygote (zygote.py) forks it and calls main([RFD, WFD, CPU_SECONDS, MEMORY_BYTES,
+OUTPUT_BYTES]) with the two pipe ends of its Connection, stdout and stderr going to one capped
+file, and an empty working directory. It runs on the sandbox's kubelab (prune.py), which has
+no checks and no reference of what the learner writes. It limits itself (CPU seconds, address
+space, size of any file it writes) before any submission code runs, loads the learner's module
+from the text the grader read, and then only answers the grader's calls until it hangs up.
 
 Nothing here is trusted: the learner's code may patch this module, kubelab or sys.modules, print
 anything, exit or loop forever. None of that reaches the grader, which decides from what the
@@ -18,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.abc
-import os
 import signal
 import sys
 import types
@@ -74,56 +71,21 @@ def _load(path: Path, module_name: str, text: str) -> Any:
     return module
 
 
-def guard(exercise_id: str, modules: list[str], dirs: list[str]) -> None:
-    """Refuse, from here on, what the exercise asks the learner to write: importing one of
-    `modules` however the name is spelt (importlib.import_module("kubelab.scheduler." +
-    "plugins"), __import__, a finder of one's own) and reading their files or anything under
-    `dirs` (the reference solutions, an instructor's hidden checks) by any path. An audit hook
-    (PEP 578) cannot be removed by Python code; the loaded modules are dropped from sys.modules
-    and their parents first. It stops shortcuts, not a determined cheat with ctypes: see the
-    threat model in kubelab/grading/__init__.py."""
+def guard(exercise_id: str, modules: list[str]) -> None:
+    """Say, from here on, why importing one of `modules` fails however the name is spelt
+    (importlib.import_module("kubelab.scheduler." + "plugins"), __import__): the exercise asks
+    the learner to write it. This is a message, not the barrier: those modules do not exist in
+    the sandbox's kubelab (prune.py), and nothing of the grader's, no solution and no hidden
+    check exists in its filesystem (contain.confine). See kubelab/grading/__init__.py."""
     banned = tuple(modules)
-    hidden = [os.path.realpath(d) for d in dirs]
-    for name in sorted(sys.modules, reverse=True):
-        if name in banned or name.startswith(tuple(b + "." for b in banned)):
-            module = sys.modules.pop(name)
-            hidden += [os.path.realpath(p) for p in getattr(module, "__path__", [])]
-            file = getattr(module, "__file__", None)
-            if file and not hasattr(module, "__path__"):
-                hidden.append(os.path.realpath(file))
-            parent, _, child = name.rpartition(".")
-            with contextlib.suppress(AttributeError, KeyError):
-                delattr(sys.modules[parent], child)
-    refused = tuple(hidden)
     words = f"exercise {exercise_id} asks you to write this yourself"
-
-    def refuse_import(name: str) -> None:
-        if name in banned or name.startswith(tuple(b + "." for b in banned)):
-            raise ImportError(f"{words}: {name} is not available while grading")
 
     class Refuse(importlib.abc.MetaPathFinder):  # the import system's own way, with its words
         def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
-            refuse_import(fullname)
+            if fullname in banned or fullname.startswith(tuple(b + "." for b in banned)):
+                raise ImportError(f"{words}: {fullname} is not available while grading")
 
     sys.meta_path.insert(0, Refuse())
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:  # and what no Python code can undo
-        if event == "import" and isinstance(args[0], str):
-            refuse_import(args[0])
-        elif event == "open" and isinstance(args[0], (str, bytes)):
-            path = os.path.realpath(os.fsdecode(args[0]))
-            if any(path == h or path.startswith(h + os.sep) for h in refused):
-                raise PermissionError(f"{words}: {path} is not readable while grading")
-        elif event in _CLOSED_EVENTS:
-            raise RuntimeError(f"{event} is not available while grading")
-
-    sys.addaudithook(hook)
-
-
-# Ways around the guard from Python: other programs (which cat a file), raw memory.
-_CLOSED_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn",
-                            "os.spawn", "ctypes.dlopen", "gc.get_objects", "gc.get_referrers",
-                            "gc.get_referents"})
 
 
 def main(argv: list[str]) -> int:
@@ -138,7 +100,7 @@ def main(argv: list[str]) -> int:
         path = Path(path_text)
         sys.path.insert(0, str(path.parent))  # the learner's helper modules sit next to it
         sys.argv = [str(path)]
-        guard(str(refuse["exercise"]), list(refuse["modules"]), list(refuse["dirs"]))
+        guard(str(refuse["exercise"]), [str(m) for m in refuse["modules"]])
         try:
             module = _load(path, str(module_name), str(text))
             target = getattr(module, str(symbol))
@@ -153,7 +115,3 @@ def main(argv: list[str]) -> int:
         return 0  # the grader hung up: the check is over
     return 0
 
-
-if __name__ == "__main__":
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - the sandbox reads nothing from stdin
-    sys.exit(main(sys.argv[1:]))

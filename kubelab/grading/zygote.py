@@ -1,12 +1,17 @@
-"""A zygote: a clean, warmed-up process that forks sandboxes.
+"""A zygote: a fresh interpreter, alone in the sandbox's filesystem, that forks sandboxes.
 
 Starting a fresh Python for every check and importing kubelab in it costs about a third of a
-second; a grading run starts dozens of sandboxes. So the grading process forks this zygote right
-after importing kubelab and *before* it reads its job (the nonce, the submission, an
-instructor's hidden checks): the zygote holds nothing a submission could use. For each check it
-forks a child that becomes the sandbox: stdout and stderr to the capped output file, stdin from
-/dev/null, an empty working directory, a minimal environment, no other file descriptors, no
-inherited search path, then the limits of sandbox.main().
+second; a grading run starts dozens of sandboxes. So each grading process starts one zygote,
+and the zygote forks a sandbox per check. The zygote is not a fork of the grading process (that
+one has the checks and all of kubelab loaded): it is a new interpreter, exec'd with `-I -S`
+and a search path of only the sandbox's kubelab (prune.py: no checks, no reference of what the
+learner writes) and the Python runtime, so nothing of the grader's is in its memory, and
+site-packages' editable-install hook (which maps kubelab to the repository) never runs. In a
+contained grading process it is exec'd inside a mount namespace of its own (contain.confine)
+whose whole filesystem is the Python runtime, that kubelab and the submission's folder, with
+no privileges left. For each check it forks a child that becomes the sandbox: stdout and
+stderr to the capped output file, stdin from /dev/null, an empty working directory, a minimal
+environment, no other file descriptors, then the limits of sandbox.main().
 
 The grading process talks to it over a UNIX socket (JSON plus the pipe ends, SCM_RIGHTS):
 spawn, and wait (or kill and wait). The zygote dies with the grading process, and its sandboxes
@@ -24,7 +29,13 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["Zygote"]
+__all__ = ["Zygote", "serve"]
+
+# The zygote's first lines: its search path is exactly what the grading process gave it.
+_BOOT = ("import sys\n"
+         "sys.path[:] = sys.argv[2:]\n"
+         "from kubelab.grading.zygote import serve\n"
+         "serve(int(sys.argv[1]))\n")
 
 _PR_SET_PDEATHSIG = 1
 
@@ -52,24 +63,57 @@ def _recv(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
 
 
 class Zygote:
-    def __init__(self, close: list[int] | None = None) -> None:
-        """close: the grading process's descriptors the zygote must not keep (its channel to
-        the grader)."""
+    def __init__(self, kubelab_dir: str, *, folder: str | None = None, hide: tuple[str, ...] = (),
+                 confined_in: str | None = None, writable: tuple[str, ...] = ()) -> None:
+        """kubelab_dir: the folder holding the sandbox's kubelab (prune.write). confined_in:
+        where (on SCRATCH) to build the zygote's own filesystem (contained grading processes
+        only: the caller must still hold its privileges); it binds the Python runtime,
+        kubelab_dir, the submission's `folder` and `writable` (the sandboxes' working
+        directories), with `hide` covered."""
+        from kubelab.grading import contain
+
+        binds, search = contain.runtime_paths()
+        python = os.path.realpath(sys.executable)
+        argv = [python, "-I", "-S", "-c", _BOOT, "", kubelab_dir, *search]
         ours, theirs = socket.socketpair()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
-        if pid == 0:  # the zygote
-            ours.close()
-            for fd in close or ():
-                os.close(fd)
+        if pid == 0:  # the zygote, once it has exec'd
+            code = 1
             try:
-                _serve(theirs)
+                fd = theirs.fileno()
+                if confined_in is not None:
+                    everything = [*binds, kubelab_dir, *([folder] if folder else [])]
+                    problem = (contain.confine(confined_in, everything, list(writable), list(hide))
+                               or contain.drop_privileges())
+                    if problem:
+                        raise SystemExit(f"cannot confine the sandboxes: {problem}")
+                os.closerange(3, fd)  # nothing of the grading process's but this socket
+                os.closerange(fd + 1, 1 << 16)
+                os.set_inheritable(fd, True)
+                argv[5] = str(fd)
+                os.execve(python, argv, {"LANG": "C.UTF-8"})
+            except BaseException as err:
+                with contextlib.suppress(BaseException):
+                    os.write(2, f"kubelab zygote: {err}\n".encode())
             finally:
-                os._exit(0)
+                os._exit(code)
         theirs.close()
         self.pid = pid
         self.sock = ours
+        self._warm = False
+
+    def ready(self) -> bool:
+        """Wait until the zygote has imported what sandboxes need (before any check's clock
+        starts); False if it is gone."""
+        if not self._warm:
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            try:
+                self._warm = _recv(self.sock)[0] is not None
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        return self._warm
 
     def spawn(self, argv: list[str], cwd: str, env: dict[str, str], rpc_fds: tuple[int, int],
               output_fd: int) -> int:
@@ -88,6 +132,8 @@ class Zygote:
     def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any] | None:
         # The check's alarm (SIGALRM) waits until the exchange is complete: an exception in the
         # middle of a message would leave the socket out of step for every later check.
+        if not self.ready():
+            return None
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
         try:
             _send(self.sock, message, fds)
@@ -98,6 +144,25 @@ class Zygote:
 
     def close(self) -> None:
         self.sock.close()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def serve(fd: int) -> None:
+    """The zygote's main loop, in the fresh interpreter (see _BOOT). It first imports what
+    every sandbox needs (the sandbox, the records that cross by value, kubelab's package, which
+    imports what of the cluster the sandbox's kubelab has), so that a sandbox starts warm."""
+    import importlib
+
+    sys.dont_write_bytecode = True  # leave no __pycache__ in the sandbox's kubelab
+    from kubelab.grading import remote, sandbox  # noqa: F401
+
+    for name in ["kubelab", *sorted({v.partition(":")[0] for v in remote.VALUE_TYPES})]:
+        with contextlib.suppress(Exception):  # a module this exercise's kubelab leaves out
+            importlib.import_module(name)
+    sock = socket.socket(fileno=fd)
+    _send(sock, {"ready": True})
+    _serve(sock)
 
 
 def _serve(sock: socket.socket) -> None:
@@ -158,8 +223,6 @@ def _become_sandbox(sock: socket.socket, message: dict[str, Any], fds: list[int]
         os.chdir(message["cwd"])
         os.environ.clear()
         os.environ.update(message["env"])
-        sys.path[:] = [p for p in sys.path if p]  # the grader runs with -P: no working directory
-        sys.dont_write_bytecode = True             # leave no __pycache__ in a student's folder
         from kubelab.grading import sandbox
 
         code = sandbox.main([str(rpc_r), str(rpc_w), *message["argv"]])
