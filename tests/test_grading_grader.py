@@ -103,7 +103,8 @@ def test_class_grading_with_hidden_checks_writes_csv_and_json(tmp_path: Path) ->
     assert checks["hidden_two_updates"]["passed"] and checks["hidden_two_updates"]["points"] == 3
     failed = checks["hidden_always_fails"]
     assert (failed["passed"], failed["expected"], failed["got"]) == (False, "x", "y")
-    assert f"--checks {hidden}" in failed["replay"]
+    # the replay line says where hidden checks go without naming the folder: reports reach students
+    assert "--checks HIDDEN_CHECKS" in failed["replay"] and str(hidden) not in json.dumps(alice)
     assert "alice" in result.stdout and "13/15" in result.stdout
 
 
