@@ -122,6 +122,11 @@ class WatchFaults:
       relists. kubelab's lost events are silent while the fault lasts, so you can see a stale
       cache; once it heals, every client that lost something gets 410 Expired, on its open
       watch or on its next watch request, and relists.
+
+    One watch fault is on at a time. A fault aimed at the same watches as the one on adds to
+    it (duplicated and reordered, say); one aimed elsewhere replaces it, and heal() ends it:
+    nothing a fault set comes back with a later one (a healed drop must not return with the
+    next delay, which the soak found at seed 190: a delay that silently lost events).
     """
 
     def __init__(self, rand: random.Random, clock: Clock) -> None:
@@ -139,11 +144,24 @@ class WatchFaults:
 
     def set(self, *, user: str | None, resource: str | None = None, **settings: float) -> None:
         for name, value in settings.items():
+            if name not in ("drop", "duplicate", "delay", "reorder"):
+                raise ValueError(f"unknown watch fault {name!r}")
             if value < 0 or (name in ("drop", "duplicate") and value > 1):
                 raise ValueError(f"{name} must be in [0, 1] for probabilities, >= 0 for seconds")
+        if self.healing or (user, resource) != (self.user, self.resource):
+            self.clear()  # a new fault: what was healed, or aimed elsewhere, does not come back
+        for name, value in settings.items():
             setattr(self, name, float(value))
         self.user, self.resource = user, resource
         self.healing = False
+
+    def heal(self) -> None:
+        """Deliver everything from now on as it comes, behind what is still in flight."""
+        self.clear()
+        self.healing = True
+
+    def clear(self) -> None:
+        self.drop = self.duplicate = self.delay = self.reorder = 0.0
 
     @staticmethod
     def client_of(watch: WatchInfo) -> tuple[str, ...]:
@@ -284,7 +302,7 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults, WebhookFault
         if isinstance(current, WatchFaults):
             # Pass everything through, after what is still in flight (the interceptor stays:
             # an event sent now must not overtake a late one), and answer stale clients with 410.
-            current.healing = True
+            current.heal()
             stale = set(current.stale)
             expired_clients: set[tuple[str, ...]] = set()
 
