@@ -1,4 +1,4 @@
-"""`kubelab workshop start|stop|collect|feedback`: the command line of kubelab/workshop/."""
+"""`kubelab workshop start|stop|collect|feedback|remove`: the command line of kubelab/workshop/."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     start.add_argument("--cpu-limit", type=float, default=1.0, help="per learner (default 1)")
     for name, text in (("stop", "stop the running hub"),
                        ("collect", "copy every learner's exercises/ into a class folder"),
-                       ("feedback", "put each learner's graded report into their home")):
+                       ("feedback", "put each learner's graded report into their home"),
+                       ("remove", "after the workshop: delete the users it created, with their homes")):
         action = actions.add_parser(name, help=text)
         action.add_argument("--state", default=hub.DEFAULT_STATE, help="the workshop's folder (.workshop)")
         if name == "collect":
@@ -62,6 +63,10 @@ def workshop_command(args: argparse.Namespace, repo: Path) -> int:
         print(f"kubelab workshop: {hub.stop(state)}")
         return 0
     workshop = hub.Workshop.load(state)
+    if args.action == "remove":
+        for line in hub.remove(workshop):
+            print(f"kubelab workshop: {line}")
+        return 0
     learners = workshop.learner_users()
     if args.action == "collect":
         lines = collect(learners, Path(args.into))

@@ -41,7 +41,7 @@ from pathlib import Path
 import kubelab
 from kubelab.workshop.learners import Learner, check_name, lookup, provision
 
-__all__ = ["DEFAULT_STATE", "Workshop", "reachable_by_others", "runtime"]
+__all__ = ["DEFAULT_STATE", "Workshop", "reachable_by_others", "remove", "runtime", "start", "stop"]
 
 DEFAULT_STATE = ".workshop"
 CONFIG = Path(__file__).resolve().parent / "jupyterhub_config.py"
@@ -203,10 +203,10 @@ def start(workshop: Workshop, say: Callable[[str], None] = print,
     workshop.save()
     workshop.python, workshop.environment = runtime(workshop.folder, say)
     for name in [*workshop.learners, workshop.instructor]:
-        existed = lookup(name) is not None
+        if lookup(name) is None and name not in workshop.created:
+            workshop.created.append(name)  # recorded first: `remove` finds it even if set-up fails
+            workshop.save()
         _learner, said = provision(name, Path(workshop.repo), workshop.python)
-        if not existed and name not in workshop.created:
-            workshop.created.append(name)
         for line in said:
             say(line)
     workshop.environment["PROXY"] = proxy
@@ -236,7 +236,8 @@ def start(workshop: Workshop, say: Callable[[str], None] = print,
         server.wait(timeout=30)
         tail = (workshop.folder / "jupyterhub.log").read_text(errors="replace")[-3000:]
         raise ValueError(f"{err}\n{tail}") from err
-    where = f" (on {workshop.ip}:{workshop.port}: every address of this machine)" if workshop.ip == "0.0.0.0" else ""
+    everywhere = workshop.ip == "0.0.0.0"
+    where = f" (on {workshop.ip}:{workshop.port}: every address of this machine)" if everywhere else ""
     say(f"JupyterHub is up: {workshop.url()}/{where}")
     say(f"learners: {', '.join(workshop.learners)}; workshop password: {workshop.password}")
     say(f"instructor (admin): {workshop.instructor}; password: {workshop.admin_password}")
@@ -267,6 +268,23 @@ def _wait_until_up(url: str, server: subprocess.Popen[bytes], timeout: float = 9
         except OSError:
             time.sleep(0.3)
     raise TimeoutError(f"JupyterHub did not answer at {url} within {timeout:g} s")
+
+
+def remove(workshop: Workshop) -> list[str]:
+    """After the workshop: delete the users (and their homes) this workshop created, no other."""
+    lines = []
+    if (Path(workshop.state) / "hub.pid").exists():
+        raise ValueError("the workshop is running: `kubelab workshop stop` first")
+    for name in list(workshop.created):
+        if lookup(name) is not None:
+            done = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
+            if done.returncode not in (0, 12):  # 12: the home could not be removed (said below)
+                lines.append(f"{name}: not removed: {done.stderr.strip()}")
+                continue
+        workshop.created.remove(name)
+        lines.append(f"removed the user {name} and their home")
+    workshop.save()
+    return lines
 
 
 def stop(state: Path) -> str:
