@@ -437,11 +437,14 @@ if kopf_process is not None:
     print("deleted through kopf's finalizer:",
           await eventually(lambda: not c.exists("settlementjobs", "kopf-night")))
     kopf_process.terminate()
+    # kopf takes seconds to stop; its log is read to the end whatever happens (a cancelled
+    # read would lose what it had read), and it is killed only if it does not stop in 10 s.
+    reading = asyncio.ensure_future(kopf_process.stdout.read())
     try:
-        log = (await asyncio.wait_for(kopf_process.communicate(), 1.5))[0].decode()
+        await asyncio.wait_for(kopf_process.wait(), 10)
     except TimeoutError:
         kopf_process.kill()
-        log = (await kopf_process.communicate())[0].decode()
+    log = (await reading).decode()
     print("\n".join(line.split("] ", 2)[-1] for line in log.splitlines() if "Handler" in line))
     await c.server.stop()
     c.faults.restart("settlement-operator")

@@ -9,19 +9,20 @@ and the Python implementation of configurable-http-proxy from the same virtual e
 (pip installs it with the rest; npm's would need Node.js on the instructor's machine).
 
 The learners run the instructor's virtual environment. When its interpreter cannot be reached by
-other users (a pyenv Python under a home of mode 0700, say), runtime() builds a small bridge
-in the state folder: a venv of a system Python of the same version whose site-packages load the
-instructor's (a .pth file), with the course's kernel and commands; JupyterLab's extensions stay
-the instructor's (JUPYTER_PATH, JUPYTER_CONFIG_PATH, JUPYTERLAB_DIR).
+other users (a pyenv Python under a home of mode 0700, say), runtime() builds a small bridge in
+the repository (.workshop-runtime/: the learners can reach it, they clone the repository): a
+venv of a system Python of the same version whose site-packages load the instructor's (a .pth
+file), with the course's kernel and commands. JupyterLab's extensions stay the instructor's
+(JUPYTER_PATH, JUPYTER_CONFIG_PATH, JUPYTERLAB_DIR).
 
-Resource limits per learner: LocalProcessSpawner passes mem_limit and cpu_limit to the Lab as
-MEM_LIMIT and CPU_LIMIT but does not enforce them; where the cgroup v1 memory and cpu
-controllers are mounted writable, the hub's pre-spawn hook (jupyterhub_config.py) puts each
-learner's server in a cgroup of its own with those limits.
+Resource limits per learner: mem_limit and cpu_limit are stated (printed at start, and passed
+by LocalProcessSpawner to each Lab as MEM_LIMIT and CPU_LIMIT), not enforced: LocalProcessSpawner
+enforces none. On Kubernetes (docs/workshop/values.yaml) the same numbers are the pods' limits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -98,9 +99,7 @@ class Workshop:
 
     def save(self) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
-        # Searchable, not readable: the learners reach runtime/ (below) and nothing else; every
-        # other file here is the hub's, mode 0600 (workshop.json, and the hub runs with umask 077).
-        os.chmod(self.folder, 0o711)
+        os.chmod(self.folder, 0o700)  # the passwords, the hub's database and cookie secret
         fd = os.open(self.settings_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(asdict(self), out, indent=2, sort_keys=True)
@@ -138,8 +137,9 @@ def reachable_by_others(path: Path) -> bool:
     return bool(mode & stat.S_IXOTH and mode & stat.S_IROTH)
 
 
-def runtime(state: Path, say: Callable[[str], None]) -> tuple[str, dict[str, str]]:
-    """The interpreter the learners run, and the environment their servers get."""
+def runtime(repo: Path, say: Callable[[str], None]) -> tuple[str, dict[str, str]]:
+    """The interpreter the learners run, and the environment their servers get. A bridge is
+    built in the repository (.workshop-runtime/), which the learners can reach: they clone it."""
     venv_bin = Path(sys.executable).parent
     here = Path(kubelab.__file__).resolve().parent.parent  # the kubelab the hub itself runs
     env = {"PATH": os.pathsep.join([str(venv_bin), "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -154,7 +154,7 @@ def runtime(state: Path, say: Callable[[str], None]) -> tuple[str, dict[str, str
                          f"a folder above it is private) and there is no system python{version} to "
                          "bridge to: build the venv from a Python every user can run "
                          f"(`make workshop PYTHON=/usr/bin/python{version}`)")
-    bridge = state / "runtime"
+    bridge = repo / ".workshop-runtime"
     python = bridge / "bin" / "python"
     if not python.exists():
         subprocess.run([str(system), "-m", "venv", "--without-pip", str(bridge)], check=True)
@@ -201,7 +201,9 @@ def start(workshop: Workshop, say: Callable[[str], None] = print,
         raise ValueError("JupyterHub is not installed in this venv: `make workshop` installs it "
                          "(pip install -e '.[workshop]')")
     workshop.save()
-    workshop.python, workshop.environment = runtime(workshop.folder, say)
+    workshop.python, workshop.environment = runtime(Path(workshop.repo), say)
+    if not reachable_by_others(Path(workshop.python)):
+        raise ValueError(f"the learners cannot run {workshop.python}: a folder above it is private")
     for name in [*workshop.learners, workshop.instructor]:
         if lookup(name) is None and name not in workshop.created:
             workshop.created.append(name)  # recorded first: `remove` finds it even if set-up fails
@@ -247,13 +249,35 @@ def start(workshop: Workshop, say: Callable[[str], None] = print,
     if ready is not None:
         ready()
     while server.poll() is None:
-        if stopping and time.monotonic() > stopping[0] + 20:
+        # The hub stops each Lab (SIGINT, then SIGTERM, then SIGKILL: up to 20 s each, all at
+        # once) and the proxy; it is killed only if that has not ended in 90 s.
+        if stopping and time.monotonic() > stopping[0] + 90:
             server.kill()
         time.sleep(0.2)
     log.close()
+    for line in end_learner_processes(workshop):
+        say(line)
     (workshop.folder / "hub.pid").unlink(missing_ok=True)
     say("JupyterHub stopped")
     return 0
+
+
+def end_learner_processes(workshop: Workshop) -> list[str]:
+    """After the hub: end what is left of the Labs and kernels of the users this workshop made
+    (a hub killed mid-shutdown leaves them), found by their owner in /proc."""
+    uids = {u.uid for u in (lookup(n) for n in workshop.created) if u is not None}
+    left = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid in uids:
+                    left.append(int(entry.name))
+            except OSError:
+                continue
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return [f"ended {len(left)} process(es) the hub left of the learners"] if left else []
 
 
 def _wait_until_up(url: str, server: subprocess.Popen[bytes], timeout: float = 90.0) -> None:

@@ -20,8 +20,11 @@ c.JupyterHub.bind_url = f"http://{workshop['ip']}:{workshop['port']}"
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = int(env["HUB_PORT"])
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{env['PROXY_API_PORT']}"
-# PyPI's configurable-http-proxy (the Python implementation), from the course's venv.
-c.ConfigurableHTTPProxy.command = [env["PROXY"]]
+# PyPI's configurable-http-proxy (the Python implementation), from the course's venv. It
+# forwards a response once it is whole (no streaming), so the hub's spawn-progress events reach
+# the "Your server is starting up" page all at once when the Lab is ready: the proxy must wait
+# that long (its default, tornado's 20 s, is less than three Labs starting at once on two cores).
+c.ConfigurableHTTPProxy.command = [env["PROXY"], "--proxy-timeout", str(300_000)]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")

@@ -38,11 +38,13 @@ EXERCISES = ("exercises",)
 
 # JupyterLab's first-run questions, answered in each learner's settings (as scripts/lab_server.py
 # does for the browser test): no news feed, no update check, the notebook's own kernel started
-# without a "Select Kernel" dialog.
+# without a "Select Kernel" dialog, every cell kept in the page (no windowing: the course's
+# notebooks are short, and a grade cell's report is then in the page wherever it is).
 LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
         {"fetchNews": "false", "checkForUpdates": False},
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"autoStartDefaultKernel": True},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
+        {"autoStartDefaultKernel": True, "windowingMode": "none"},
 }
 
 
