@@ -151,3 +151,16 @@ def test_node_port_with_local_policy_answers_only_where_a_pod_runs() -> None:
     verdicts = {n: c.route(f"{c.node(n).ip}:{port}", from_node="node-1") for n in c.node_names}
     assert verdicts[home].ok and verdicts[home].node == home
     assert all(r.walk.verdict == "DROP" for n, r in verdicts.items() if n != home and n != "node-1")
+
+
+
+def test_the_traffic_plot_has_a_legend_and_titled_axes() -> None:
+    c = Cluster(nodes=1)
+    c.apply(deployment())
+    c.apply(service())
+    c.run(20)
+    t = c.traffic("web", rate=5)
+    c.run(3.9)
+    picture = plot_traffic(t)._repr_svg_()
+    for words in (">ok<", ">failed<", ">requests per second<", ">virtual time (s)<"):
+        assert words in picture, words

@@ -390,10 +390,14 @@ class DeathMatrix:
             if o.recovery is not None:
                 body.append(svg.rect(x(o.window), y - 6, x(o.window + o.recovery) - x(o.window), 12,
                                      fill="#fcf3cf", stroke="#fcf3cf"))
-            for column, colour in marks.items():
+            # each column's mark in a band of its own (top, middle, bottom of the lane), so marks
+            # a second apart near the fault do not hide one another
+            for band, (column, colour) in enumerate(marks.items()):
                 at = o.worked_at.get(column)
                 if at is not None:
-                    body.append(svg.line(x(at), y - 9, x(at), y + 9, stroke=colour, width=2))
+                    top = y - 9 + band * 6
+                    body.append(svg.line(x(at), top, x(at), top + 6, stroke=colour, width=2))
+                    body.append(svg.line(x(at), top + 3, x(at) + 4, top + 3, stroke=colour, width=2))
         axis = 30 + len(self.outcomes) * lane
         body.append(svg.line(left, axis - 14, left + width, axis - 14, stroke="#888"))
         for t in range(0, int(span) + 1, 60):
