@@ -22,6 +22,7 @@ enforces none. On Kubernetes (docs/workshop/values.yaml) the same numbers are th
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import json
 import os
@@ -201,6 +202,9 @@ def start(workshop: Workshop, say: Callable[[str], None] = print,
         raise ValueError("JupyterHub is not installed in this venv: `make workshop` installs it "
                          "(pip install -e '.[workshop]')")
     workshop.save()
+    # The learners cannot write __pycache__ in this tree: compiled once here, or every kernel
+    # of every learner compiles all of kubelab before the tour's first cell answers.
+    compileall.compile_dir(str(Path(kubelab.__file__).resolve().parent), quiet=1)
     workshop.python, workshop.environment = runtime(Path(workshop.repo), say)
     if not reachable_by_others(Path(workshop.python)):
         raise ValueError(f"the learners cannot run {workshop.python}: a folder above it is private")
