@@ -445,7 +445,9 @@ if kopf_process is not None:
     except TimeoutError:
         kopf_process.kill()
     log = (await reading).decode()
-    print("\n".join(line.split("] ", 2)[-1] for line in log.splitlines() if "Handler" in line))
+    handled = [line.split("] ", 2)[-1] for line in log.splitlines() if "Handler" in line]
+    print("\n".join(handled) or "kopf ran no handler (still starting?); its log ends:\n"
+          + "\n".join(log.splitlines()[-3:]))
     await c.server.stop()
     c.faults.restart("settlement-operator")
 

@@ -203,7 +203,7 @@ def test_three_learners_and_an_instructor(workshop: dict[str, Any], tmp_path: Pa
                 page.wait_for_timeout(3000)
             clone = str(homes[first] / "kubelab")
             status = as_learner(first, "git", "-C", clone, "status", "--porcelain")
-            assert status.returncode == 0 and "01_store.py" not in status.stdout, status.stdout
+            assert status.returncode == 0 and "notebooks/01_store.py" not in status.stdout, status.stdout
             # the notebook holds outputs now; through git's filter it is the committed one
             diff = as_learner(first, "git", "-C", clone, "diff", "--", "notebooks")
             assert diff.returncode == 0 and diff.stdout == "", diff.stdout[-3000:]
