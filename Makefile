@@ -65,7 +65,7 @@ workshop: venv
 	$(BIN)/kubelab workshop start --port $(WORKSHOP_PORT) $(if $(NAMES),--names $(NAMES),--learners $(LEARNERS))
 
 # The workshop in a real browser (tests/test_workshop_browser.py: three learners, the tour,
-# collect, grade, feedback): about 6 minutes on two cores, so not part of `make test`.
+# collect, grade, feedback): about 9 minutes on two cores, so not part of `make test`.
 test-workshop: venv
 	KUBELAB_WORKSHOP_BROWSER=1 $(BIN)/python -m pytest tests/test_workshop_browser.py
 
