@@ -203,6 +203,8 @@ def test_three_learners_and_an_instructor(workshop: dict[str, Any], tmp_path: Pa
             page.goto(f"{url}/user/{first}/lab/tree/notebooks/01_store.ipynb?reset")
             page.locator(".jp-NotebookPanel .jp-CodeCell").last.wait_for(timeout=120_000)
             wait_until(lambda: idle.count() > 0, "notebook 01's kernel starts", timeout=120)
+            last_code = page.locator(".jp-NotebookPanel .jp-CodeCell").last
+            wait_until(lambda: "grade(" in last_code.inner_text(), "notebook 01 is in the page", timeout=120)
             cells = page.locator(".jp-NotebookPanel .jp-Cell").count()
             report = run_grade_cell(page)
             assert re.search(r"1\.1 .*(\d+)/\1", report), report  # 1.1: every point
