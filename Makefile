@@ -1,6 +1,7 @@
 # kubelab: two commands do all set-up on a fresh machine.
 #   make lab    set up, then start JupyterLab on the repository, opening notebooks/00_tour.ipynb
 #   make test   set up, then lint, types, architecture contracts, tests and every notebook
+#   make workshop   (as root) JupyterHub for a room: LEARNERS=30, or NAMES=ada,bob (README)
 # The virtual environment lives in .venv; a stamp file records which pyproject.toml it was
 # built from, so re-running a target on a ready machine installs nothing. What set-up changes is
 # printed and logged in .venv/kubelab-setup.log (`make doctor` shows it).
@@ -13,7 +14,7 @@ PORT   ?= 8888
 SETUP_LOG := $(VENV)/kubelab-setup.log
 log = echo "$$(date -u '+%Y-%m-%d %H:%M:%SZ') $(1)" >> $(SETUP_LOG); echo "kubelab: $(1)"
 
-.PHONY: all lab test lint typecheck contracts pytest notebooks exercises bench bench-scale doctor system-deps git-filters venv clean
+.PHONY: all lab test lint typecheck contracts pytest notebooks exercises bench bench-scale doctor system-deps git-filters venv clean workshop test-workshop
 
 all: test
 
@@ -23,9 +24,14 @@ $(BIN)/python:
 
 # The kernel is named as the committed notebooks name it ("Python 3"), so saving one does not
 # change its metadata; its PATH starts with the venv, so `!kubelab grade 1.1` works in a cell.
+# The workshop extra (JupyterHub and the Python configurable-http-proxy) comes with it: `make
+# workshop` needs it and `make test` checks the workshop's configuration.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@$(call log,installed kubelab and its dependencies into $(VENV) (pip install -e '.[dev]'))
+	$(BIN)/python -m pip install --quiet -e '.[dev,workshop]'
+	@$(call log,installed kubelab and its dependencies into $(VENV) (pip install -e '.[dev,workshop]'))
+	# pip compiles what it installs, but not an editable package: without this the tour's first
+	# run compiles all of kubelab's modules first (measured: twice as slow as a later run).
+	$(BIN)/python -m compileall -q kubelab >/dev/null
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" \
 		--env PATH '$(abspath $(BIN)):$${PATH}' --env VIRTUAL_ENV '$(abspath $(VENV))' >/dev/null
 	@$(call log,installed the Jupyter kernel 'Python 3' (python3) in $(VENV))
@@ -49,6 +55,19 @@ lab: venv
 	@echo "kubelab: (http://localhost:$(PORT)/lab/tree/notebooks/00_tour.ipynb?token=...); Ctrl-C stops it"
 	JUPYTER_CONFIG_PATH="$(CURDIR)/scripts/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 		$(BIN)/jupyter lab --port=$(PORT)
+
+# JupyterHub on this machine for a room of learners (kubelab/workshop/): as root, one system user
+# per learner with their own clone of the course. Ctrl-C (or `kubelab workshop stop`) stops it.
+LEARNERS ?= 3
+NAMES ?=
+WORKSHOP_PORT ?= 8000
+workshop: venv
+	$(BIN)/kubelab workshop start --port $(WORKSHOP_PORT) $(if $(NAMES),--names $(NAMES),--learners $(LEARNERS))
+
+# The workshop in a real browser (tests/test_workshop_browser.py: three learners, the tour,
+# collect, grade, feedback): about 9 minutes on two cores, so not part of `make test`.
+test-workshop: venv
+	KUBELAB_WORKSHOP_BROWSER=1 $(BIN)/python -m pytest tests/test_workshop_browser.py
 
 lint: venv
 	$(BIN)/ruff check kubelab tests benchmarks scripts notebooks solutions

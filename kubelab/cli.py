@@ -4,6 +4,7 @@
     kubelab grade [4.1 ...]            grade your exercises/ (all exercises, or the ones named)
     kubelab grade --class DIR --out grades.csv     grade a class: one folder per student
     kubelab release [--check]          write exercises/ from solutions/ (CI: fail if it differs)
+    kubelab workshop start|collect|feedback|stop   the course on JupyterHub for a room (as root)
 """
 
 from __future__ import annotations
@@ -223,6 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from kubelab.serve import command as serve_command  # tornado and TLS only when asked for
 
     serve_command.add_parser(sub)
+    from kubelab.workshop import command as workshop_command
+
+    workshop_command.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_command.serve_command(args)
@@ -233,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return grade_command(args)
         if args.command == "release":
             return release_command(args)
+        if args.command == "workshop":
+            return workshop_command.workshop_command(args, _course_root())
     except ValueError as err:  # bad ids, folders, markers: say so, no traceback
         print(f"kubelab {args.command}: {err}", file=sys.stderr)
         return 2

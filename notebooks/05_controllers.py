@@ -438,3 +438,7 @@ ControllersPanel(c2, hollow=hollow2, step=2.0)
 from kubelab.grading import grade
 
 grade("5")
+
+# %% [markdown]
+# Run the cell above again after each change you save (Shift+Enter moves here, so no empty cell
+# is added). In a workshop, your instructor's report shows as a `note:` at the top of its output.

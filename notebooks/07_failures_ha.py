@@ -42,6 +42,7 @@ from collections import Counter
 from IPython.display import SVG, display
 
 from kubelab.client.leaderelection import (
+    JITTER_FACTOR,
     LeaderCallbacks,
     LeaderElectionConfig,
     LeaseLock,
@@ -105,12 +106,14 @@ print("the scheduler Lease's spec:", c.get("leases", "kube-scheduler", namespace
 #
 # <details><summary>Answer</summary>
 #
-# A little more than 15 s, here about 19 s. A candidate never trusts the times written in the
-# Lease, because another machine's clock wrote them. It notes its *own* time whenever it sees
-# the record change (the **observed time**). It takes over only when LeaseDuration has passed
-# since then with no change. It looks every RetryPeriod, jittered by up to 20 %. So the
-# takeover comes between 15 s and about 15 + 2 × 2.4 s after the last renewal. Meanwhile no
-# pod is scheduled. The running ones do not notice.
+# A little more than 15 s: the cell prints how long it took here, and the bounds. A candidate
+# never trusts the times written in the Lease, because another machine's clock wrote them. It
+# notes its *own* time whenever it sees the record change (the **observed time**). It takes
+# over only when LeaseDuration has passed since then with no change. It looks every
+# RetryPeriod, jittered by up to 120 % (client-go's JitterFactor 1.2: each wait is 2 s to
+# 4.4 s). It may see the last renewal up to one such wait late, and look again up to one wait
+# after the Lease expired: the takeover comes between 15 s and 15 + 2 × 4.4 s after the last
+# renewal. Meanwhile no pod is scheduled. The running ones do not notice.
 #
 # </details>
 
@@ -118,6 +121,10 @@ print("the scheduler Lease's spec:", c.get("leases", "kube-scheduler", namespace
 killed = c.faults.crash_leader("scheduler")
 took = c.run_until(lambda: c.leader("scheduler") not in (None, killed), timeout=60)
 print(f"{killed} crashed; {c.leader('scheduler')} leads {took:.1f} s later")
+lease_duration = LeaderElectionConfig.lease_duration  # the core components' defaults
+longest_wait = LeaderElectionConfig.retry_period * (1 + JITTER_FACTOR)
+print(f"the bounds: {lease_duration:g} s to {lease_duration + 2 * longest_wait:.1f} s "
+      f"(LeaseDuration, plus two RetryPeriods of up to {longest_wait:.1f} s each)")
 print(c.kubectl("get leases -n kube-system"))
 lease = c.get("leases", "kube-scheduler", namespace="kube-system")["spec"]
 print("leaseTransitions:", lease["leaseTransitions"], " acquireTime:", lease["acquireTime"])
@@ -214,15 +221,16 @@ for record in h.trace:
                                       or record.component == "scheduler/reflector"):
         print(record.text())
 print(Counter(server_of(comp) for comp in h.components.values()))
+print("the scheduler now watches through", server_of(h.components["scheduler"]))
 print(h.kubectl("scale deployment web --replicas=5"))
 h.run(10)
 print(h.kubectl("get deployment web"))
 
 # %% [markdown]
 # The scheduler's two watches closed, each at its resourceVersion, and it watched again from
-# exactly there, on `apiserver-2`: no relist. kubectl did not notice anything. The real kubectl through
-# `c.serve()` does not either: the HTTPS edge sends every request through the same load
-# balancer.
+# exactly there, on the server the cell printed: no relist. kubectl did not notice anything.
+# The real kubectl through `c.serve()` does not either: the HTTPS edge sends every request
+# through the same load balancer.
 #
 # ## 4. etcd: a Raft quorum
 #
@@ -313,10 +321,12 @@ RaftPanel(Cluster(nodes=3, seed=7, etcd_members=3))
 # <details><summary>Answer</summary>
 #
 # For good (until the repair): the etcd quorum and all the API servers. For a while: the etcd
-# leader (an election, seconds) and the scheduler leader (the Lease, about 19 s). Not at all:
+# leader (an election, seconds) and the scheduler leader (the Lease: a little more than its
+# 15 s, as in section 1). Not at all:
 # one API server and the controller-manager leader, which stops only scaling, for about as long
-# as the scheduler's takeover. A kubelet or a node can take a new pod with it, if the pod is
-# bound there before the node is marked `NotReady`.
+# as the scheduler's takeover. A kubelet or a node: a new pod bound there before the node is
+# marked `NotReady` never starts, but the next one goes elsewhere, so new pods start, at worst
+# one retry later.
 #
 # </details>
 
@@ -340,13 +350,16 @@ SVG(matrix.timeline())
 # - **All API servers.** The control plane is gone: no kubectl, no new pods, no scaling. The
 #   data plane runs on. After the restart, recovery takes a while: every informer backs off
 #   (up to 30 s, jittered to twice that) before it lists again.
-# - **Scheduler leader.** New pods wait about 19 s for the standby scheduler to take the Lease;
-#   kubectl works throughout.
+# - **Scheduler leader.** New pods wait for the standby scheduler to take the Lease (the cell's
+#   "after" time, a little more than the 15 s LeaseDuration); kubectl works throughout.
 # - **Controller-manager leader.** A bare pod starts at once (the scheduler and kubelets need
 #   no controller), but scaling waits for the standby controller manager.
 # - **A kubelet.** Its containers keep running; nothing on that node changes. The node stays
-#   `Ready` for 50 s, so the probe pod may be bound to it and never start. After 300 s more,
-#   its pods are evicted: a Deployment's pod comes back elsewhere, a bare pod does not.
+#   `Ready` for 50 s, so a new pod may be bound to it and never start. The probe then does what
+#   a user would: after 10 s it creates another pod, which the scheduler puts on another node
+#   (the first counts against this one). So a cell "after N s" here is that retry, not the
+#   cluster refusing new pods. After 300 s more, the node's pods are evicted: a Deployment's
+#   pod comes back elsewhere, a bare pod does not.
 # - **A whole node.** Its pod dies with it, and the Deployment gets it back only after
 #   eviction, about 6 minutes later. That is `node-monitor-grace-period` (50 s) plus
 #   `tolerationSeconds` (300 s), notebook 06.
@@ -407,8 +420,10 @@ SVG(matrix.timeline())
 #
 # <details><summary>Hints</summary>
 #
-# 1. Every control-plane row turns into `no`: each part is a single point of failure. The
-#    kubelet and node rows stay as they were, because HA is about the control plane.
+# 1. Every control-plane row turns into `no`: each part is a single point of failure. In the
+#    kubelet and node rows new pods still start (at once, or after one retry if the first probe
+#    was bound to the broken node), because HA is about the control plane; whether scaling
+#    waits for the eviction depends on where the new replica was put.
 # 2. Three of five is a quorum, so with two cut off, writes go on. With three cut off, the two
 #    left are a minority: writes time out on both sides, and the majority side elects the leader.
 # 3. A leader connected to the slow server cannot renew within 5 s, so it gives up. The other
@@ -447,3 +462,7 @@ SVG(matrix.timeline())
 from kubelab.grading import grade
 
 grade("7")
+
+# %% [markdown]
+# Run the cell above again after each change you save (Shift+Enter moves here, so no empty cell
+# is added). In a workshop, your instructor's report shows as a `note:` at the top of its output.

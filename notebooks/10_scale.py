@@ -113,14 +113,22 @@ fanout = json.loads((DATA / "scale_fanout.json").read_text())
 sizes = [r["nodes"] for r in fanout["runs"]]
 classes = sorted({k for r in fanout["runs"] for k in r["rollout"]["events"]})
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
-for klass in classes:
-    left.plot(sizes, [r["rollout"]["events"].get(klass, 0) for r in fanout["runs"]], "o-", label=klass)
-    right.plot(sizes, [r["quiet"]["events"].get(klass, 0) for r in fanout["runs"]], "o-", label=klass)
+# each class its own marker and dash, so a line lying on another (the quiet minute's zeros)
+# still shows; both panels have their legend
+styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("x", "--")]
+for i, klass in enumerate(classes):
+    marker, dash = styles[i % len(styles)]
+    for panel, phase in ((left, "rollout"), (right, "quiet")):
+        panel.plot(sizes, [r[phase]["events"].get(klass, 0) for r in fanout["runs"]],
+                   marker=marker, linestyle=dash, label=klass, alpha=0.85)
 left.set(title="rollout: first 60 s", xlabel="nodes", ylabel="watch events sent")
-right.set(title="quiet: the next 60 s", xlabel="nodes")
+right.set(title="quiet: the next 60 s", xlabel="nodes", ylabel="watch events sent")
 left.legend(fontsize=8)
+right.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
+for klass in classes:
+    print(f"{klass:<24} quiet minute:", [r["quiet"]["events"].get(klass, 0) for r in fanout["runs"]])
 print("regenerate with:", fanout["command"])
 
 # %% [markdown]
@@ -435,3 +443,7 @@ ScalePanel(c)
 from kubelab.grading import grade
 
 grade("10")
+
+# %% [markdown]
+# Run the cell above again after each change you save (Shift+Enter moves here, so no empty cell
+# is added). In a workshop, your instructor's report shows as a `note:` at the top of its output.

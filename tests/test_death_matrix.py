@@ -89,3 +89,19 @@ def test_the_timeline_is_an_svg_with_one_lane_per_row(single: DeathMatrix) -> No
     for o in single.outcomes:
         assert o.part in labels
     assert "<table>" in single._repr_html_()
+
+
+def test_new_pods_start_past_a_dead_kubelet_or_node_on_either_cluster(single: DeathMatrix) -> None:
+    """The new-pods probe asks whether the cluster starts new pods: a pod bound to the broken
+    node before it is NotReady never starts, so another is made after PATIENCE seconds. Whether
+    the first landed there depends on the layout; the answer (yes, at once or one retry later)
+    does not, on a single-replica cluster as on the high-availability one."""
+    from kubelab.viz.death_matrix import PATIENCE, ha_cluster
+
+    for part in ("a kubelet", "a whole node"):
+        assert outcome(single, part).worked_at["new_pods"] is not None, part
+    row = next(r for r in HA_ROWS if r.part == "a kubelet")
+    ha = experiment(row, ha_cluster, seed=0)
+    at = ha.worked_at["new_pods"]
+    # seed 0 puts the first probe on the dead kubelet's node: the second one starts
+    assert at is not None and PATIENCE <= at <= PATIENCE + 5

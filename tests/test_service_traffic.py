@@ -169,3 +169,15 @@ def test_traffic_goes_on_while_etcd_has_no_quorum() -> None:
     r = c.route(f"{ip}:80", from_node="node-1")
     assert r.ok and r.pod == "" and r.destination.endswith(":8080")
     assert traffic.failed == 0 and traffic.succeeded > 40
+
+
+def test_the_traffic_plot_has_a_legend_and_titled_axes() -> None:
+    c = Cluster(nodes=1)
+    c.apply(deployment())
+    c.apply(service())
+    c.run(20)
+    t = c.traffic("web", rate=5)
+    c.run(3.9)
+    picture = plot_traffic(t)._repr_svg_()
+    for words in (">ok<", ">failed<", ">requests per second<", ">virtual time (s)<"):
+        assert words in picture, words

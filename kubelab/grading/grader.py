@@ -29,6 +29,7 @@ from kubelab.grading.report import (
     CheckResult,
     ExerciseResult,
     Report,
+    feedback_note,
     printable_name,
     write_class_reports,
 )
@@ -79,6 +80,9 @@ def grade(exercises: str | Iterable[str] = (), *, submission: str | Path | None 
                           checks_dirs=list(checks_dirs), jobs=jobs, timeout=timeout,
                           output_limit=output_limit, default_submission=submission is None)
     reports[0].verbose = verbose
+    note = feedback_note(folder) if submission is None else None
+    if note:  # `kubelab workshop feedback` returned the instructor's report next to exercises/
+        reports[0].notes.append(note)
     return reports[0]
 
 

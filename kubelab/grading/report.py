@@ -27,7 +27,8 @@ from typing import Any
 from kubelab.grading.exercises import Exercise
 from kubelab.grading.remote import cut
 
-__all__ = ["CheckResult", "ExerciseResult", "Report", "printable", "printable_name",
+__all__ = ["FEEDBACK_DIR", "FEEDBACK_JSON", "FEEDBACK_TEXT", "CheckResult", "ExerciseResult", "Report",
+           "feedback_note", "printable", "printable_name",
            "write_class_reports"]
 
 
@@ -220,3 +221,23 @@ def _replace(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+# Where `kubelab workshop feedback` puts a learner's report from the instructor's grading: the
+# folder feedback/ next to their exercises/ (the course's .gitignore keeps it out of git).
+FEEDBACK_DIR = "feedback"
+FEEDBACK_JSON = "report.json"
+FEEDBACK_TEXT = "report.txt"
+
+
+def feedback_note(exercises: Path) -> str | None:
+    """The note a learner's grade cell shows when their instructor returned a report: its
+    points, and where the whole report is. None without one (or with one that is not a report)."""
+    path = exercises.parent / FEEDBACK_DIR / FEEDBACK_JSON
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        total, maximum = int(report["total"]), int(report["max_total"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (f"your instructor graded this course: {total}/{maximum} points over every exercise; "
+            f"their report is in {path.parent / FEEDBACK_TEXT}")

@@ -9,8 +9,11 @@ things a user needs, and note when each one first works again:
 
 - **running pods**: the `web` containers that ran before the fault still run at the end of the
   window. Read from the nodes' container runtimes (the data plane), never through the API;
-- **new pods**: a bare pod `probe` is created (the create is retried until the API accepts it)
-  and its container starts on some node;
+- **new pods**: a bare pod `probe-1` is created (the create is retried until the API accepts
+  it) and its container starts on some node. A pod bound to a node whose kubelet is dead never
+  starts, so, as a user would, another pod (`probe-2`, ...) is created every PATIENCE seconds
+  until one starts: the column asks whether the cluster starts new pods, not whether one pod
+  happened to be bound to the broken node;
 - **scaling and self-healing**: `web` is scaled from 3 to 4 (retried likewise) and four `web`
   containers run on powered nodes, so a pod lost with a node must have been replaced too;
 - **kubectl**: `kubectl get pods` and a write (`kubectl annotate`) both succeed.
@@ -53,6 +56,9 @@ spec:
 # A node's rows are watched long enough for its pods to be evicted and replaced: 50 s until
 # the node is NotReady, then 300 s of tolerated NoExecute taint (notebook 06, section 9).
 NODE_WINDOW = 420.0
+
+# How long the new-pods probe waits for its pod before it creates another one.
+PATIENCE = 10.0
 
 # The columns, in the order the table prints them: key -> heading.
 COLUMNS = {"running": "running pods keep running", "new_pods": "new pods start",
@@ -133,6 +139,32 @@ class _Probe:
             self.error = self.error or str(err).splitlines()[0]
 
 
+class _NewPods(_Probe):
+    """Create a bare pod; if none of the pods made so far runs after PATIENCE seconds (it may be
+    bound to a node whose kubelet is dead), create another: done when one of them runs."""
+
+    def __init__(self, c: Any, prefix: str) -> None:
+        self.made: list[str] = []
+        self.since = 0.0
+        self.c, self.prefix = c, prefix
+        super().__init__(self._create, lambda: any(_web_running(c, n) for n in self.made))
+
+    def _create(self) -> None:
+        name = f"{self.prefix}-{len(self.made) + 1}"
+        self.c.client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                              # its one container is named as the pod is
+                              "spec": {"containers": [{"name": name, "image": "nginx:1.27"}]}})
+        self.made.append(name)
+
+    def poll(self, elapsed: float) -> None:
+        if self.at is None and self.acted and elapsed - self.since >= PATIENCE:
+            self.acted = False  # try another pod on this poll
+        was = len(self.made)
+        super().poll(elapsed)
+        if len(self.made) != was:
+            self.since = elapsed
+
+
 def _probes(c: Any, replicas: int, pod: str) -> dict[str, _Probe]:
     def kubectl_works() -> bool:
         for command in ("get pods", "annotate deployment web kubelab.dev/probe=now --overwrite"):
@@ -141,11 +173,9 @@ def _probes(c: Any, replicas: int, pod: str) -> dict[str, _Probe]:
                 raise _Failed(str(out).strip())
         return True
 
-    probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod},  # its one container
-             "spec": {"containers": [{"name": pod, "image": "nginx:1.27"}]}}   # is named as it is
     return {
         "running": _Probe(None, lambda: True),
-        "new_pods": _Probe(lambda: c.client.create(probe), lambda: bool(_web_running(c, pod))),
+        "new_pods": _NewPods(c, pod),
         "scaling": _Probe(lambda: c.client.patch("deployments", "web",
                                                  {"spec": {"replicas": replicas + 1}}),
                           lambda: len(_web_running(c)) >= replicas + 1),
@@ -360,10 +390,14 @@ class DeathMatrix:
             if o.recovery is not None:
                 body.append(svg.rect(x(o.window), y - 6, x(o.window + o.recovery) - x(o.window), 12,
                                      fill="#fcf3cf", stroke="#fcf3cf"))
-            for column, colour in marks.items():
+            # each column's mark in a band of its own (top, middle, bottom of the lane), so marks
+            # a second apart near the fault do not hide one another
+            for band, (column, colour) in enumerate(marks.items()):
                 at = o.worked_at.get(column)
                 if at is not None:
-                    body.append(svg.line(x(at), y - 9, x(at), y + 9, stroke=colour, width=2))
+                    top = y - 9 + band * 6
+                    body.append(svg.line(x(at), top, x(at), top + 6, stroke=colour, width=2))
+                    body.append(svg.line(x(at), top + 3, x(at) + 4, top + 3, stroke=colour, width=2))
         axis = 30 + len(self.outcomes) * lane
         body.append(svg.line(left, axis - 14, left + width, axis - 14, stroke="#888"))
         for t in range(0, int(span) + 1, 60):

@@ -23,19 +23,30 @@ class Chart:
         return self.svg
 
 
-def plot_traffic(traffic: Traffic, width: float = 640, height: float = 160) -> Chart:
-    """Ok (green) and failed (red) requests per second of c.traffic(...), as an SVG bar chart."""
+def plot_traffic(traffic: Traffic, width: float = 640, height: float = 180) -> Chart:
+    """Ok (green) and failed (red) requests per second of c.traffic(...), as an SVG bar chart
+    with its axes titled and a legend."""
     seconds = traffic.per_second()
     if not seconds:
         return Chart(svg.document(width, 40, [svg.text(10, 24, "no requests yet")]))
     first, last = min(seconds), max(seconds)
     most = max(ok + bad for ok, bad in seconds.values())
-    left, top, plot_h = 40.0, 10.0, height - 40
+    left, top, plot_h = 48.0, 24.0, height - 64
     bar = (width - left - 10) / (last - first + 1)
+    middle = top + plot_h / 2
     body = [svg.line(left, top + plot_h, width - 10, top + plot_h),
+            svg.line(left, top, left, top + plot_h),
             svg.text(left - 4, top + 8, str(most), size=9, anchor="end"),
-            svg.text(left, height - 8, f"t={first}s", size=9),
-            svg.text(width - 10, height - 8, f"t={last}s", size=9, anchor="end")]
+            svg.text(left - 4, top + plot_h, "0", size=9, anchor="end"),
+            svg.text(14, middle, "requests per second", size=10, anchor="middle",
+                     extra=f' transform="rotate(-90 14 {middle:g})"'),
+            svg.text(left, top + plot_h + 14, f"{first} s", size=9),
+            svg.text(width - 10, top + plot_h + 14, f"{last} s", size=9, anchor="end"),
+            svg.text((left + width - 10) / 2, top + plot_h + 30, "virtual time (s)", size=10,
+                     anchor="middle")]
+    for i, (label, colour) in enumerate((("ok", "#58d68d"), ("failed", "#ec7063"))):
+        x = width - 130 + i * 60
+        body += [svg.rect(x, 6, 10, 10, fill=colour, stroke="none"), svg.text(x + 14, 15, label, size=10)]
     for second, (ok, bad) in seconds.items():
         x = left + (second - first) * bar
         h_ok, h_bad = plot_h * ok / most, plot_h * bad / most

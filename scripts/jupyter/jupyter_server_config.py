@@ -17,7 +17,9 @@ from pathlib import Path
 
 c = get_config()  # type: ignore[name-defined]  # noqa: F821 (Jupyter defines it in config files)
 
-REPO = Path(__file__).resolve().parent.parent.parent
+# The course folder: this repository, or (a Zero to JupyterHub image, docs/workshop/values.yaml)
+# the learner's own copy of the course named by KUBELAB_COURSE.
+REPO = Path(os.environ.get("KUBELAB_COURSE") or Path(__file__).resolve().parent.parent.parent)
 VENV_BIN = str(Path(sys.executable).parent)  # the server runs on the venv's python
 
 c.ServerApp.root_dir = str(REPO)
