@@ -230,8 +230,9 @@ print(h.kubectl("get pods"))
 # After 7 s: `error: no objects passed to scale etcdserver: request timed out`, the words a
 # real cluster's kubectl prints, because one member of three cannot commit anything, nor serve
 # a read that must be current: scale's first request, its read of the Deployment, times out
-# (a plain `kubectl get` prints `Error from server: etcdserver: request timed out`). The pods' containers keep running: the kubelets and the
-# container runtime do not need etcd to keep what already runs.
+# (a plain `kubectl get` prints `Error from server: etcdserver: request timed out`). The pods'
+# containers keep running: the kubelets and the container runtime do not need etcd to keep what
+# already runs.
 #
 # </details>
 
