@@ -9,6 +9,7 @@ before its output on the same pipe, so each command's output is read after its l
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +41,7 @@ def _sections(output: str) -> list[tuple[str, list[str]]]:
     # bash -x traces both ends of a pipeline (`kubectl ... | grep ...`) as they start, in either
     # order, so the pipeline's output follows whichever came last: when the filter's line came
     # first, its output is under the kubectl line right after it.
-    for (cmd, out), (_, next_out) in zip(sections, sections[1:], strict=False):
+    for (cmd, out), (_, next_out) in itertools.pairwise(sections):
         if cmd.startswith(("grep ", "tail ")) and not out:
             out.extend(next_out)
     return sections
