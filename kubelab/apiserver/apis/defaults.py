@@ -159,6 +159,12 @@ def _namespace(obj: Object) -> None:
             labels["kubernetes.io/metadata.name"] = meta["name"]
 
 
+def _secret(obj: Object) -> None:
+    # core/v1 SetDefaults_Secret: a Secret with no type is Opaque.
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+
+
 def _role_binding(obj: Object) -> None:
     # rbac/v1 SetDefaults_Subject.
     for subject in obj.get("subjects") or ():
@@ -172,6 +178,7 @@ def _role_binding(obj: Object) -> None:
 
 DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "pods": _pod,
+    "secrets": _secret,
     "deployments": _deployment,
     "replicasets": _replicaset,
     "daemonsets": _daemonset,

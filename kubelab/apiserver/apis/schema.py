@@ -56,7 +56,8 @@ INT32 = Scalar("int32")
 INT64 = Scalar("int64")
 BOOL = Scalar("bool")
 QUANTITY = Scalar("resource.Quantity")
-MICRO_TIME = Scalar("metav1.MicroTime")  # RFC 3339 with microseconds (leases)
+TIME = Scalar("metav1.Time")  # RFC 3339, stored in UTC to the second
+MICRO_TIME = Scalar("metav1.MicroTime")  # RFC 3339 with microseconds (leases, events)
 INT_OR_STRING = Scalar("intstr.IntOrString")
 BYTES = Scalar("[]uint8")     # base64 text in JSON (Secret.data)
 ANY = Scalar("any")           # not checked
@@ -109,8 +110,8 @@ OWNER_REFERENCE = struct("OwnerReference", **_strings("apiVersion", "kind", "nam
                          controller=BOOL, blockOwnerDeletion=BOOL)
 OBJECT_META = struct(
     "ObjectMeta",
-    **_strings("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
-               "creationTimestamp", "deletionTimestamp"),
+    **_strings("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion"),
+    creationTimestamp=TIME, deletionTimestamp=TIME,
     generation=INT64, deletionGracePeriodSeconds=INT64, labels=STRING_MAP,
     annotations=STRING_MAP, ownerReferences=ListOf(OWNER_REFERENCE), finalizers=STRINGS,
     managedFields=ANY)
@@ -118,8 +119,9 @@ LABEL_SELECTOR = struct(
     "LabelSelector", matchLabels=STRING_MAP,
     matchExpressions=ListOf(struct("LabelSelectorRequirement", key=STRING, operator=STRING,
                                    values=STRINGS)))
-CONDITION_FIELDS = _strings("type", "status", "lastProbeTime", "lastHeartbeatTime",
-                            "lastUpdateTime", "lastTransitionTime", "reason", "message")
+CONDITION_FIELDS: dict[str, Type] = {
+    **_strings("type", "status", "reason", "message"), "lastProbeTime": TIME,
+    "lastHeartbeatTime": TIME, "lastUpdateTime": TIME, "lastTransitionTime": TIME}
 
 # ------------------------------------------------------------------------------ core/v1 Pod
 
@@ -258,7 +260,7 @@ JOB = kind(
                 completionMode=STRING, suspend=BOOL, podReplacementPolicy=STRING,
                 managedBy=STRING),
     status=struct("JobStatus", conditions=ListOf(struct("JobCondition", **CONDITION_FIELDS)),
-                  startTime=STRING, completionTime=STRING, active=INT32, succeeded=INT32,
+                  startTime=TIME, completionTime=TIME, active=INT32, succeeded=INT32,
                   failed=INT32, terminating=INT32, completedIndexes=STRING, failedIndexes=STRING,
                   uncountedTerminatedPods=struct("UncountedTerminatedPods", succeeded=STRINGS,
                                                  failed=STRINGS),
@@ -297,8 +299,9 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
     kind("Secret", immutable=BOOL, data=MapOf(BYTES), stringData=STRING_MAP, type=STRING),
     kind("ServiceAccount", secrets=ANY, imagePullSecrets=ANY, automountServiceAccountToken=BOOL),
     kind("Event", involvedObject=OBJECT_REFERENCE, related=ANY, series=ANY,
-         **_strings("reason", "message", "firstTimestamp", "lastTimestamp", "type", "eventTime",
-                    "action", "reportingComponent", "reportingInstance"),
+         **_strings("reason", "message", "type", "action", "reportingComponent",
+                    "reportingInstance"),
+         firstTimestamp=TIME, lastTimestamp=TIME, eventTime=MICRO_TIME,
          source=struct("EventSource", component=STRING, host=STRING), count=INT32),
     kind("Lease", spec=struct("LeaseSpec", **_strings(
         "holderIdentity", "strategy", "preferredHolder"), acquireTime=MICRO_TIME, renewTime=MICRO_TIME,

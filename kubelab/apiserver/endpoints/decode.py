@@ -20,7 +20,8 @@ import base64
 import binascii
 import json
 import math
-from datetime import datetime
+import re
+from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from kubelab.api.errors import ApiError, ParseError, bad_request, request_entity_too_large
@@ -49,6 +50,35 @@ _JSON_TYPES = {str: "string", bool: "bool", int: "number", float: "number", list
 _INT_RANGES = {"int32": 2**31, "int64": 2**63}
 _KIND_SNIFF = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
                'Kind string "json:\\"kind,omitempty\\"" }')
+
+
+# metav1.Time and MicroTime (k8s.io/apimachinery/pkg/apis/meta/v1/time.go, micro_time.go):
+# UnmarshalJSON parses RFC 3339 (any offset, any fraction); MarshalJSON writes the instant in
+# UTC, Time to the second and MicroTime to the microsecond, so "+02:00" never comes back.
+_TIME_LAYOUTS = {"metav1.Time": ("2006-01-02T15:04:05Z07:00", "%Y-%m-%dT%H:%M:%SZ"),
+                 "metav1.MicroTime": ("2006-01-02T15:04:05.000000Z07:00",
+                                      "%Y-%m-%dT%H:%M:%S.%fZ")}
+_RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+
+
+def _decode_time(value: str, go: str) -> str:
+    """value as the API server stores it, or the error time.Parse gives for it."""
+    layout, out = _TIME_LAYOUTS[go]
+    match = _RFC3339.fullmatch(value)
+    if match is None:
+        raise _DecodeError(f'parsing time "{value}" as "{layout}": cannot parse "{value}" as '
+                           '"2006"')
+    fraction = (match.group(1) or "")[:7]  # Python reads at most six digits of it
+    offset = "+00:00" if match.group(2) == "Z" else match.group(2)
+    try:
+        when = datetime.fromisoformat(value[:19] + fraction + offset)
+    except ValueError:
+        bounds = {"month": (5, 1, 12), "hour": (11, 0, 23), "minute": (14, 0, 59),
+                  "second": (17, 0, 59)}  # where in the text, the lowest, the highest
+        field = next((name for name, (at, low, high) in bounds.items()
+                      if not low <= int(value[at:at + 2]) <= high), "day")
+        raise _DecodeError(f'parsing time "{value}": {field} out of range') from None
+    return when.astimezone(UTC).strftime(out)
 
 
 def decode_body(body: Any, info: ResourceInfo, schema: Struct | None) -> dict[str, Any]:
@@ -82,7 +112,21 @@ def decode_body(body: Any, info: ResourceInfo, schema: Struct | None) -> dict[st
         fields = ", ".join(f'unknown field "{p}"' for p in decoder.unknown)
         raise _cannot(info, kind, version, f"strict decoding error: {fields}")
     obj["apiVersion"], obj["kind"] = api_version, kind
+    if kind == "Secret" and not group:
+        _convert_secret(obj)
     return obj
+
+
+def _convert_secret(secret: dict[str, Any]) -> None:
+    """Convert_v1_Secret_To_core_Secret (pkg/apis/core/v1/conversion.go): the internal Secret
+    has no stringData; each of its keys is written into data (UTF-8, shown base64 on the wire),
+    over a data key of the same name. So stringData is never stored nor returned."""
+    string_data = secret.pop("stringData", None)
+    if string_data:
+        data = secret.get("data") or {}
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(value.encode()).decode()
+        secret["data"] = data
 
 
 def strict_decoding_error(body: Any, info: ResourceInfo, errors: list[str]) -> ApiError:
@@ -255,15 +299,12 @@ class _Decoder:
                 # The JSON unmarshaller says only why; MustParse's "cannot parse 'x': " prefix
                 # is not part of the wire error.
                 raise _DecodeError(str(err).split("': ", 1)[-1]) from None
-        elif go == "metav1.MicroTime":
-            # MicroTime.UnmarshalJSON: time.Parse(RFC3339Micro, ...) of the string.
+        elif go in _TIME_LAYOUTS:
+            if value is None:
+                return None  # a zero Time: `null` on the wire
             if t is not str:
                 self.fail(value, go, path, owner)
-            try:
-                datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                raise _DecodeError(f'parsing time "{value}" as "2006-01-02T15:04:05.000000Z07:00"'
-                                   f': cannot parse "{value}" as "2006"') from None
+            return _decode_time(value, go)
         elif go == "intstr.IntOrString":
             if t not in (str, int) or (t is int and not -(2**31) <= value < 2**31):
                 self.fail(value, go, path, owner, literal=t is int)

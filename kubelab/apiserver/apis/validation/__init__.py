@@ -35,6 +35,11 @@ from kubelab.apiserver.apis.validation.batch import (
     validate_job_status_update,
     validate_job_update,
 )
+from kubelab.apiserver.apis.validation.config import (
+    validate_config_map_update,
+    validate_secret,
+    validate_secret_update,
+)
 from kubelab.apiserver.apis.validation.coordination import validate_lease
 from kubelab.apiserver.apis.validation.core import (
     validate_config_map,
@@ -100,7 +105,7 @@ CREATE_RULES: dict[str, Validator] = {
     "daemonsets": validate_daemon_set,
     "nodes": validate_node,
     "configmaps": validate_config_map,
-    "secrets": validate_config_map,
+    "secrets": validate_secret,
     "roles": _rules,
     "clusterroles": _rules,
     "rolebindings": _binding(["Role", "ClusterRole"]),
@@ -128,6 +133,8 @@ def _binding_update(kinds: list[str]) -> Callable[[Object, Object], list[FieldEr
 
 UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "pods": validate_pod_update,
+    "configmaps": validate_config_map_update,
+    "secrets": validate_secret_update,
     "nodes": validate_node_update,
     "deployments": validate_deployment_update,
     "replicasets": validate_replica_set_update,

@@ -265,13 +265,13 @@ def validate_config_map(cm: Object) -> list[FieldError]:
     errs: list[FieldError] = []
     for field in ("data", "binaryData"):
         for key in _dict(cm.get(field)):
-            for msg in _config_key_errors(key):
+            for msg in config_key_errors(key):
                 errs.append(field_invalid(f"{field}[{key}]", key, msg))
     return errs
 
 
 @functools.lru_cache(maxsize=4096)
-def _config_key_errors(key: str) -> tuple[str, ...]:
+def config_key_errors(key: str) -> tuple[str, ...]:
     # The same few keys come back in ConfigMap after ConfigMap: remember the answers.
     errs = []
     if len(key) > 253:
