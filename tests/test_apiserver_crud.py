@@ -296,7 +296,17 @@ def test_dry_run_changes_nothing(env: Env) -> None:
     result = env.create("configmaps", config_map(), dry_run=True)
     assert result["metadata"]["uid"]
     assert env.store.revision == revision
+    assert "resourceVersion" not in result["metadata"]  # dryrun.go: nothing was stored
     assert env.error("get", "configmaps", name="cm").code == 404
+
+
+def test_a_dry_run_update_keeps_the_live_resource_version_and_a_dry_run_create_collides(env: Env) -> None:
+    live = env.create("configmaps", config_map())
+    changed = {**live, "data": {"k": "changed"}}
+    result = env.update("configmaps", changed, dry_run=True)
+    assert result["metadata"]["resourceVersion"] == live["metadata"]["resourceVersion"]
+    assert result["data"] == {"k": "changed"} and env.get("configmaps", "cm")["data"] != {"k": "changed"}
+    assert env.error("create", "configmaps", body=config_map(), dry_run=True).code == 409
 
 
 def test_unexpected_errors_become_500_and_are_traced(env: Env) -> None:

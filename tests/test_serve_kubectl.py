@@ -271,3 +271,17 @@ def test_the_real_kubectl_is_the_release_kubelab_follows() -> None:
     done = subprocess.run([str(KUBECTL), "version", "--client", "-o", "json"], capture_output=True,
                           text=True, timeout=60, check=True)
     assert json.loads(done.stdout)["clientVersion"]["gitVersion"].startswith("v1.34.")
+
+
+def test_kubectl_diff_shows_only_the_real_change(served: Served) -> None:
+    """kubectl diff sends a server-side dry run; its answer keeps the live resourceVersion
+    (dryrun.go), so the only lines that differ are the ones the manifest changes."""
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: diffed\ndata:\n  k: before\n"
+    served.kubectl("apply", "-f", "-", stdin=cm)
+    same = served.kubectl("diff", "-f", "-", stdin=cm, check=False)
+    assert (same.returncode, same.stdout) == (0, "")
+    changed = served.kubectl("diff", "-f", "-", stdin=cm.replace("before", "after"), check=False)
+    assert changed.returncode == 1, changed.stderr
+    lines = [x for x in changed.stdout.splitlines()
+             if x[:1] in "+-" and not x.startswith(("+++", "---"))]
+    assert lines == ["-  k: before", "+  k: after"]

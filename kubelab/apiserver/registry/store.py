@@ -283,7 +283,17 @@ class Registry:
         if len(data) > MAX_REQUEST_BODY_BYTES:
             raise request_entity_too_large(f"limit is {MAX_REQUEST_BODY_BYTES}")
         if ctx.request.dry_run:
-            meta["resourceVersion"] = str(self.server.store.revision)
+            # DryRunnableStorage (k8s.io/apiserver/pkg/registry/generic/registry/dryrun.go):
+            # nothing is written. A create that would collide fails, and its answer has no
+            # resourceVersion; an update answers with the live one, so `kubectl diff` shows
+            # only the real change.
+            target, _, _, live = compare
+            if target == "create":
+                if self.server.store.range(key).kvs:
+                    return False
+                meta.pop("resourceVersion", None)
+            else:
+                meta["resourceVersion"] = str(live)
             return True
         try:
             resp = self.server.store.txn([compare], [PutRequest(key, data)], [])
