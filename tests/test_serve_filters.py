@@ -172,3 +172,16 @@ def test_kubectl_as_impersonates(tmp_path: Path) -> None:
         assert record.impersonated_groups == ("system:masters", "system:authenticated")
 
     _served(tmp_path, check)
+
+
+def test_bodies_are_one_json_line_and_a_status_has_the_go_structs_field_order(tmp_path: Path) -> None:
+    """The JSON serializer writes with json.NewEncoder(w).Encode (a trailing newline), and a
+    metav1.Status marshals its fields in the struct's order, leaving out the empty ones."""
+    async def check(call: Callable[..., Any], c: Cluster) -> None:
+        code, data = await call("kubernetes-admin", "GET", "/api/v1/namespaces/default/pods/nope")
+        assert code == 404 and data.endswith(b"}\n") and data.count(b"\n") == 1
+        assert list(json.loads(data)) == ["kind", "apiVersion", "metadata", "status", "message",
+                                          "reason", "details", "code"]
+        code, data = await call("kubernetes-admin", "GET", "/api/v1/namespaces/default")
+        assert code == 200 and data.endswith(b"}\n") and data.count(b"\n") == 1
+    _served(tmp_path, check)

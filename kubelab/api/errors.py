@@ -63,18 +63,13 @@ class ApiError(Exception):
 
     @property
     def status(self) -> dict[str, Any]:
-        """The metav1.Status object, as `kubectl get --raw` would show it."""
-        status: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        }
-        if self.details:
-            status["details"] = self.details
+        """The metav1.Status object, as `kubectl get --raw` would show it: its fields in the
+        Go struct's order, the empty ones left out (omitempty)."""
+        status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                  "status": "Failure"}
+        fields = {"message": self.message, "reason": self.reason, "details": self.details}
+        status.update((key, value) for key, value in fields.items() if value)
+        status["code"] = self.code
         return status
 
     def kubectl_message(self) -> str:

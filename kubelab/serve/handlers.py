@@ -59,7 +59,8 @@ class _Base(tornado.web.RequestHandler):
     def send(self, obj: Object, code: int = 200, content_type: str = _JSON) -> None:
         self.set_status(code)
         self.set_header("Content-Type", content_type)
-        self.finish(json.dumps(obj, separators=(",", ":")))
+        # The JSON serializer encodes with json.NewEncoder(w).Encode: one line, then "\n".
+        self.finish(json.dumps(obj, separators=(",", ":")) + "\n")
 
     def send_error_status(self, err: ApiError) -> None:
         if err.code == 429 and "retryAfterSeconds" in err.details:
