@@ -28,6 +28,7 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.request import Impersonation, RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.healthz import health
 from kubelab.serve import discovery, openapi
 from kubelab.serve.requestinfo import parse_path, query_bool, to_request, watch_timeout
 from kubelab.serve.tables import TABLE_V1, wants_table
@@ -113,14 +114,25 @@ class _Base(tornado.web.RequestHandler):
 
 
 class StatusHandler(_Base):
-    """/version, /healthz, /livez and /readyz."""
+    """/version, and /healthz, /livez and /readyz with their checks (apiserver/healthz.py),
+    answered by the first live API server (a balancer would pick one)."""
 
-    def get(self, what: str) -> None:
+    def get(self, what: str, check: str | None = None) -> None:
         if what == "version":
             self.send(discovery.version_info())
-        else:
-            self.set_header("Content-Type", "text/plain; charset=utf-8")
-            self.finish("ok")
+            return
+        live = [s for s in self.server.cluster.apiservers if s.running]
+        if not live:
+            self.set_status(503)
+            self.finish()
+            return
+        query = self.request.query_arguments
+        exclude = tuple(v.decode() for v in query.get("exclude", ()))
+        code, text = health(live[0], what, check or "", "verbose" in query, exclude)
+        self.set_status(code)
+        self.set_header("Content-Type", "text/plain; charset=utf-8")
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.finish(text)
 
 
 class DiscoveryHandler(_Base):

@@ -106,7 +106,8 @@ class Server:
     def _app(self) -> tornado.web.Application:
         args = {"server": self}
         return tornado.web.Application([
-            (r"/(version|healthz|livez|readyz)", StatusHandler, args),
+            (r"/(version|healthz|livez|readyz)/?", StatusHandler, args),
+            (r"/(healthz|livez|readyz)/(.+)", StatusHandler, args),
             (r"/openapi/v3/?(.*)", OpenAPIHandler, args),
             (r"/(apis?)/?", DiscoveryHandler, args),
             (r"/(api/[^/]+|apis/[^/]+/[^/]+)/?", DiscoveryHandler, args),
