@@ -62,6 +62,7 @@ from kubelab.apiserver.endpoints.response import as_table, table_events
 from kubelab.apiserver.endpoints.wire import read_body_strict
 from kubelab.apiserver.flowcontrol import APFController
 from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
+from kubelab.apiserver.metrics import RequestMetrics
 from kubelab.apiserver.registry.eviction import evict
 from kubelab.apiserver.registry.service import ServiceAllocators
 from kubelab.apiserver.registry.store import Registry
@@ -114,6 +115,7 @@ class APIServer:
         # (--audit-log-maxsize): past audit_limit records the older half is dropped, so a
         # 30,000-pod run does not keep 300,000 records (about 140 MiB).
         self.audit: list[AuditRecord] = []
+        self.metrics = RequestMetrics()  # /metrics (apiserver/metrics.py)
         self.audit_limit = AUDIT_LIMIT
         # The fault layer's hook: every event for every watcher goes through it, and the
         # (delay, event) pairs it returns are delivered that many virtual seconds later.
@@ -213,6 +215,7 @@ class APIServer:
         self.compactor.start()
         if self.flowcontrol is not None:
             self.flowcontrol = self.flowcontrol.restarted()
+        self.metrics = RequestMetrics()  # a new process counts from zero
         self._record("start", "")
 
     # ------------------------------------------------------------------ requests
@@ -225,7 +228,7 @@ class APIServer:
         record = AuditRecord(self.clock.now, "", request.verb, request.resource,
                              request.namespace, request.name, request.subresource,
                              user_agent=request.user_agent)
-        with self._audited(record):
+        with self._audited(record, request):
             ctx = self._admit_request(request, record)
             result = self._dispatch(ctx)
             if not ctx.served.builtin:  # the version it was asked at, defaulted (apiextensions/versions.py)
@@ -238,8 +241,8 @@ class APIServer:
         return Response(result, record.latency + self.response_delay)
 
     @contextlib.contextmanager
-    def _audited(self, record: AuditRecord) -> Iterator[None]:
-        """Log the request however it ends; nothing but an ApiError gets out."""
+    def _audited(self, record: AuditRecord, request: Request) -> Iterator[None]:
+        """Log and count the request however it ends; nothing but an ApiError gets out."""
         try:
             yield
         except ApiError as err:
@@ -261,6 +264,7 @@ class APIServer:
             if self.flowcontrol is not None:
                 self.flowcontrol.finish_request(record)
             self.log(record)
+            self.metrics.observe(request, record, record.latency + self.response_delay)
 
     def _bug(self, record: AuditRecord, err: Exception) -> ApiError:
         """An unexpected exception leaves as 500 InternalError; the trace says what it was."""
@@ -372,13 +376,21 @@ class APIServer:
 
     # ------------------------------------------------------------------ watch
 
+    def authorize_non_resource(self, token: str, path: str, verb: str = "get") -> None:
+        """A non-resource URL (/metrics): 401 for a token nobody holds, 403 unless RBAC allows
+        the path (its nonResourceURLs rules; system:masters always)."""
+        user = self.authn.authenticate(token)
+        if not self.authorizer.allows_non_resource(user, path, verb):
+            raise ApiError(403, "Forbidden",
+                           f'forbidden: User "{user.name}" cannot {verb} path "{path}"')
+
     def watch(self, request: Request, on_event: Callable[[WatchEvent], None],
               on_close: Callable[[], None] | None = None) -> WatchHandle:
         """Open a watch (see kubelab.api.request.API.watch)."""
         request = dataclasses.replace(request, verb="watch")
         record = AuditRecord(self.clock.now, "", "watch", request.resource, request.namespace,
                              request.name, request.subresource, user_agent=request.user_agent)
-        with self._audited(record):
+        with self._audited(record, request):
             ctx = self._admit_request(request, record)
             r, served = ctx.request, ctx.served
             predicate = make_predicate(served.info.resource, r.namespace, r.label_selector,

@@ -29,7 +29,7 @@ from kubelab.api.errors import ApiError
 from kubelab.api.request import Impersonation, RawBody, Request, WatchEvent, WatchHandle
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.healthz import health
-from kubelab.serve import discovery, openapi
+from kubelab.serve import discovery, metrics, openapi
 from kubelab.serve.requestinfo import parse_path, query_bool, to_request, watch_timeout
 from kubelab.serve.tables import TABLE_V1, wants_table
 
@@ -133,6 +133,25 @@ class StatusHandler(_Base):
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.set_header("X-Content-Type-Options", "nosniff")
         self.finish(text)
+
+
+class MetricsHandler(_Base):
+    """/metrics: the first live API server's metrics (serve/metrics.py), for who RBAC lets get
+    the path (the admin; kube-apiserver's system:monitoring role is not bootstrapped here)."""
+
+    def get(self) -> None:
+        live = [s for s in self.server.cluster.apiservers if s.running]
+        if not live:
+            self.set_status(503)
+            self.finish()
+            return
+        try:
+            live[0].authorize_non_resource(self.token(), "/metrics")
+        except ApiError as err:
+            self.send_error_status(err)
+            return
+        self.set_header("Content-Type", metrics.CONTENT_TYPE)
+        self.finish(metrics.exposition(live[0]))
 
 
 class DiscoveryHandler(_Base):

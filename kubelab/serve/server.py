@@ -39,7 +39,13 @@ import tornado.web
 
 from kubelab.api.resources import ResourceInfo
 from kubelab.serve.certs import ServingCerts, make_serving_certs
-from kubelab.serve.handlers import DiscoveryHandler, OpenAPIHandler, ResourceHandler, StatusHandler
+from kubelab.serve.handlers import (
+    DiscoveryHandler,
+    MetricsHandler,
+    OpenAPIHandler,
+    ResourceHandler,
+    StatusHandler,
+)
 from kubelab.serve.kubeconfig import DEFAULT_PATH, build_kubeconfig, write_kubeconfig
 from kubelab.serve.pacer import pace
 from kubelab.serve.webhooks import url_dialer
@@ -108,6 +114,7 @@ class Server:
         return tornado.web.Application([
             (r"/(version|healthz|livez|readyz)/?", StatusHandler, args),
             (r"/(healthz|livez|readyz)/(.+)", StatusHandler, args),
+            (r"/metrics", MetricsHandler, args),
             (r"/openapi/v3/?(.*)", OpenAPIHandler, args),
             (r"/(apis?)/?", DiscoveryHandler, args),
             (r"/(api/[^/]+|apis/[^/]+/[^/]+)/?", DiscoveryHandler, args),

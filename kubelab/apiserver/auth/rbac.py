@@ -94,6 +94,20 @@ class RBACAuthorizer:
                 rules += self._index.namespaced.get((namespace, *subject), ())
         return rules
 
+    def allows_non_resource(self, user: UserInfo, path: str, verb: str) -> bool:
+        """A non-resource URL (/metrics, /healthz): a cluster rule's nonResourceURLs names the
+        path, or a prefix of it ending in "*" (NonResourceURLMatches, rbac/v1 helpers.go)."""
+        if not self.enabled or MASTERS in user.groups:
+            return True
+        for rule in self.rules_for(user, ""):
+            verbs = rule.get("verbs") or []
+            if "*" not in verbs and verb not in verbs:
+                continue
+            if any(u in (path, "*") or (u.endswith("*") and path.startswith(u[:-1]))
+                   for u in rule.get("nonResourceURLs") or ()):
+                return True
+        return False
+
     def _decide(self, a: AuthzAttributes) -> bool:
         return any(rule_allows(rule, a.verb, a.group, a.resource, a.subresource, a.name)
                    for rule in self.rules_for(a.user, a.namespace))

@@ -25,16 +25,6 @@ __all__ = ["create_self_subject_access_review"]
 _ONE_OF = "exactly one of nonResourceAttributes or resourceAttributes must be specified"
 
 
-def _non_resource_allowed(ctx: RequestContext, path: str, verb: str) -> bool:
-    for rule in ctx.server.authorizer.rules_for(ctx.user, ""):
-        urls, verbs = rule.get("nonResourceURLs") or [], rule.get("verbs") or []
-        if "*" not in verbs and verb not in verbs:
-            continue
-        if any(u == path or u == "*" or (u.endswith("*") and path.startswith(u[:-1])) for u in urls):
-            return True
-    return False
-
-
 def create_self_subject_access_review(ctx: RequestContext, body: Any) -> Object:
     served = ctx.served
     ctx.enter("decode")
@@ -55,7 +45,8 @@ def create_self_subject_access_review(ctx: RequestContext, body: Any) -> Object:
             resource.get("subresource", ""), resource.get("namespace", ""), resource.get("name", "")))
     else:
         attributes = non_resource or {}
-        allowed = _non_resource_allowed(ctx, attributes.get("path", ""), attributes.get("verb", ""))
+        allowed = ctx.server.authorizer.allows_non_resource(ctx.user, attributes.get("path", ""),
+                                                            attributes.get("verb", ""))
     review["metadata"] = {"creationTimestamp": None}
     review["status"] = {"allowed": allowed}
     return review

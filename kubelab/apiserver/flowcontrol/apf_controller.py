@@ -127,6 +127,8 @@ class APFController:
         self.levels: dict[str, PriorityLevelState] = {}
         self.flow_schemas: list[FlowSchemaDigest] = []  # in matching order
         self.completed: deque[QueuedRequest] = deque(maxlen=KEPT)  # finished or rejected
+        # apiserver_flowcontrol_rejected_requests_total: (flow schema, level, reason) -> count
+        self.rejections: dict[tuple[str, str, str], int] = {}
         self.last: Classification | None = None   # the latest request's (notebooks read it)
         self._inflight: list[tuple[AuditRecord, QueuedRequest, PriorityLevelState]] = []
         self._dirty = True  # the listers are listed: the first request digests them
@@ -253,6 +255,8 @@ class APFController:
         hash_value = hash_flow_id(self.last.flow_schema, distinguisher) if num_queues > 1 else 0
         if not state.queues.start_request(req, hash_value):
             self.completed.append(req)
+            rejected = (self.last.flow_schema, state.name, req.outcome)  # metrics.AddReject
+            self.rejections[rejected] = self.rejections.get(rejected, 0) + 1
             retry_after = state.dropped.record_dropped_request(self.server.clock.now)
             raise ApiError(429, "TooManyRequests", TOO_MANY_REQUESTS,
                            {"retryAfterSeconds": retry_after})
