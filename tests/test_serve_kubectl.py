@@ -285,3 +285,11 @@ def test_kubectl_diff_shows_only_the_real_change(served: Served) -> None:
     lines = [x for x in changed.stdout.splitlines()
              if x[:1] in "+-" and not x.startswith(("+++", "---"))]
     assert lines == ["-  k: before", "+  k: after"]
+
+
+def test_kubectl_get_cs_prints_the_deprecation_warning_and_the_components(served: Served) -> None:
+    done = served.kubectl("get", "cs")
+    assert done.stderr == "Warning: v1 ComponentStatus is deprecated in v1.19+\n"
+    assert [line.split()[:2] for line in done.stdout.splitlines()] == [
+        ["NAME", "STATUS"], ["controller-manager", "Healthy"], ["etcd-0", "Healthy"],
+        ["scheduler", "Healthy"]]

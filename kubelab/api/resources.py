@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["BUILTIN_RESOURCES", "ResourceInfo", "ResourceTable"]
+__all__ = ["BUILTIN_RESOURCES", "DEPRECATED", "ResourceInfo", "ResourceTable"]
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,16 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("services", "Service", short_names=("svc",), subresources=("status",),
                  name_rule="dns1035"),
     ResourceInfo("endpointslices", "EndpointSlice", group="discovery.k8s.io"),
+    # Deprecated since v1.19, still served; probed, never stored (registry/componentstatus.py).
+    ResourceInfo("componentstatuses", "ComponentStatus", namespaced=False, short_names=("cs",),
+                 verbs=("get", "list")),
 )
+
+# endpoints/deprecation (the types' APILifecycleDeprecated): the warning every request to a
+# deprecated resource carries, as `Warning: 299 - "..."` (kubectl prints "Warning: ...").
+DEPRECATED: dict[tuple[str, str], str] = {
+    ("", "componentstatuses"): "v1 ComponentStatus is deprecated in v1.19+",
+}
 
 
 class ResourceTable:

@@ -26,7 +26,7 @@ from kubelab.store import StoreError
 if TYPE_CHECKING:
     from kubelab.apiserver.server import APIServer
 
-__all__ = ["CHECKS", "health"]
+__all__ = ["CHECKS", "etcd_error", "health"]
 
 POST_START_HOOKS = tuple("poststarthook/" + hook for hook in (
     "start-apiserver-admission-initializer", "generic-apiserver-start-informers",
@@ -43,7 +43,7 @@ CHECKS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def _etcd(server: APIServer) -> str:
+def etcd_error(server: APIServer) -> str:
     """The storage factory's check: a read of one key must answer."""
     try:
         server.store.range("/registry/health")
@@ -56,10 +56,15 @@ def _passes(server: APIServer) -> str:
     return ""
 
 
+def _shutdown(server: APIServer) -> str:
+    running: bool = server.running
+    return "" if running else "process is shutting down"
+
+
 _PROBES: dict[str, Callable[[APIServer], str]] = {
-    "etcd": _etcd,
-    "etcd-readiness": _etcd,
-    "shutdown": lambda server: "" if server.running else "process is shutting down",
+    "etcd": etcd_error,
+    "etcd-readiness": etcd_error,
+    "shutdown": _shutdown,
 }
 
 

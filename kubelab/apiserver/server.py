@@ -34,7 +34,7 @@ from kubelab.api.errors import (
 )
 from kubelab.api.meta import rfc3339
 from kubelab.api.request import RawBody, Request, Response, WatchEvent, WatchHandle
-from kubelab.api.resources import ResourceTable
+from kubelab.api.resources import DEPRECATED, ResourceTable
 from kubelab.apiserver.admission.chain import AdmissionChain
 from kubelab.apiserver.admission.plugins import default_plugins
 from kubelab.apiserver.admission.webhook import WebhookClient
@@ -63,6 +63,11 @@ from kubelab.apiserver.endpoints.wire import read_body_strict
 from kubelab.apiserver.flowcontrol import APFController
 from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
 from kubelab.apiserver.metrics import RequestMetrics
+from kubelab.apiserver.registry.componentstatus import (
+    ComponentProbe,
+    get_component_status,
+    list_component_statuses,
+)
 from kubelab.apiserver.registry.eviction import evict
 from kubelab.apiserver.registry.service import ServiceAllocators
 from kubelab.apiserver.registry.store import Registry
@@ -125,6 +130,9 @@ class APIServer:
         self.response_delay = 0.0  # seconds every answer is late (an overloaded server)
         self.fanout = FanoutStats(clock)  # watch events and lists per class and second
         # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
+        # What the scheduler's and controller manager's /healthz answer from this server's node
+        # (ComponentStatus; the wiring sets it): "" for ok, else why a dial fails.
+        self.component_probe: ComponentProbe | None = None
         self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
         # How admission webhooks are reached (admission/webhook/client.py): the wiring sets
         # its dial_pod (the pod network), the HTTPS edge its dial_url.
@@ -280,6 +288,9 @@ class APIServer:
             raise service_unavailable()
         record.stages.append("resolve")
         served = self._resolve(request)
+        deprecated = DEPRECATED.get((served.info.group, served.info.resource))
+        if deprecated:  # WithWarningRecorder + the deprecation warning (endpoints/deprecation)
+            request.response_headers["Warning"] = f'299 - "{deprecated}"'
         if not served.info.namespaced and request.namespace:
             request = dataclasses.replace(request, namespace="")
             record.namespace = ""
@@ -329,6 +340,8 @@ class APIServer:
         delete_options(ctx)
         r, reg, served = ctx.request, self.registry, ctx.served
         verb, sub = r.verb, r.subresource
+        if served.info.resource == "componentstatuses" and not served.info.group:
+            return get_component_status(ctx) if verb == "get" else list_component_statuses(ctx)
         if verb == "get":
             if sub == "log":
                 return subresources.get_log(reg, ctx)

@@ -51,6 +51,7 @@ class Client:
         self.user_agent = user_agent or "kubelab"
         self.resources = resources or ResourceTable()
         self.requests = 0  # how many requests this client sent: the notebooks count API calls
+        self.warnings: list[str] = []  # the servers' deprecation warnings, not yet printed
         # How long this client's last round trip took, in virtual seconds, as its answer said
         # (kubelab.api.request.Response): what a client with a deadline compares with it.
         self.last_latency = 0.0
@@ -135,11 +136,25 @@ class Client:
             request.impersonate = self.impersonate
         self.requests += 1
         self.last_latency = 0.0
-        answer = self.api.handle(request)
+        try:
+            answer = self.api.handle(request)
+        finally:
+            self._note_warning(request.response_headers.get("Warning", ""))
         if isinstance(answer, Response):  # the body, as a plain object, and how long it took
             self.last_latency = answer.latency
             return dict(answer)
         return answer
+
+    def _note_warning(self, header: str) -> None:
+        """A `Warning: 299 - "text"` the server answered with (rest/warnings.go): kept, once
+        each, until take_warnings() hands them to whoever prints them (kubectl)."""
+        text = header.partition(" - ")[2].strip('"') if header.startswith("299 ") else header
+        if text and text not in self.warnings:
+            self.warnings.append(text)
+
+    def take_warnings(self) -> list[str]:
+        warnings, self.warnings = self.warnings, []
+        return warnings
 
     def _request(self, verb: str, info: ResourceInfo, namespace: str = "", name: str = "",
                  **kwargs: Any) -> Request:

@@ -8,6 +8,7 @@ Client with its own identity and talks to the API server like any other caller.
 from __future__ import annotations
 
 import copy
+import functools
 import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -201,6 +202,7 @@ class Cluster(ReplicaWiring, AnatomyWiring):
                          for i, name in enumerate(self.node_names)}
         for server in self.apiservers:
             server.kubelet_connection = self._kubelet_connection
+            server.component_probe = functools.partial(self._component_probe, server.name)
         # Admission webhooks served by pods (kubelab/cluster/webhooks.py): image -> handler.
         self.webhook_servers = WebhookServers(self)
         # Each node's iptables, which kube-proxy writes and packets follow (kubelab.cluster.network).
@@ -224,6 +226,16 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         if runtime is None or not runtime.powered or f"kubelet/{node}" not in self.components:
             return None
         return runtime
+
+    def _component_probe(self, apiserver: str, component: str) -> str:
+        """What <apiserver>'s node answers at 127.0.0.1's scheduler or controller-manager port
+        (ComponentStatus): "" while the replica on that control-plane node runs, "connection
+        refused" while it is down or there is none. One replica sits beside the first server."""
+        suffix = apiserver.removeprefix("apiserver")
+        name = component + suffix
+        if name not in self.components and suffix in ("", "-1"):
+            name = component
+        return "" if name in self.components else "connection refused"
 
     def client_for(self, user: str, groups: Iterable[str] = ()) -> Client:
         """A client acting as `user` (the token is made up here, as a kubeconfig would carry it)."""

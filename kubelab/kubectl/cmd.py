@@ -109,6 +109,12 @@ class _Parser(argparse.ArgumentParser):
         raise KubectlError(message)
 
 
+def _warnings(client: Client) -> str:
+    """What kubectl's warning writer prints (on stderr) before the answer: each server warning
+    once, as `Warning: <text>`."""
+    return "".join(f"Warning: {text}\n" for text in client.take_warnings())
+
+
 def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> Output:
     """Run one kubectl command line against `client`."""
     try:
@@ -136,12 +142,13 @@ def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> 
                                "impersonating a user")
         if wanted:  # --as, --as-group, --as-uid: every request of this command acts as them
             client = client.impersonating(wanted)
-        return Output(handler(client, args, now, stdin).rstrip("\n"))
+        text = handler(client, args, now, stdin).rstrip("\n")
+        return Output(_warnings(client) + text)
     except ApiError as err:
         if err.code == 404 and not err.details and err.message.startswith("the server doesn't have"):
             # Discovery found no such type: a NoResourceMatchError, which checkErr prints itself.
             return Output(f"error: {err.message}", 1)
-        return Output(err.kubectl_message(), 1)
+        return Output(_warnings(client) + err.kubectl_message(), 1)
     except Printed as err:
         return Output(str(err), 1)
     except (KubectlError, ParseError, ValueError) as err:

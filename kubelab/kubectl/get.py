@@ -13,7 +13,6 @@ as itself in JSON, several as a List.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from typing import Any
 
@@ -21,7 +20,6 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.jsonpath import JSONPathError, execute, parse, relaxed
 from kubelab.api.resources import ResourceInfo
-from kubelab.api.yamlio import dump
 from kubelab.client.client import Client
 from kubelab.kubectl.common import (
     KubectlError,
@@ -34,6 +32,7 @@ from kubelab.kubectl.common import (
     resource_args,
 )
 from kubelab.kubectl.jsonpathprinter import print_jsonpath
+from kubelab.kubectl.printers import to_json, to_yaml
 from kubelab.kubectl.tableprinter import PrintOptions, decorate_table, print_table
 
 __all__ = ["VERBS", "print_objects", "print_tables"]
@@ -124,9 +123,9 @@ def print_objects(found: list[tuple[ResourceInfo, list[Object]]], output: str, *
         data: Any = objects[0] if single and objects else {
             "apiVersion": "v1", "kind": "List", "items": objects, "metadata": {"resourceVersion": ""}}
         if output == "json":
-            return json.dumps(data, indent=4)
+            return to_json(data)
         if output == "yaml":
-            return dump(data)
+            return to_yaml(data)
         return print_jsonpath(output.removeprefix("jsonpath").removeprefix("="), data)
     if output == "name":
         return "\n".join(f"{prefix(info)}/{o['metadata']['name']}" for info, objs in found for o in objs)

@@ -221,6 +221,15 @@ def _priority_level_row(pl: Object, now: float) -> list[str]:
     return [pl["metadata"]["name"], spec.get("type", ""), *cells, _age(pl, now)]
 
 
+def _component_status_row(cs: Object, now: float) -> list[str]:
+    # printComponentStatus: the Healthy condition's status, message and error.
+    healthy = next((c for c in cs.get("conditions") or () if c.get("type") == "Healthy"), None)
+    if healthy is None:
+        return [cs["metadata"]["name"], "Unknown", "", ""]
+    status = "Healthy" if healthy.get("status") == "True" else "Unhealthy"
+    return [cs["metadata"]["name"], status, healthy.get("message", ""), healthy.get("error", "")]
+
+
 def _by_precedence(objects: list[Object]) -> list[Object]:
     """printFlowSchemaList's order (FlowSchemaSequence): matchingPrecedence, then name."""
     return sorted(objects, key=lambda fs: ((fs.get("spec") or {}).get("matchingPrecedence", 0),
@@ -269,6 +278,8 @@ def add_handlers(h: TableGenerator) -> None:
         column("HandSize"), column("QueueLengthLimit"), _AGE], _priority_level_row)
     h.table_handler("jobs", [_NAME, column("Status"), column("Completions"), column("Duration"), _AGE],
                     _job_row)
+    h.table_handler("componentstatuses", [_NAME, column("Status"), column("Message"),
+                                          column("Error")], _component_status_row)
     for resource in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
         h.table_handler(resource, [_NAME, column("Webhooks", "integer"), _AGE], _webhooks_row)
     for resource in OBJECT_META_RESOURCES:
