@@ -156,6 +156,20 @@ except errors.ApiError as err:
     print(err.kubectl_message())
 
 # %% [markdown]
+# **Asking on bob's behalf.** An admin checks bob's rights without bob's token. `--as bob`
+# makes every request of one command act as bob (impersonation: the API server first checks that
+# the admin may `impersonate` users). `kubectl auth can-i` asks the authorizer and changes
+# nothing; `--list` prints every rule bob has in the namespace, as kubectl merges and sorts them
+# (`[get list watch]` on pods from the Role, and what every authenticated user may do).
+# `auth whoami` says who the server thinks you are.
+
+# %%
+print(c.kubectl("auth can-i delete pods/web --as bob"))
+print(c.kubectl("auth can-i list pods --as bob"))
+print(c.kubectl("auth can-i --list --as bob"))
+print(c.kubectl("auth whoami --as bob"))
+
+# %% [markdown]
 # The built-in components are users too: `system:kube-scheduler` may bind pods but not create
 # them, and each kubelet (`system:node:<name>`) may only touch its own node and the pods bound
 # to it. A compromised component can do only its own job.

@@ -79,6 +79,10 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("jobs", "Job", group="batch", subresources=("status",)),
     ResourceInfo("selfsubjectaccessreviews", "SelfSubjectAccessReview", group="authorization.k8s.io",
                  namespaced=False, verbs=("create",)),
+    ResourceInfo("selfsubjectrulesreviews", "SelfSubjectRulesReview", group="authorization.k8s.io",
+                 namespaced=False, verbs=("create",)),
+    ResourceInfo("selfsubjectreviews", "SelfSubjectReview", group="authentication.k8s.io",
+                 namespaced=False, verbs=("create",)),
     # Admission policies (kubelab/apiserver/admission/policy.py)
     ResourceInfo("validatingadmissionpolicies", "ValidatingAdmissionPolicy",
                  group="admissionregistration.k8s.io", namespaced=False, subresources=("status",)),

@@ -73,7 +73,7 @@ WORKLOADS = ["pods", "configmaps", "secrets", "serviceaccounts", "events"]
 APPS = ["deployments", "deployments/scale", "replicasets", "replicasets/scale"]
 
 CLUSTER_ROLES = [
-    cluster_role("cluster-admin", [rule(["*"], ["*"], ["*"])]),
+    cluster_role("cluster-admin", [rule(["*"], ["*"], ["*"]), {"verbs": ["*"], "nonResourceURLs": ["*"]}]),
     # The user-facing roles are aggregated: their rules are those of every ClusterRole
     # labelled aggregate-to-<role>, so a CRD author can extend them with one labelled role.
     cluster_role("admin", [], aggregate="admin"),
@@ -95,7 +95,9 @@ CLUSTER_ROLES = [
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.
     cluster_role("system:basic-user", [
-        rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews"])]),
+        rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews",
+                                                    "selfsubjectrulesreviews"]),
+        rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"])]),
     cluster_role("system:discovery", [{"verbs": ["get"], "nonResourceURLs": [
         "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*",
         "/readyz", "/version", "/version/"]}]),

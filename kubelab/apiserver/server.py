@@ -51,7 +51,11 @@ from kubelab.apiserver.auth.authn import (
 )
 from kubelab.apiserver.auth.impersonation import impersonate
 from kubelab.apiserver.auth.rbac import AuthzAttributes, RBACAuthorizer, forbidden_error
-from kubelab.apiserver.auth.reviews import create_self_subject_access_review
+from kubelab.apiserver.auth.reviews import (
+    create_self_subject_access_review,
+    create_self_subject_review,
+    create_self_subject_rules_review,
+)
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.endpoints import subresources
@@ -82,6 +86,11 @@ from kubelab.store.backend import Backend
 from kubelab.store.errors import StoreError, UnavailableError
 
 __all__ = ["APIServer", "WatchInterceptor"]
+
+# Reviews are only created, never stored: the authenticator or authorizer answers.
+_REVIEWS = {"selfsubjectaccessreviews": create_self_subject_access_review,
+            "selfsubjectrulesreviews": create_self_subject_rules_review,
+            "selfsubjectreviews": create_self_subject_review}
 
 class WatchInterceptor(Protocol):
     """The fault layer's hook on every watch (kubelab.cluster.faults.WatchFaults)."""
@@ -358,8 +367,8 @@ class APIServer:
             return subresources.bind(reg, ctx, r.body)
         if sub == "eviction":
             return evict(reg, ctx, r.body)
-        if served.info.resource == "selfsubjectaccessreviews":
-            return create_self_subject_access_review(ctx, r.body)
+        if served.info.resource in _REVIEWS:
+            return _REVIEWS[served.info.resource](ctx, r.body)
         if verb == "patch":
             return patch_resource(reg, ctx)
         if sub == "scale":

@@ -97,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--container", default="")
     p.add_argument("-p", "--previous", action="store_true")
     p.add_argument("--tail", type=int, default=-1)
+    p.add_argument("--list", action="store_true")             # auth can-i
+    p.add_argument("--subresource", default="")               # auth can-i
     # cli-runtime's ConfigFlags: who to act as (rest.Config.Impersonate, the Impersonate-* headers).
     p.add_argument("--as", dest="as_user", default="")
     p.add_argument("--as-group", dest="as_groups", action="append", default=[])

@@ -22,6 +22,7 @@ from kubelab.api.errors import ApiError
 from kubelab.api.labels import selector_from_label_selector
 from kubelab.api.validation import is_valid_label_value
 from kubelab.client.client import Client
+from kubelab.kubectl.auth import auth
 from kubelab.kubectl.common import (
     KubectlError,
     Printed,
@@ -283,7 +284,7 @@ def _api_resources(client: Client, args: argparse.Namespace, now: float, stdin: 
 VERBS: dict[str, Verb] = {
     "scale": _scale, "label": _label, "annotate": _label, "cordon": _cordon, "uncordon": _cordon,
     "describe": _describe, "logs": _logs, "version": _version, "api-resources": _api_resources,
-    "explain": explain,
+    "explain": explain, "auth": auth,
     "taint": lambda client, args, now, stdin: taint(client, args.args, overwrite=args.overwrite),
     "rollout": lambda client, args, now, stdin: rollout(
         client, args.args, args.namespace, now=now, to_revision=args.to_revision, revision=args.revision),

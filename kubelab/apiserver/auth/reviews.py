@@ -1,4 +1,11 @@
-"""SelfSubjectAccessReview: "may I do this?", asked of the authorizer (`kubectl auth can-i`).
+"""The self reviews: who am I, may I do this, what may I do (`kubectl auth whoami|can-i`).
+
+SelfSubjectAccessReview: "may I do this?", asked of the authorizer (`kubectl auth can-i`).
+SelfSubjectReview (pkg/registry/authentication/selfsubjectreview/rest.go): the user the request
+authenticated as, after impersonation (`kubectl auth whoami`). SelfSubjectRulesReview
+(pkg/registry/authorization/selfsubjectrulesreview/rest.go): every rule RBAC grants the user in
+a namespace, cluster-wide rules included (`kubectl auth can-i --list`); upstream's answer is
+"incomplete" only where an authorizer cannot list its rules, and kubelab has only RBAC.
 
 Nothing is stored. The API server runs the review through the same authorizer as every
 request, for the user who sent it, and answers with the review and its status (allowed or
@@ -12,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
-from kubelab.api.errors import field_invalid, invalid
+from kubelab.api.errors import bad_request, field_invalid, invalid
 from kubelab.apiserver.auth.authn import MASTERS
 from kubelab.apiserver.auth.rbac import AuthzAttributes
 from kubelab.apiserver.endpoints.decode import decode_body
@@ -20,7 +27,8 @@ from kubelab.apiserver.endpoints.decode import decode_body
 if TYPE_CHECKING:
     from kubelab.apiserver.context import RequestContext
 
-__all__ = ["create_self_subject_access_review"]
+__all__ = ["create_self_subject_access_review", "create_self_subject_review",
+           "create_self_subject_rules_review"]
 
 _ONE_OF = "exactly one of nonResourceAttributes or resourceAttributes must be specified"
 
@@ -49,4 +57,42 @@ def create_self_subject_access_review(ctx: RequestContext, body: Any) -> Object:
                                                             attributes.get("verb", ""))
     review["metadata"] = {"creationTimestamp": None}
     review["status"] = {"allowed": allowed}
+    return review
+
+
+def create_self_subject_review(ctx: RequestContext, body: Any) -> Object:
+    decode_body(body, ctx.served.info, ctx.served.schema)
+    ctx.enter("storage")  # (nothing is stored)
+    user = ctx.user
+    info: Object = {"username": user.name}
+    if user.uid:
+        info["uid"] = user.uid
+    if user.groups:
+        info["groups"] = list(user.groups)
+    if user.extra:
+        info["extra"] = {key: list(values) for key, values in user.extra}
+    return {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"creationTimestamp": None}, "status": {"userInfo": info}}
+
+
+def create_self_subject_rules_review(ctx: RequestContext, body: Any) -> Object:
+    review = decode_body(body, ctx.served.info, ctx.served.schema)
+    namespace = (review.get("spec") or {}).get("namespace") or ""
+    if not namespace:
+        raise bad_request("no namespace on request")
+    ctx.enter("storage")  # (nothing is stored: RBAC lists the rules)
+    resource_rules, non_resource_rules = [], []
+    for rule in ctx.server.authorizer.rules_for(ctx.user, namespace):
+        verbs = list(rule.get("verbs") or [])
+        if rule.get("resources"):
+            entry: Object = {"verbs": verbs, "apiGroups": list(rule.get("apiGroups") or []),
+                             "resources": list(rule["resources"])}
+            if rule.get("resourceNames"):
+                entry["resourceNames"] = list(rule["resourceNames"])
+            resource_rules.append(entry)
+        if rule.get("nonResourceURLs"):
+            non_resource_rules.append({"verbs": verbs, "nonResourceURLs": list(rule["nonResourceURLs"])})
+    review["metadata"] = {"creationTimestamp": None}
+    review["status"] = {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules,
+                        "incomplete": False}
     return review

@@ -116,6 +116,11 @@ MESSAGES: dict[str, _F] = {
                            4: ("version", "str", ""), 5: ("resource", "str", ""),
                            6: ("subresource", "str", ""), 7: ("name", "str", "")},
     "NonResourceAttributes": {1: ("path", "str", ""), 2: ("verb", "str", "")},
+    "SelfSubjectRulesReview": {1: ("metadata", "ObjectMeta", ""),
+                               2: ("spec", "SelfSubjectRulesReviewSpec", "")},
+    "SelfSubjectRulesReviewSpec": {1: ("namespace", "str", "")},
+    # authentication/v1 (`kubectl auth whoami` sends one with nothing in it)
+    "SelfSubjectReview": {1: ("metadata", "ObjectMeta", "")},
     # rbac/v1
     "Role": {1: ("metadata", "ObjectMeta", ""), 2: ("rules", "PolicyRule", "rep")},
     "ClusterRole": {1: ("metadata", "ObjectMeta", ""), 2: ("rules", "PolicyRule", "rep")},
