@@ -78,8 +78,9 @@ typecheck: venv
 contracts: venv
 	$(BIN)/lint-imports
 
+# One worker per core, each test file on one worker (its module fixtures stay together).
 pytest: venv
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 test: lint typecheck contracts pytest
 

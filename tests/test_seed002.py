@@ -9,6 +9,7 @@ before its output on the same pipe, so each command's output is read after its l
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,12 @@ def _sections(output: str) -> list[tuple[str, list[str]]]:
             sections.append((line[3:], []))
         elif sections:
             sections[-1][1].append(line)
+    # bash -x traces both ends of a pipeline (`kubectl ... | grep ...`) as they start, in either
+    # order, so the pipeline's output follows whichever came last: when the filter's line came
+    # first, its output is under the kubectl line right after it.
+    for (cmd, out), (_, next_out) in itertools.pairwise(sections):
+        if cmd.startswith(("grep ", "tail ")) and not out:
+            out.extend(next_out)
     return sections
 
 
@@ -90,10 +97,7 @@ def test_commands_sh_shows_the_anatomy_and_the_reconciliation_loop(served: Serve
     names_after = {row[0] for row in after_delete if row[2] != "Terminating"}
     assert len(names_after) == 3 and victim not in names_after, after_delete
     # The events, in order: each pod scheduled, its image pulled, its container started.
-    # bash -x traces both ends of `kubectl get events | tail -15` as they start, in either order,
-    # so the output follows whichever of the two lines came last.
-    events = [line for cmd, out in sections
-              if cmd.startswith(("tail -15", "kubectl -n step02 get events")) for line in out]
+    events = next(out for cmd, out in sections if cmd.startswith("tail -15"))
     reasons = [row[2] for row in _rows(events)]
     assert {"Scheduled", "Started"} <= set(reasons) and ("Pulled" in reasons or "Pulling" in reasons), events
     # Scaled to zero, the pods really go.
