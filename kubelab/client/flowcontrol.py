@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubelab.client.workqueue.default_rate_limiters import BucketRateLimiter
+from kubelab.client.rate import Limiter
 from kubelab.sim.clock import Clock
 
 __all__ = ["DEFAULT_BURST", "DEFAULT_QPS", "EXTRA_LONG_THROTTLE_LATENCY", "LONG_THROTTLE_LATENCY",
@@ -67,14 +67,14 @@ class TokenBucketRateLimiter:
 
     def __init__(self, clock: Clock, qps: float, burst: int) -> None:
         self.clock = clock
-        self._bucket = BucketRateLimiter(clock, qps, burst)
+        self._bucket = Limiter(clock, qps, burst)
         self.qps, self.burst = qps, burst
         self.waits = 0        # requests that had to wait
         self.waited = 0.0     # the seconds they waited, in all
         self.longest = 0.0    # the longest single wait
 
     def wait(self) -> float:
-        delay = self._bucket.when(None)
+        delay = self._bucket.reserve()
         if delay > 0:
             self.waits += 1
             self.waited += delay
