@@ -329,6 +329,15 @@ GraphView(object_graph(c), title="after --cascade=orphan")
 # and crash the controller manager in the middle of a rollout: while it is down, nothing moves
 # (pods keep running: the data plane does not need the control plane), and when it restarts it
 # relists everything and carries on exactly where the objects say it should.
+#
+# The second table is the controllers' work: each runs upstream's number of workers (5 for
+# ReplicaSets and Deployments), and each sync takes 5 virtual ms. Each controller's client waits
+# for its rate limit, kube-controller-manager's `--kube-api-qps 20 --kube-api-burst 30`: scale
+# to 50 and the ReplicaSet controller's creates wait for their tokens. While a worker waits,
+# the events of its pods pile up in the queue and become one sync. A wait over a second (60
+# creates at once: the 51st waits 1.05 s) is in the trace, `c2.trace.filter(verb="throttled")`,
+# in client-go's words: `Waited for 1.05s due to client-side throttling, not priority and
+# fairness, ...`.
 
 # %%
 c2, hollow2 = new_cluster(seed=7)
@@ -371,6 +380,8 @@ ControllersPanel(c2, hollow=hollow2, step=2.0)
 # # stop the controller manager (a static pod), then start it again:
 # docker exec learn-control-plane mv /etc/kubernetes/manifests/kube-controller-manager.yaml /root/
 # docker exec learn-control-plane mv /root/kube-controller-manager.yaml /etc/kubernetes/manifests/
+# kubectl scale deployment web --replicas=200     # then look for client-side throttling:
+# kubectl -n kube-system logs kube-controller-manager-learn-control-plane | grep "client-side throttling"
 # ```
 #
 # Where kubelab simplifies: its controller manager runs the ReplicaSet, Deployment, garbage

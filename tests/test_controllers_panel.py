@@ -65,3 +65,24 @@ def test_panel_states_its_start_and_says_that_a_restart_needs_time() -> None:
         "restart controller-manager: controller-manager restarted: it relists everything and acts "
         "only as virtual time runs (run 2 s)")
     assert len(panel.actions.lines()) == 3
+
+
+def test_panel_shows_each_controllers_work_and_the_throttling_message() -> None:
+    c = cluster(nodes=2)
+    c.apply(deployment(replicas=2))
+    settle(c)
+    panel = ControllersPanel(c, hollow=True, graph=False)
+    # At start the shared informers' LISTs and WATCHes (two requests per kind, on the manager's
+    # own 20/30 bucket) wait about a second, as kube-controller-manager's log shows on kind; two
+    # pods make no controller wait.
+    assert "GET:" in panel.throttling() and "POST:" not in panel.throttling()
+    assert {r[0]: r for r in panel.controller_rows()}["replicaset-controller"][5] == 0
+    panel.replicas.max = 100
+    panel.scale(80)  # 80 creates at 20/30: the ReplicaSet controller's client waits
+    panel.run(1)
+    rows = {r[0]: r for r in panel.controller_rows()}
+    assert rows["replicaset-controller"][1] == 5 and rows["replicaset-controller"][4] == "20/30"
+    assert rows["replicaset-controller"][5] > 0 and rows["deployment-controller"][5] == 0
+    assert "due to client-side throttling, not priority and fairness, request: POST:" in panel.throttling()
+    panel.refresh()
+    assert "client-side throttling" in panel.status.value and "qps/burst" in panel.status.value

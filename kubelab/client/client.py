@@ -6,6 +6,11 @@ API server (docs/ARCHITECTURE.md section 1); a Cluster passes it a connection to
 test can pass a fake. Each component gets its own Client with its own bearer token, so RBAC and
 the audit log see who did what.
 
+Each client may hold client-go's token bucket (kubelab/client/flowcontrol.py): every request
+first takes a token, and the instant its token comes is kept in `throttled_until`, which the
+caller charges on the clock (a controller's worker stays busy for it); a wait over a second is said in
+the trace with client-go's words.
+
 A client knows only its own round trips (kubelab.api.request): the answer and how long it took,
 the server's error, or the connection's. It never asks what is behind its connection.
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError, bad_request
@@ -33,6 +39,13 @@ from kubelab.api.request import (
     WatchHandle,
 )
 from kubelab.api.resources import ResourceInfo, ResourceTable
+from kubelab.client.flowcontrol import (
+    EXTRA_LONG_THROTTLE_LATENCY,
+    ThrottledLogger,
+    TokenBucketRateLimiter,
+    throttle_message,
+)
+from kubelab.sim.trace import Trace
 
 # ConnectionRefused is the connection's error (kubelab.api.request); it is named here too, where
 # a caller of the client catches it.
@@ -43,6 +56,7 @@ class Client:
     def __init__(
         self, api: API, token: str = "", *, user_agent: str = "", resources: ResourceTable | None = None,
         server: str = DEFAULT_SERVER, impersonate: Impersonation | None = None,
+        rate_limiter: TokenBucketRateLimiter | None = None, trace: Trace | None = None,
     ) -> None:
         self.api = api
         self.server = server  # the kubeconfig's cluster.server
@@ -55,6 +69,24 @@ class Client:
         # How long this client's last round trip took, in virtual seconds, as its answer said
         # (kubelab.api.request.Response): what a client with a deadline compares with it.
         self.last_latency = 0.0
+        # rest.Config.RateLimiter: None sends at once (kubectl's client here, a test's fake).
+        self.rate_limiter = rate_limiter
+        self.trace = trace
+        # The virtual seconds this client's requests waited for their tokens, in all, and the
+        # instant the last one's token comes: a caller on the clock compares it before and
+        # after its work and stays busy until then (requests sent at one virtual instant wait
+        # as goroutines that started together: each reservation comes after the one before).
+        self.waited = 0.0
+        self.throttled_until = 0.0
+        self._throttled_logger = ThrottledLogger(rate_limiter.clock) if rate_limiter else None
+
+    def with_rate_limiter(self, rate_limiter: TokenBucketRateLimiter | None) -> Client:
+        """A client with the same connection and identity and its own token bucket, as each
+        clientset built from one rest.Config gets (kube-controller-manager's ClientBuilder
+        gives every controller its own)."""
+        return Client(self.api, self.token, user_agent=self.user_agent, resources=self.resources,
+                      server=self.server, impersonate=self.impersonate, rate_limiter=rate_limiter,
+                      trace=self.trace)
 
     @classmethod
     def from_kubeconfig(cls, path: str | Path, *, context: str = "",
@@ -74,7 +106,8 @@ class Client:
         """This client, asking to act as `wanted` (kubectl --as): the same connection, token
         and resource table."""
         return Client(self.api, self.token, user_agent=self.user_agent, resources=self.resources,
-                      server=self.server, impersonate=wanted)
+                      server=self.server, impersonate=wanted, rate_limiter=self.rate_limiter,
+                      trace=self.trace)
 
     # ------------------------------------------------------------------ resolving resources
 
@@ -130,10 +163,26 @@ class Client:
 
     # ------------------------------------------------------------------ verbs
 
+    def _throttle(self, request: Request) -> None:
+        """rest.Request.tryThrottleWithInfo: wait for a token (virtually), and say a long wait."""
+        if self.rate_limiter is None:
+            return
+        wait = self.rate_limiter.wait()
+        if wait <= 0:
+            return
+        self.waited += wait
+        self.throttled_until = max(self.throttled_until, self.rate_limiter.clock.now + wait)
+        if wait > EXTRA_LONG_THROTTLE_LATENCY and self.trace is not None and \
+                self._throttled_logger is not None and self._throttled_logger.attempt_to_log():
+            self.trace.record(self.user_agent, "throttled", request.path,
+                              message=throttle_message(wait, _http_verb(request),
+                                                       self.server + _request_uri(request)))
+
     def _send(self, request: Request) -> Object:
         request.token, request.user_agent = self.token, self.user_agent
         if self.impersonate:
             request.impersonate = self.impersonate
+        self._throttle(request)
         self.requests += 1
         self.last_latency = 0.0
         try:
@@ -261,6 +310,7 @@ class Client:
         request.token, request.user_agent = self.token, self.user_agent
         if self.impersonate:
             request.impersonate = self.impersonate
+        self._throttle(request)
         self.requests += 1
         return self.api.watch(request, on_event, on_close)
 
@@ -271,3 +321,20 @@ def _meta_string(obj: Object, field: str) -> str:
     meta = obj.get("metadata")
     value = meta.get(field) if isinstance(meta, dict) else None
     return value if isinstance(value, str) else ""
+
+
+_HTTP_VERBS = {"create": "POST", "update": "PUT", "patch": "PATCH", "delete": "DELETE"}
+
+
+def _http_verb(request: Request) -> str:
+    return _HTTP_VERBS.get(request.verb, "GET")
+
+
+def _request_uri(request: Request) -> str:
+    """The path and the query client-go's r.URL() would carry (the message's request part)."""
+    query = [(k, v) for k, v in (("labelSelector", request.label_selector),
+                                 ("fieldSelector", request.field_selector),
+                                 ("limit", str(request.limit) if request.limit else ""),
+                                 ("resourceVersion", request.resource_version),
+                                 ("watch", "true" if request.verb == "watch" else "")) if v]
+    return request.path + ("?" + urlencode(sorted(query)) if query else "")  # url.Values.Encode

@@ -40,6 +40,9 @@ class ComponentContext:
     # For a replicated scheduler or controller manager: run only while holding the Lease
     # (kubelab.client.leaderelection); None runs at once, as --leader-elect=false does.
     leader_election: LeaderElectionConfiguration | None = None
+    # Virtual seconds one controller sync takes (kubelab/client/controller_loop.py); None: the
+    # loop's DEFAULT_SYNC_COST. Cluster(sync_cost=...) sets it; 0 makes syncs free.
+    sync_cost: float | None = None
 
     def recorder(self, component: str | None = None, host: str = "") -> EventRecorder:
         """An EventRecorder whose events name this component as their source."""

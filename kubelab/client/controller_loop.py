@@ -12,8 +12,16 @@ next event, resync or relist for that key.
 (The file is not called controller.py: in client-go that name is tools/cache/controller.go,
 the loop inside an informer. This one is the worker loop of sample-controller's controller.go.)
 
-Workers are callbacks on the simulated clock. `cost` is the virtual seconds one sync takes, so
-a slow controller (or a slow API) makes queueing delay visible.
+Workers are callbacks on the simulated clock, as many as upstream's controller starts
+goroutines (ConcurrentReplicaSetSyncs 5, ...). A sync takes virtual time, so that events close
+together coalesce in the queue as they do behind a busy Go worker. The cost model
+(docs/ARCHITECTURE.md, "Work takes time"): a worker stays busy, holding its key, for
+
+    cost (DEFAULT_SYNC_COST, 5 ms: a sync's own work and its round trips)
+    + the wait for its last request's client-side rate-limit token (kubelab/client/flowcontrol.py)
+
+measured from when the sync started (a sync runs at one virtual instant). cost 0 and a client
+without a rate limiter give the old behaviour: a sync takes no time at all.
 """
 
 from __future__ import annotations
@@ -22,13 +30,16 @@ from collections.abc import Callable
 from typing import Any
 
 from kubelab.api.errors import ApiError
+from kubelab.client.client import Client
 from kubelab.client.indexer import meta_namespace_key_func
 from kubelab.client.shared_informer import ResourceEventHandler
 from kubelab.client.workqueue import RateLimitingQueue, default_controller_rate_limiter
 from kubelab.sim.clock import Clock
 from kubelab.sim.trace import Trace
 
-__all__ = ["Controller", "SyncHandler", "enqueue_handler"]
+__all__ = ["DEFAULT_SYNC_COST", "Controller", "SyncHandler", "enqueue_handler"]
+
+DEFAULT_SYNC_COST = 0.005  # virtual seconds one sync takes, besides its throttling waits
 
 SyncHandler = Callable[[str], None]
 
@@ -41,16 +52,24 @@ class Controller:
         clock: Clock,
         *,
         workers: int = 1,
-        cost: float = 0.0,
+        cost: float | None = None,
         trace: Trace | None = None,
         queue: RateLimitingQueue[str] | None = None,
+        client: Client | None = None,
     ) -> None:
+        """cost: virtual seconds per sync (None: DEFAULT_SYNC_COST); client: the client the
+        sync handler sends with, whose rate-limit waits the worker is charged."""
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
+        cost = DEFAULT_SYNC_COST if cost is None else cost
+        if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not cost >= 0:
+            raise ValueError(f"cost must be a number of seconds >= 0, got {cost!r}")
         self.name = name
         self.sync_handler = sync_handler
         self.clock = clock
-        self.cost = cost
+        self.cost = float(cost)
+        self.client = client
+        self.workers = workers
         self.trace = trace
         if queue is None:
             queue = RateLimitingQueue(clock, default_controller_rate_limiter(clock), name=name)
@@ -58,6 +77,7 @@ class Controller:
         self._idle = workers
         self.syncs = 0          # sync_handler calls
         self.errors = 0         # ... that failed and were requeued with backoff
+        self.throttled = 0.0    # virtual seconds its workers waited for rate-limit tokens
         self._running = False
 
     # ------------------------------------------------------------------ wiring
@@ -98,6 +118,7 @@ class Controller:
         if shutdown or key is None:
             return False
         self.syncs += 1
+        until = self.client.throttled_until if self.client is not None else 0.0
         try:
             self.sync_handler(key)
         except Exception as err:  # a failed sync is retried later, never fatal to the loop
@@ -109,7 +130,11 @@ class Controller:
             failed = True
         else:
             failed = False
-        self.clock.call_later(self.cost, self._finish, key, failed)
+        throttled = 0.0
+        if self.client is not None and self.client.throttled_until > until:
+            throttled = max(0.0, self.client.throttled_until - self.clock.now)
+        self.throttled += throttled
+        self.clock.call_later(self.cost + throttled, self._finish, key, failed)
         return True
 
     def _finish(self, key: str, failed: bool) -> None:

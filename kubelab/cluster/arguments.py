@@ -8,7 +8,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["check_arguments", "check_component", "check_nodes"]
+from kubelab.client.flowcontrol import ClientConnection
+
+__all__ = ["check_arguments", "check_client_connections", "check_component", "check_nodes"]
 
 
 def _kind(value: object) -> str:
@@ -87,3 +89,35 @@ def check_component(name: str, component: object, replaced: bool) -> None:
         source = f"replace[{name!r}]" if replaced else f"the constructor of {name}"
         raise TypeError(f"{source} returned {_kind(component)} {component!r}, not a component: it "
                         f"has no {' or '.join(f'{m}()' for m in missing)}")
+
+
+def check_client_connections(table: object, known: Iterable[str], sync_cost: object
+                             ) -> dict[str, ClientConnection]:
+    """client_connection: component name -> ClientConnection or {"qps": ..., "burst": ...};
+    sync_cost: None or a number of seconds >= 0."""
+    if sync_cost is not None and (isinstance(sync_cost, bool) or not isinstance(sync_cost, (int, float))):
+        raise TypeError(f"sync_cost must be a number of seconds, got {_kind(sync_cost)} {sync_cost!r}")
+    if sync_cost is not None and not (math.isfinite(sync_cost) and sync_cost >= 0):
+        raise ValueError(f"sync_cost must be a finite number of seconds >= 0, got {sync_cost!r}")
+    if table is None:
+        return {}
+    if not isinstance(table, Mapping):
+        raise TypeError(f"client_connection must be a dict of component name -> ClientConnection "
+                        f"or {{'qps': ..., 'burst': ...}}, got {_kind(table)} {table!r}")
+    known = set(known)
+    checked: dict[str, ClientConnection] = {}
+    for name, value in table.items():
+        if name not in known:
+            raise ValueError(f"client_connection: unknown component {name!r}; known: "
+                             f"{', '.join(sorted(known))}")
+        if isinstance(value, Mapping):
+            extra = set(value) - {"qps", "burst"}
+            if extra:
+                raise ValueError(f"client_connection[{name!r}]: unknown field(s) {sorted(extra)}; "
+                                 f"known: qps, burst")
+            value = ClientConnection(**value)
+        if not isinstance(value, ClientConnection):
+            raise TypeError(f"client_connection[{name!r}] must be a ClientConnection or a dict, got "
+                            f"{_kind(value)} {value!r}")
+        checked[name] = value
+    return checked

@@ -23,9 +23,16 @@ from kubelab.apiserver.flowcontrol.maxinflight import MaxInFlightFilter
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.client.component import Component, ComponentContext
+from kubelab.client.flowcontrol import ClientConnection
 from kubelab.client.leaderelection.config import LeaderElectionConfiguration
-from kubelab.cluster.arguments import check_arguments, check_component, check_nodes
+from kubelab.cluster.arguments import (
+    check_arguments,
+    check_client_connections,
+    check_component,
+    check_nodes,
+)
 from kubelab.cluster.components import (
+    CLIENT_CONNECTIONS,
     COMPONENTS,
     HOLLOW_KUBELET,
     ComponentDescriptor,
@@ -120,6 +127,12 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         control-plane node per API server beside the `nodes` workers, the control plane as
         static pods on it, the kube-proxy and kindnet DaemonSets, coredns behind kube-dns.
         `kubelab serve` turns it on; False (the default) keeps today's cluster and traces.
+    client_connection: a component's client-side rate limit (its component config's qps and
+        burst), e.g. {"controller-manager": {"qps": 100, "burst": 100}}; the others keep
+        upstream's defaults (kubelab/cluster/components.py CLIENT_CONNECTIONS); a qps below 0
+        turns the limiter off (kubelab/client/flowcontrol.py).
+    sync_cost: virtual seconds one controller sync takes (kubelab/client/controller_loop.py,
+        5 ms by default); 0 makes syncs free, as before.
     """
 
     def __init__(
@@ -139,12 +152,17 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         hollow: bool = False,
         apf: bool | str = False,
         anatomy: bool = False,
+        client_connection: dict[str, ClientConnection | dict[str, float]] | None = None,
+        sync_cost: float | None = None,
     ) -> None:
         check_arguments(nodes=nodes, seed=seed, components=components, realtime=realtime,
                         speed=speed, max_request_bytes=max_request_bytes, replace=replace,
                         replicas=replicas, store=store, etcd_members=etcd_members, hollow=hollow)
         if not isinstance(anatomy, bool):
             raise TypeError(f"anatomy must be True or False, got {type(anatomy).__name__} {anatomy!r}")
+        self.client_connections = {**CLIENT_CONNECTIONS, **check_client_connections(
+            client_connection, CLIENT_CONNECTIONS, sync_cost)}
+        self.sync_cost = sync_cost
         self.seed = seed
         self.hollow = hollow
         self.anatomy = anatomy
@@ -307,7 +325,9 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         def start() -> Component:
             # A kubelet reaches the API server over its node's network link (faults.partition).
             api = self.faults.node_link(node_name) if node is not None else self.endpoint(name)
-            client = Client(api, self.apiserver.token_for(user), user_agent=name)
+            connection = self.client_connections.get(descriptor.name)
+            client = Client(api, self.apiserver.token_for(user), user_agent=name, trace=self.trace,
+                            rate_limiter=connection.rate_limiter(self.clock) if connection else None)
             election = None
             if elect:  # makeLeaderElectionConfig: hostname + "_" + a new uuid per process
                 election = LeaderElectionConfiguration(f"{name}_{new_uid(self.rand)}",
@@ -316,7 +336,7 @@ class Cluster(ReplicaWiring, AnatomyWiring):
                 self._owners[election.identity] = name
             context = ComponentContext(name, client, self.clock, self.rand, self.trace,
                                        copy.deepcopy(node) if node is not None else None,
-                                       leader_election=election)
+                                       leader_election=election, sync_cost=self.sync_cost)
             component = build(descriptor, constructor, context,
                               deps if node is not None else None)
             kind = self._replica_of.get(name, name.split("/")[0])

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kubelab.api import Object
 from kubelab.client.component import Component, ComponentContext
+from kubelab.client.flowcontrol import ClientConnection
 from kubelab.controllers import ControllerManager
 from kubelab.kubelet import Kubelet
 from kubelab.kubelet.hollow import HollowKubelet
@@ -24,7 +25,7 @@ from kubelab.proxy import KubeProxy
 from kubelab.proxy.iptables import IPTables
 from kubelab.scheduler import Scheduler
 
-__all__ = ["COMPONENTS", "PER_NODE", "ComponentDescriptor", "NodeDependencies", "build"]
+__all__ = ["CLIENT_CONNECTIONS", "COMPONENTS", "PER_NODE", "ComponentDescriptor", "NodeDependencies", "build"]
 
 # The constructor of a descriptor: (ctx) for the control plane, (ctx, runtime) for a kubelet,
 # (ctx, iptables) for kube-proxy. A class or any function returning a component.
@@ -51,6 +52,19 @@ COMPONENTS: dict[str, ComponentDescriptor] = {
         ComponentDescriptor("controller-manager", "system:kube-controller-manager", ControllerManager),
         ComponentDescriptor("kube-proxy", "system:kube-proxy", KubeProxy, per_node=True),
     )
+}
+# Each component's client-side rate limit as its component config sets it by default
+# (Cluster(client_connection={...}) changes one): kube-scheduler's clientConnection
+# (pkg/scheduler/apis/config/v1 defaults.go: 50/100), kubelet's kubeAPIQPS/kubeAPIBurst
+# (pkg/kubelet/apis/config/v1beta1/defaults.go: 50/100), kube-controller-manager's
+# --kube-api-qps/--kube-api-burst (its generic component config: 20/30) and kube-proxy's
+# clientConnection (pkg/proxy/apis/config/v1alpha1/defaults.go: 5/10). A component of your own
+# (c.add_component) gets none unless it asks for one.
+CLIENT_CONNECTIONS: dict[str, ClientConnection] = {
+    "scheduler": ClientConnection(50, 100),
+    "kubelet": ClientConnection(50, 100),
+    "controller-manager": ClientConnection(20, 30),
+    "kube-proxy": ClientConnection(5, 10),
 }
 PER_NODE = tuple(name for name, d in COMPONENTS.items() if d.per_node)
 HOLLOW_KUBELET = ComponentDescriptor("kubelet", "system:node:{node}", HollowKubelet, per_node=True)

@@ -7,6 +7,10 @@ the Deployment controller and the garbage collector hold one cache of pods betwe
 one LIST and one WATCH. Nothing runs until every informer has synced (WaitForCacheSync): a
 controller acting on a half-filled cache would, say, create pods that already exist.
 
+The shared informers have the manager's own client; each controller gets its own, with its own
+token bucket at the same --kube-api-qps/--kube-api-burst (20/30), as ControllerContext's
+ClientBuilder.ClientOrDie(name) builds one clientset per controller.
+
 A crash (stop) loses the caches, queues and expectations; the restarted manager relists.
 
 With leader election (ctx.leader_election: replicas, or --leader-elect) the manager first wins
@@ -16,10 +20,12 @@ OnStartedLeading, so a follower holds no caches. Losing the Lease stops it (upst
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
 from kubelab.client.component import ComponentContext
+from kubelab.client.flowcontrol import ClientConnection
 from kubelab.client.leaderelection.component import start_leader_election
 from kubelab.client.leaderelection.leaderelection import LeaderElector
 from kubelab.client.shared_informer import SharedInformerFactory
@@ -57,7 +63,7 @@ class ControllerManager:
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand,
                                                trace=ctx.trace, name=ctx.name)
         self.controllers: dict[str, Controller] = {
-            name: CONTROLLERS[name].init_func(ctx, self.informers) for name in names}
+            name: CONTROLLERS[name].init_func(_client_or_die(ctx), self.informers) for name in names}
         self.running = False
         self._poll: Timer | None = None
         self.elector: LeaderElector | None = None
@@ -114,3 +120,10 @@ class ControllerManager:
     def __repr__(self) -> str:
         state = "running" if self.running else "waiting for caches"
         return f"<ControllerManager {state}: {', '.join(self.controllers)}>"
+
+
+def _client_or_die(ctx: ComponentContext) -> ComponentContext:
+    """A controller's context: the manager's, with a client of its own token bucket."""
+    limiter = ctx.client.rate_limiter
+    own = None if limiter is None else ClientConnection(limiter.qps, limiter.burst).rate_limiter(ctx.clock)
+    return dataclasses.replace(ctx, client=ctx.client.with_rate_limiter(own))

@@ -3,9 +3,11 @@
 Scale it, change its image (a rollout), roll it back, delete one of its pods, crash and
 restart the controller manager in the middle of it all, and let virtual time pass. The panel
 shows the ReplicaSets (revision, desired, current, ready, available), the object graph and
-the controllers' latest events. Every control calls a plain method, so tests and learners can
-drive it without a browser; each action goes through kubectl or kubelab.cluster.faults, as a person
-at a terminal would.
+the controllers' latest events, and each controller's work: its workers, syncs, the keys queued,
+its client's rate limit (qps/burst), how many requests waited for a token and for how long, and
+the manager's latest client-side throttling message, in client-go's words. Every control calls
+a plain method, so tests and learners can drive it without a browser; each action goes through
+kubectl or kubelab.cluster.faults, as a person at a terminal would.
 """
 
 from __future__ import annotations
@@ -138,6 +140,30 @@ class ControllersPanel:
                          int(st.get("readyReplicas", 0)), int(st.get("availableReplicas", 0))))
         return rows
 
+    def controller_rows(self) -> list[tuple[str, int, int, int, str, int, float]]:
+        """(controller, workers, syncs, queued, qps/burst, throttled requests, seconds waited)
+        for the Deployment and ReplicaSet controllers of the running manager."""
+        manager = self.cluster.components.get(COMPONENT)
+        rows: list[tuple[str, int, int, int, str, int, float]] = []
+        for name in CONTROLLERS:
+            controller = manager.controllers.get(name) if manager is not None else None
+            loop = getattr(controller, "controller", None)
+            if loop is None:
+                continue
+            limiter = loop.client.rate_limiter if loop.client is not None else None
+            limit = f"{limiter.qps:g}/{limiter.burst}" if limiter is not None else "none"
+            rows.append((name, loop.workers, loop.syncs, len(loop.queue), limit,
+                         limiter.waits if limiter is not None else 0,
+                         round(limiter.waited, 3) if limiter is not None else 0.0))
+        return rows
+
+    def throttling(self) -> str:
+        """The controller manager's latest "Waited for ... due to client-side throttling"."""
+        for record in reversed(list(self.cluster.trace)):
+            if record.verb == "throttled" and record.component == COMPONENT:
+                return f"t={record.time:.1f}s {record.detail.get('message', '')}"
+        return ""
+
     def refresh(self) -> None:
         cm = "running" if COMPONENT in self.cluster.components else "<b style='color:#c0392b'>DOWN</b>"
         rows = [[f"<code>{html.escape(r[0])}</code>", *(str(v) for v in r[1:])]
@@ -151,7 +177,11 @@ class ControllersPanel:
             f"<b>t={self.cluster.clock.now:.1f}s</b> · controller-manager {cm} · "
             f"<code>{html.escape(str(rollout))}</code>"
             + html_table(["ReplicaSet", "revision", "desired", "current", "ready", "available"], rows,
-                         escape=False) + f"<ul>{lines}</ul>")
+                         escape=False)
+            + html_table(["controller", "workers", "syncs", "queued", "qps/burst", "throttled",
+                          "waited (s)"], [[str(v) for v in r] for r in self.controller_rows()])
+            + (f"<code>{html.escape(throttled)}</code>" if (throttled := self.throttling()) else "")
+            + f"<ul>{lines}</ul>")
         if self.show_graph:
             graph = object_graph(self.cluster, namespace=self.namespace)
             try:

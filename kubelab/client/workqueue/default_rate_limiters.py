@@ -7,10 +7,10 @@ failure); forget(item), stop tracking it (it succeeded, or we gave up); num_requ
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable
 from typing import Protocol
 
+from kubelab.client.rate import Limiter
 from kubelab.sim.clock import Clock
 
 __all__ = [
@@ -97,49 +97,27 @@ class ItemFastSlowRateLimiter:
 
 
 class BucketRateLimiter:
-    """An overall token bucket, shared by all items (golang.org/x/time/rate.Limiter).
-
-    The bucket holds up to `burst` tokens and refills at `qps` tokens per second; it starts
-    full. when() is Reserve().Delay(): it always takes a token, going into debt if the bucket
-    is empty, and returns how long until that token would have been there. So the 101st
-    immediate request waits 0.1s at 10 qps, the 102nd 0.2s, and so on. Items are not tracked:
-    forget() does nothing and num_requeues() is 0.
+    """An overall token bucket, shared by all items (golang.org/x/time/rate.Limiter, in
+    kubelab/client/rate.py). when() always takes a token and says how long until it is there.
+    Items are not tracked: forget() does nothing and num_requeues() is 0.
     """
 
     def __init__(self, clock: Clock, qps: float = 10.0, burst: int = 100) -> None:
-        if not qps > 0 or burst < 1:
-            raise ValueError(f"a token bucket needs qps > 0 and burst >= 1, "
-                             f"got qps={qps}, burst={burst}")
-        self.qps = qps
-        self.burst = burst
-        self._clock = clock
-        self._tokens = float(burst)  # may go negative: reservations not yet covered
-        self._last = clock.now  # when _tokens was last brought up to date
+        self._limiter = Limiter(clock, qps, burst)
+        self.qps, self.burst = qps, burst
 
     def tokens(self) -> float:
         """Tokens available now (negative while reservations are outstanding)."""
-        return self._advance(self._clock.now)
+        return self._limiter.tokens()
 
     def when(self, item: Hashable) -> float:
-        now = self._clock.now
-        tokens = self._advance(now) - 1
-        self._tokens, self._last = tokens, now
-        if tokens >= 0 or math.isinf(self.qps):
-            return 0.0
-        return -tokens / self.qps
+        return self._limiter.reserve()
 
     def num_requeues(self, item: Hashable) -> int:
         return 0
 
     def forget(self, item: Hashable) -> None:
         pass
-
-    def _advance(self, now: float) -> float:
-        # rate.Limiter.advance: tokens refilled since _last, never more than the burst.
-        elapsed = max(0.0, now - self._last)
-        if math.isinf(self.qps):
-            return float(self.burst)
-        return min(float(self.burst), self._tokens + elapsed * self.qps)
 
 
 class MaxOfRateLimiter:

@@ -45,7 +45,8 @@ class ServiceController:
     def __init__(self, ctx: ComponentContext, informers: SharedInformerFactory, cloud: FakeCloud) -> None:
         self.ctx, self.client, self.cloud = ctx, ctx.client, cloud
         self.recorder = ctx.recorder("service-controller")
-        self.controller = Controller(self.NAME, self.sync_service, ctx.clock, trace=ctx.trace)
+        self.controller = Controller(self.NAME, self.sync_service, ctx.clock, trace=ctx.trace,
+                                     client=ctx.client, cost=ctx.sync_cost)  # ConcurrentServiceSyncs 1
         services, nodes = informers.informer_for("services"), informers.informer_for("nodes")
         self.service_lister, self.node_lister = services.lister, nodes.lister
         services.add_event_handler(self.controller.handler())

@@ -38,11 +38,12 @@ class DeploymentController:
     NAME = "deployment-controller"
 
     def __init__(self, ctx: ComponentContext, informers: SharedInformerFactory, *,
-                 workers: int = 5, cost: float = 0.0) -> None:
+                 workers: int = 5, cost: float | None = None) -> None:
         self.ctx, self.client, self.clock = ctx, ctx.client, ctx.clock
         self.recorder = ctx.recorder(self.NAME)
         self.controller = Controller(self.NAME, self.sync_deployment, ctx.clock, workers=workers,
-                                     cost=cost, trace=ctx.trace)
+                                     cost=ctx.sync_cost if cost is None else cost,
+                                     trace=ctx.trace, client=ctx.client)
         self.queue = self.controller.queue
         d_informer = informers.informer_for("deployments")
         rs_informer = informers.informer_for("replicasets")

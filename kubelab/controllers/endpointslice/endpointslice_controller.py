@@ -120,7 +120,7 @@ class EndpointSliceController:
         self.recorder = ctx.recorder(self.NAME)
         self.tracker = EndpointSliceTracker()
         self.controller = Controller(self.NAME, self.sync_service, ctx.clock, workers=workers,
-                                     trace=ctx.trace)
+                                     trace=ctx.trace, client=ctx.client, cost=ctx.sync_cost)
         self.queue = self.controller.queue
         services = informers.informer_for("services")
         pods = informers.informer_for("pods")

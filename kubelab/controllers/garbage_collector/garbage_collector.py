@@ -35,14 +35,15 @@ class GarbageCollector:
     NAME = "garbage-collector-controller"
 
     def __init__(self, ctx: ComponentContext, informers: SharedInformerFactory, *, workers: int = 20,
-                 cost: float = 0.0) -> None:
+                 cost: float | None = None) -> None:
         self.ctx, self.client = ctx, ctx.client
+        cost = ctx.sync_cost if cost is None else cost
         self.delete_controller = Controller("garbagecollector/attempt-to-delete",
                                             self._attempt_to_delete_worker, ctx.clock,
-                                            workers=workers, cost=cost, trace=ctx.trace)
+                                            workers=workers, cost=cost, trace=ctx.trace, client=ctx.client)
         self.orphan_controller = Controller("garbagecollector/attempt-to-orphan",
                                             self._attempt_to_orphan_worker, ctx.clock,
-                                            workers=workers, cost=cost, trace=ctx.trace)
+                                            workers=workers, cost=cost, trace=ctx.trace, client=ctx.client)
         self.graph = GraphBuilder(lambda n: self.delete_controller.queue.add(n.uid),
                                   lambda n: self.orphan_controller.queue.add(n.uid))
         # Monitors: one informer per deletable resource (GetDeletableResources: it supports

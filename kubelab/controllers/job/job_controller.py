@@ -99,11 +99,12 @@ class JobController:
         self.finalizer_expectations: dict[str, set[str]] = {}
         self.pod_backoff_store = BackoffStore()
         self.controller = Controller(self.NAME, self.sync_job, ctx.clock, workers=workers,
-                                     trace=ctx.trace)
+                                     trace=ctx.trace, client=ctx.client, cost=ctx.sync_cost)
         self.queue = self.controller.queue
         # orphanQueue: pods whose Job is gone (or finished) but which still have the finalizer.
         self.orphan_controller = Controller("job-orphan-pod", self.sync_orphan_pod, ctx.clock,
-                                            trace=ctx.trace)
+                                            trace=ctx.trace, client=ctx.client,
+                                            cost=ctx.sync_cost)
         job_informer = informers.informer_for("jobs")
         pod_informer = informers.informer_for("pods")
         self.job_indexer = job_informer.indexer

@@ -47,10 +47,11 @@ class NamespaceController:
     NAME = "namespace-controller"
 
     def __init__(self, ctx: ComponentContext, informers: SharedInformerFactory, *,
-                 workers: int = 10, cost: float = 0.0) -> None:
+                 workers: int = 10, cost: float | None = None) -> None:
         self.client, self.clock = ctx.client, ctx.clock
-        self.controller = Controller(self.NAME, self._sync, ctx.clock, workers=workers, cost=cost,
-                                     trace=ctx.trace)
+        self.controller = Controller(self.NAME, self._sync, ctx.clock, workers=workers,
+                                     cost=ctx.sync_cost if cost is None else cost,
+                                     trace=ctx.trace, client=ctx.client)
         informer = informers.informer_for("namespaces")
         self.lister = informer.lister
         informer.add_event_handler(self.controller.handler())

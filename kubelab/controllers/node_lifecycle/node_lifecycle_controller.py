@@ -49,6 +49,7 @@ __all__ = ["HOLLOW_NODE_ANNOTATION", "NOT_READY", "UNREACHABLE", "NodeLifecycleC
 
 HOLLOW_NODE_ANNOTATION = "kubelab.dev/hollow-node"
 NODE_NAME_INDEX = "spec.nodeName"
+NODE_UPDATE_WORKER_SIZE = 8  # nodeUpdateWorkerSize: the no-schedule tainting pass's workers
 
 
 @dataclass
@@ -85,7 +86,9 @@ class NodeLifecycleController:
         self.health: dict[str, NodeHealth] = {}
         self.known_nodes: dict[str, Object] = {}
         self.no_schedule = Controller(f"{self.NAME}/noschedule", self.do_no_schedule_tainting_pass,
-                                      ctx.clock, trace=ctx.trace)
+                                      ctx.clock, trace=ctx.trace,
+                                      workers=NODE_UPDATE_WORKER_SIZE, client=ctx.client,
+                                      cost=ctx.sync_cost)
         self.node_informer.add_event_handler(ResourceEventHandler(
             lambda n: self.no_schedule.queue.add(n["metadata"]["name"]),
             lambda _o, n: self.no_schedule.queue.add(n["metadata"]["name"])))

@@ -60,13 +60,15 @@ class ReplicaSetController:
     NAME = "replicaset-controller"
 
     def __init__(self, ctx: ComponentContext, informers: SharedInformerFactory, *,
-                 burst_replicas: int = BURST_REPLICAS, workers: int = 5, cost: float = 0.0) -> None:
+                 burst_replicas: int = BURST_REPLICAS, workers: int = 5,
+                 cost: float | None = None) -> None:
         self.ctx, self.client, self.clock = ctx, ctx.client, ctx.clock
         self.burst_replicas = burst_replicas
         self.expectations = UIDTrackingControllerExpectations(ctx.clock)
         self.pod_control = PodControl(ctx.client, ctx.recorder(self.NAME))
         self.controller = Controller(self.NAME, self.sync_replica_set, ctx.clock, workers=workers,
-                                     cost=cost, trace=ctx.trace)
+                                     cost=ctx.sync_cost if cost is None else cost,
+                                     trace=ctx.trace, client=ctx.client)
         self.queue = self.controller.queue
         rs_informer = informers.informer_for("replicasets")
         pod_informer = informers.informer_for("pods")

@@ -42,7 +42,8 @@ class TTLAfterFinishedController:
 
     def __init__(self, ctx: ComponentContext, informers: SharedInformerFactory) -> None:
         self.ctx, self.client, self.clock = ctx, ctx.client, ctx.clock
-        self.controller = Controller(self.NAME, self.process_job, ctx.clock, trace=ctx.trace)
+        self.controller = Controller(self.NAME, self.process_job, ctx.clock, trace=ctx.trace,
+                                     workers=5, client=ctx.client, cost=ctx.sync_cost)  # ConcurrentTTLSyncs
         self.queue = self.controller.queue
         informer = informers.informer_for("jobs")
         self.job_indexer = informer.indexer
