@@ -23,6 +23,7 @@ from typing import Any
 from kubelab.api import Object
 from kubelab.client.client import Client
 from kubelab.kubectl.common import KubectlError, Output, Verb, get_object
+from kubelab.kubectl.verbs import pod_for
 
 __all__ = ["ATTACH_WAIT", "VERBS", "WAIT_LIMIT"]
 
@@ -42,8 +43,8 @@ def _usage(verb: str) -> str:
 
 def _pod(client: Client, target: str, namespace: str) -> Object:
     kind, _, name = target.partition("/")
-    if name and kind not in ("pod", "pods", "po"):
-        raise KubectlError(f"cannot exec into {target}: kubelab's kubectl takes a pod")
+    if name and client.resource(kind).resource != "pods":  # the object's most active pod
+        name, _note = pod_for(client, client.resource(kind).resource, name, namespace)
     pod = get_object(client, client.resource("pods"), name or target, namespace)
     phase = (pod.get("status") or {}).get("phase")
     if phase in ("Succeeded", "Failed"):

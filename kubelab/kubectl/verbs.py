@@ -210,7 +210,7 @@ def _logs(client: Client, args: argparse.Namespace, now: float, stdin: str) -> s
     note = ""
     try:  # the Builder reads the object first; logs.go names the namespace when it is not there
         if info.resource != "pods":
-            name, note = _pod_for(client, info.resource, name, args.namespace)
+            name, note = pod_for(client, info.resource, name, args.namespace)
         else:
             get_object(client, info, name or target, args.namespace)
     except ApiError as err:
@@ -247,7 +247,7 @@ def _still_running(client: Client, name: str, namespace: str, container: str) ->
         and status.get("phase") in ("Pending", "Running"))
 
 
-def _pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[str, str]:
+def pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[str, str]:
     """logsforobject.go: the most active pod the object selects (podutils.ActivePods,
     reversed), and the stderr line kubectl prints when there was a choice."""
     if resource not in ("deployments", "replicasets", "services"):

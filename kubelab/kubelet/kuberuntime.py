@@ -262,7 +262,8 @@ class RuntimeManager:
                            stdin=bool(c_spec.get("stdin")), tty=bool(c_spec.get("tty")),
                            termination_message_path=str(c_spec.get("terminationMessagePath")
                                                         or "/dev/termination-log"),
-                           scripted=has_behavior(pod, c_spec, init=init))
+                           scripted=has_behavior(pod, c_spec, init=init),
+                           namespace=str(meta.get("namespace") or "default"))
 
     def _get(self, resource: str, namespace: str, name: str) -> Object | None:
         """The kubelet's ConfigMap and Secret managers: read through the API (get-on-use)."""

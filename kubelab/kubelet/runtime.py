@@ -348,8 +348,10 @@ class ContainerRuntime:
         c.process.start()
 
     def _context(self, c: Container, spec: ProcessSpec, *, tty: bool) -> ProcessContext:
+        sandbox = self.sandboxes.get(c.pod_uid)
         return ProcessContext(env=dict(spec.env), files=spec.files, hostname=spec.hostname,
-                              pod_uid=c.pod_uid, network=self.network,
+                              pod_uid=c.pod_uid, namespace=spec.namespace,
+                              pod_ip=sandbox.ip if sandbox is not None else "", network=self.network,
                               cpu_limit_millicores=spec.cpu_limit_millicores,
                               memory_limit_bytes=spec.memory_limit_bytes,
                               now=lambda: self.clock.now, tty=tty, image=c.image, restart=c.attempt)
@@ -391,7 +393,8 @@ class ContainerRuntime:
             return None
         ctx = c.context
         exec_ctx = ProcessContext(env=dict(ctx.env), files=ctx.files, hostname=ctx.hostname,
-                                  pod_uid=pod_uid, network=self.network,
+                                  pod_uid=pod_uid, namespace=ctx.namespace, pod_ip=ctx.pod_ip,
+                                  network=self.network,
                                   cpu_limit_millicores=ctx.cpu_limit_millicores,
                                   memory_limit_bytes=ctx.memory_limit_bytes, usage=ctx.usage,
                                   now=ctx.now, tty=tty, image=ctx.image, restart=ctx.restart)

@@ -31,7 +31,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kubelab.api import Object
-from kubelab.api.meta import EPOCH
 from kubelab.api.errors import (
     ApiError,
     ParseError,
@@ -42,6 +41,7 @@ from kubelab.api.errors import (
     invalid,
 )
 from kubelab.api.labels import selector_from_label_selector
+from kubelab.api.meta import EPOCH
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.admission.chain import CREATE
 from kubelab.apiserver.apis.schema import SCHEMAS
