@@ -262,6 +262,8 @@ class RuntimeManager:
                            stdin=bool(c_spec.get("stdin")), tty=bool(c_spec.get("tty")),
                            termination_message_path=str(c_spec.get("terminationMessagePath")
                                                         or "/dev/termination-log"),
+                           termination_message_policy=str(c_spec.get("terminationMessagePolicy")
+                                                          or "File"),
                            scripted=has_behavior(pod, c_spec, init=init),
                            namespace=str(meta.get("namespace") or "default"))
 

@@ -52,9 +52,12 @@ def _state(c: Container) -> Object:
     if c.state == RUNNING:
         return {"running": {"startedAt": _rfc3339(c.started_at)}}
     if c.state == EXITED:
-        return {"terminated": {"exitCode": c.exit_code, "reason": c.reason,
-                               "startedAt": _rfc3339(c.started_at),
-                               "finishedAt": _rfc3339(c.finished_at), "containerID": c.id}}
+        terminated = {"exitCode": c.exit_code, "reason": c.reason,
+                      "startedAt": _rfc3339(c.started_at),
+                      "finishedAt": _rfc3339(c.finished_at), "containerID": c.id}
+        if c.message:  # what it wrote to terminationMessagePath (or its log's tail)
+            terminated["message"] = c.message
+        return {"terminated": terminated}
     return {"waiting": {}}
 
 

@@ -149,6 +149,7 @@ class ProcessSpec:
     stdin: bool = False
     tty: bool = False
     termination_message_path: str = "/dev/termination-log"
+    termination_message_policy: str = "File"
     scripted: bool = False       # a kubelab.dev/behavior script decides its lifetime instead
     namespace: str = "default"   # the pod's (its resolver searches <namespace>.svc first)
 
