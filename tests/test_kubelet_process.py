@@ -159,7 +159,8 @@ def test_a_job_whose_command_exits_3_runs_to_its_backoff_limit() -> None:
                  {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", "exit 3"]}]}}}})
     c.apply({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"},
              "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
-                 {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", "sleep 3; echo 3.14"]}]}}}})
+                 {"name": "main", "image": "busybox:1.36",
+                  "command": ["sh", "-c", "sleep 3; echo 3.14"]}]}}}})
     c.run(120)
     failed = c.get("jobs", "fail")["status"]
     assert failed["failed"] == 3
@@ -233,7 +234,8 @@ def test_termination_message_from_the_file_or_the_log() -> None:
 def test_a_command_that_is_not_in_the_image_is_a_start_error() -> None:
     c = cluster()
     c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "typo"}, "spec": {
-        "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox", "command": ["ech0", "hi"]}]}})
+        "restartPolicy": "Never",
+        "containers": [{"name": "c", "image": "busybox", "command": ["ech0", "hi"]}]}})
     c.run(15)
     terminated = container_status(c, "typo")["state"]["terminated"]
     assert (terminated["exitCode"], terminated["reason"]) == (128, "StartError")
