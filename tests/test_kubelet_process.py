@@ -308,3 +308,26 @@ def test_a_missing_key_is_a_create_container_config_error(container: Object, mes
     assert (waiting["reason"], waiting["message"]) == ("CreateContainerConfigError", message)
     assert c.kubectl("get pod bad").splitlines()[1].split()[2] == "CreateContainerConfigError"
     assert any(e["reason"] == "Failed" and e["message"] == f"Error: {message}" for e in c.events())
+
+
+def test_a_sidecar_starts_before_the_app_restarts_when_it_exits_and_stops_with_the_job() -> None:
+    c = cluster()
+    c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "side"}, "spec": {
+        "restartPolicy": "Never",
+        "initContainers": [
+            {"name": "proxy", "image": "nginx:1.27", "restartPolicy": "Always"},
+            {"name": "flaky", "image": "busybox", "restartPolicy": "Always",
+             "command": ["sh", "-c", "sleep 5; exit 1"]}],
+        "containers": [{"name": "app", "image": "busybox",
+                        "command": ["sh", "-c", "wget -qO- localhost > /dev/null && sleep 30"]}]}})
+    c.run(15)
+    status = c.get("pods", "side")["status"]
+    assert status["phase"] == "Running"
+    flaky = status["initContainerStatuses"][1]
+    assert flaky["restartCount"] >= 1  # the pod's restartPolicy Never does not apply to it
+    c.run(40)
+    status = c.get("pods", "side")["status"]
+    app = status["containerStatuses"][0]["state"]["terminated"]
+    assert (status["phase"], app["exitCode"]) == ("Succeeded", 0)  # it reached its sidecar
+    assert not [x for x in c.runtimes["node-1"].running() if x.pod_uid == c.get(
+        "pods", "side")["metadata"]["uid"]]  # and the sidecars were stopped after it
