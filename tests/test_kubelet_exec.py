@@ -129,6 +129,10 @@ def test_kubectl_exec_prints_output_and_ends_with_the_commands_exit_code(cluster
     out = cluster.kubectl("exec web -- sh -c 'echo out; echo err >&2; exit 3'")
     assert (out, out.exit_code) == ("out\nerr\ncommand terminated with exit code 3", 3)
     assert cluster.kubectl("exec web -i -- cat", stdin="typed\n") == "typed"
+    missing = cluster.kubectl("exec web -- foo")
+    assert (missing, missing.exit_code) == (
+        'OCI runtime exec failed: exec failed: unable to start container process: exec: "foo": '
+        "executable file not found in $PATH: unknown\ncommand terminated with exit code 126", 126)
     slow = cluster.kubectl("exec web -- sh -c 'sleep 30; echo awake'")  # virtual time passes
     assert (slow, slow.exit_code) == ("awake", 0)
     assert cluster.kubectl("exec two -- hostname") == ('Defaulted container "a" out of: a, b, setup '

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -39,6 +39,7 @@ from typing import Any
 from kubelab.api.meta import EPOCH
 from kubelab.kubelet.process import (
     DEFAULT_APP,
+    IO,
     PROGRAMS,
     Attached,
     ContainerNetwork,
@@ -416,7 +417,8 @@ class ContainerRuntime:
                                   memory_limit_bytes=ctx.memory_limit_bytes, usage=ctx.usage,
                                   now=ctx.now, tty=tty, image=ctx.image, restart=ctx.restart)
         argv = list(command)
-        process = Process(self.clock, lambda io: run_argv(exec_ctx, argv, io),
+        run = run_argv if argv[0].rsplit("/", 1)[-1] in PROGRAMS else _exec_failed
+        process = Process(self.clock, lambda io: run(exec_ctx, argv, io),
                           stdin=stdin, tty=tty, max_buffer=MAX_EXEC_OUTPUT)
         c.execs = [p for p in c.execs if p.exit_code is None] + [process]
         self._record("exec", pod_uid, container=container, command=" ".join(command))
@@ -524,6 +526,14 @@ class ContainerRuntime:
     def _record(self, verb: str, pod_uid: str, **detail: Any) -> None:
         if self.trace is not None:
             self.trace.record(f"runtime/{self.node}", verb, pod_uid, **detail)
+
+
+def _exec_failed(ctx: ProcessContext, argv: list[str], io: IO) -> Generator[Any, Any, int]:
+    """What runc says when exec's binary is not in the image; kubectl shows it and exits 126."""
+    io.out(f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
+           f'"{argv[0]}": executable file not found in $PATH: unknown\n')
+    return 126
+    yield
 
 
 def termination_message(c: Container, code: int) -> str:
