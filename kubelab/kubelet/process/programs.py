@@ -22,7 +22,8 @@ words busybox 1.36 (and nginx, redis, postgres, curl) print:
 The shell (sh -c) has `;`, `&&`, `||`, `!`, `|` (the left side runs to its end first), `$VAR`,
 `${VAR}`, `$?`, `$$`, quoting, redirections to files and /dev/null (`> /dev/termination-log`
 writes the termination message), `while`/`until`/`for`/`if` with `[ ... ]`/`test` comparing
-strings and integers. Any other command: `sh: foo: not found`, exit 127.
+strings and integers (each turn of a loop takes at least 10 ms of virtual time, so a loop
+without `sleep` cannot stop the clock). Any other command: `sh: foo: not found`, exit 127.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from kubelab.kubelet.process.shell import (
 __all__ = ["PROGRAMS", "SERVERS", "Shell", "pid1", "run_argv", "serve_http", "term_exit_code"]
 
 Gen = Generator[Any, Any, int]
+LOOP_STEP = 0.01   # each turn of a while/until loop takes 10 ms of virtual time at least
 MiB = 1024 * 1024
 NGINX_WELCOME = (
     b"<!DOCTYPE html>\n<html>\n<head>\n<title>Welcome to nginx!</title>\n<style>\nhtml { "
@@ -149,7 +151,7 @@ class Shell:
                 if (cond == 0) == node.until or self.exiting is not None:
                     break
                 status = yield from self.run_list(node.body, io)
-                yield Sleep(0)  # a loop without sleep still lets the clock's other work run
+                yield Sleep(LOOP_STEP)  # a busy loop still lets virtual time (and the rest) go on
             return status
         if isinstance(node, If):
             for condition, body in node.branches:
