@@ -78,6 +78,8 @@ def test_sleep_and_loops_advance_on_the_virtual_clock() -> None:
     assert (out, code, ended) == ("a\nb\n", 4, 65.0)
     out, _, code, _ = run(["sh", "-c", "while true; do echo tick; sleep 10; done"], seconds=35)
     assert (out, code) == ("tick\n" * 4, None)
+    busy, _, code, _ = run(["sh", "-c", "while true; do echo x; done"], seconds=1)
+    assert code is None and 90 <= busy.count("x") <= 101  # 10 ms a turn: the clock still moves
 
 
 def test_stdin_reaches_cat_and_an_interactive_sh() -> None:
