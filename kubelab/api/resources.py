@@ -50,7 +50,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  subresources=("status",), name_rule="label"),
     ResourceInfo("nodes", "Node", namespaced=False, short_names=("no",), subresources=("status",)),
     ResourceInfo("pods", "Pod", short_names=("po",),
-                 subresources=("status", "binding", "eviction", "log")),
+                 subresources=("status", "binding", "eviction", "log", "exec", "attach")),
     ResourceInfo("events", "Event", short_names=("ev",)),
     ResourceInfo("configmaps", "ConfigMap", short_names=("cm",)),
     ResourceInfo("secrets", "Secret"),

@@ -34,6 +34,8 @@ SUBRESOURCE_VERBS = {
     "binding": frozenset({"create"}),
     "eviction": frozenset({"create"}),
     "log": frozenset({"get"}),
+    "exec": frozenset({"get", "create"}),      # GET: a WebSocket upgrade; POST: SPDY
+    "attach": frozenset({"get", "create"}),
     "finalize": frozenset({"update"}),
 }
 

@@ -142,7 +142,7 @@ class APIServer:
         # What the scheduler's and controller manager's /healthz answer from this server's node
         # (ComponentStatus; the wiring sets it): "" for ok, else why a dial fails.
         self.component_probe: ComponentProbe | None = None
-        self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
+        self.kubelet_connection: Callable[[str], subresources.KubeletConnection | None] | None = None
         # How admission webhooks are reached (admission/webhook/client.py): the wiring sets
         # its dial_pod (the pod network), the HTTPS edge its dial_url.
         self.webhooks = WebhookClient(self)
@@ -354,6 +354,8 @@ class APIServer:
         if verb == "get":
             if sub == "log":
                 return subresources.get_log(reg, ctx)
+            if sub in ("exec", "attach"):  # a WebSocket upgrade asks with GET
+                return subresources.exec_pod(reg, ctx) if sub == "exec" else subresources.attach(reg, ctx)
             return subresources.get_scale(reg, ctx) if sub == "scale" else reg.get(ctx)
         if verb == "list":
             return reg.list_objects(ctx)
@@ -365,6 +367,8 @@ class APIServer:
             raise bad_request("watch requests are served by APIServer.watch")
         if sub == "binding":
             return subresources.bind(reg, ctx, r.body)
+        if sub in ("exec", "attach"):
+            return subresources.exec_pod(reg, ctx) if sub == "exec" else subresources.attach(reg, ctx)
         if sub == "eviction":
             return evict(reg, ctx, r.body)
         if served.info.resource in _REVIEWS:

@@ -7,7 +7,9 @@ numbered steps:
 1. compute sandbox and container changes (PodActions): no ready sandbox means a new one and
    everything starts over; a running container whose liveness (or startup) probe failed is
    to be killed (and started again unless restartPolicy is Never); init containers run one
-   at a time, in order, and the regular containers start once they all succeeded;
+   at a time, in order, and the regular containers start once they all succeeded (a sidecar,
+   an init container with restartPolicy Always, counts once it runs, and is restarted
+   whenever it exits);
 2. kill the pod if the sandbox changed (event SandboxChanged);
 3. otherwise kill the containers not to keep: event Killing
    `Container app failed liveness probe, will be restarted`;
@@ -28,14 +30,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.api.errors import ApiError
+from kubelab.api.quantity import parse_quantity
+from kubelab.client.client import Client
 from kubelab.client.events import NORMAL, WARNING
 from kubelab.kubelet.backoff import Backoff
+from kubelab.kubelet.envvars import (
+    ConfigError,
+    container_files,
+    expand,
+    make_environment_variables,
+    resolv_conf,
+)
 from kubelab.kubelet.images import ImageManager, go_duration
 from kubelab.kubelet.pod_workers import SyncResult
 from kubelab.kubelet.probes import FAILURE, ProbeManager
+from kubelab.kubelet.process import ProcessSpec, command_line, os_release
 from kubelab.kubelet.runtime import EXITED, RUNNING, SANDBOX_READY, Container, ContainerRuntime
 from kubelab.kubelet.status import should_container_be_restarted
-from kubelab.kubelet.workload import workload_for
+from kubelab.kubelet.workload import has_behavior, workload_for
 from kubelab.sim.clock import Clock
 from kubelab.sim.tasks import Future, Step
 from kubelab.sim.trace import Trace
@@ -57,8 +70,13 @@ class RuntimeManager:
     def __init__(self, runtime: ContainerRuntime, images: ImageManager, probes: ProbeManager,
                  clock: Clock, record: Recorder, *, backoff: Backoff,
                  reasons: dict[str, dict[str, tuple[str, str]]], minimum_grace: float = 2.0,
-                 trace: Trace | None = None, name: str = "kubelet") -> None:
+                 trace: Trace | None = None, name: str = "kubelet", client: Client | None = None
+                 ) -> None:
         self.runtime, self.images, self.probes, self.clock = runtime, images, probes, clock
+        self.client = client
+        self.allocatable: dict[str, str] = {"cpu": "4", "memory": "8Gi"}
+        # The volume manager's files of a container (path -> content); None: no volumes yet.
+        self.container_files: Callable[[Object, str], dict[str, bytes]] | None = None
         self.record, self.backoff, self.reasons = record, backoff, reasons
         self.minimum_grace, self.trace, self.name = minimum_grace, trace, name
 
@@ -87,8 +105,13 @@ class RuntimeManager:
         # Step 6: start the next init container.
         if changes.init_container_to_start is not None:
             c_spec = changes.init_container_to_start
-            return (yield from self.start_container(pod, c_spec, latest.get(c_spec["name"]),
-                                                    init=True))
+            result = yield from self.start_container(pod, c_spec, latest.get(c_spec["name"]),
+                                                     init=True)
+            if result.error or not is_restartable(c_spec):
+                return result
+            # A sidecar runs on: what comes after it starts now (upstream, its PLEG's
+            # ContainerStarted event brings the next sync at once).
+            return (yield from self.sync_pod(pod))
         # Step 8: start containers in changes.containers_to_start.
         results = []
         for c_spec in changes.containers_to_start:
@@ -124,6 +147,14 @@ class RuntimeManager:
             return changes
         if not self._compute_init_container_actions(pod, latest, changes):
             return changes  # initialization failed or is still in progress
+        # Sidecars (restartable init containers) are restarted whenever they exit, whatever
+        # the pod's restartPolicy, before the regular containers are looked at.
+        for c_spec in spec.get("initContainers") or []:
+            c = latest.get(c_spec.get("name", ""))
+            if is_restartable(c_spec) and c is not None and c.state == EXITED and \
+                    not (pod.get("metadata") or {}).get("deletionTimestamp"):
+                changes.init_container_to_start = c_spec
+                return changes
         for c_spec in spec.get("containers") or []:
             c = latest.get(c_spec.get("name", ""))
             # If container does not exist, or is not running, check whether we need to
@@ -168,15 +199,16 @@ class RuntimeManager:
             return None, None, True
         for c_spec in reversed(inits):
             c = latest.get(c_spec["name"])
-            if c is not None and c.state == EXITED and c.exit_code != 0:
+            if c is not None and c.state == EXITED and c.exit_code != 0 and not is_restartable(c_spec):
                 return c, c_spec, False
         for i in range(len(inits) - 1, -1, -1):
             c = latest.get(inits[i]["name"])
             if c is None:
                 continue
-            if c.state == RUNNING:
+            if c.state == RUNNING and not is_restartable(inits[i]):
                 return None, None, False
-            if c.state == EXITED:
+            if c.state == EXITED or (c.state == RUNNING and is_restartable(inits[i])):
+                # a sidecar that runs counts as done: the next one may start
                 return (None, None, True) if i == len(inits) - 1 else (None, inits[i + 1], False)
         return None, inits[0], False
 
@@ -209,12 +241,58 @@ class RuntimeManager:
             self.record(pod, WARNING, "Failed", f"Error: {outcome.reason}")
             reasons[name] = (outcome.reason, outcome.message)
             return SyncResult(outcome.reason, retry_at=outcome.retry_at)
-        c = yield self.runtime.create_container(uid, name, str(c_spec.get("image") or ""), workload)
+        try:  # generateContainerConfig: the environment, the command, the files
+            spec = self.process_spec(pod, c_spec, init=init)
+        except ConfigError as err:
+            self.record(pod, WARNING, "Failed", f"Error: {err}")
+            reasons[name] = (CREATE_CONTAINER_CONFIG_ERROR, str(err))
+            return SyncResult(CREATE_CONTAINER_CONFIG_ERROR)
+        c = yield self.runtime.create_container(uid, name, str(c_spec.get("image") or ""), workload,
+                                                spec=spec)
         self.record(pod, NORMAL, "Created", f"Created container: {name}")
         yield self.runtime.start_container(c.id)
         self.record(pod, NORMAL, "Started", f"Started container {name}")
         reasons.pop(name, None)
         return SyncResult()
+
+    def process_spec(self, pod: Object, c_spec: Object, *, init: bool) -> ProcessSpec:
+        """generateContainerConfig: what the runtime runs (argv with $(VAR) expanded), in which
+        environment, with which files and limits. Raises ConfigError (CreateContainerConfigError)."""
+        meta, uid = pod.get("metadata") or {}, pod["metadata"]["uid"]
+        sandbox = self.runtime.sandboxes.get(uid)
+        pod_ip = sandbox.ip if sandbox is not None else ""
+        env = make_environment_variables(pod, c_spec, self._get, host_ip=self.runtime.node_ip,
+                                         pod_ip=pod_ip, allocatable=self.allocatable)
+        image = str(c_spec.get("image") or "")
+        argv = [expand(word, env) for word in command_line(image, c_spec)]
+        hostname = env["HOSTNAME"]
+        files = container_files(hostname, pod_ip, resolv_conf(meta.get("namespace", "default")),
+                                os_release(image))
+        if self.container_files is not None:  # the volumes the kubelet mounted
+            files.update(self.container_files(pod, str(c_spec.get("name") or "")))
+        limits = (c_spec.get("resources") or {}).get("limits") or {}
+        cpu = parse_quantity(str(limits["cpu"])).milli_value() if "cpu" in limits else None
+        memory = parse_quantity(str(limits["memory"])).value() if "memory" in limits else None
+        ports = [int(p.get("containerPort") or 0) for p in c_spec.get("ports") or ()]
+        return ProcessSpec(argv, env, files, hostname, ports, cpu, memory,
+                           stdin=bool(c_spec.get("stdin")), tty=bool(c_spec.get("tty")),
+                           termination_message_path=str(c_spec.get("terminationMessagePath")
+                                                        or "/dev/termination-log"),
+                           termination_message_policy=str(c_spec.get("terminationMessagePolicy")
+                                                          or "File"),
+                           scripted=has_behavior(pod, c_spec, init=init),
+                           namespace=str(meta.get("namespace") or "default"))
+
+    def _get(self, resource: str, namespace: str, name: str) -> Object | None:
+        """The kubelet's ConfigMap and Secret managers: read through the API (get-on-use)."""
+        if self.client is None:
+            return None
+        try:
+            return self.client.get(resource, name, namespace)
+        except ApiError as err:
+            if err.code == 404:
+                return None
+            raise
 
     # ------------------------------------------------------------------ stopping
 
@@ -288,6 +366,11 @@ class PodActions:
     containers_to_kill: list[tuple[Container, str]] = field(default_factory=list)  # (c, why)
     init_container_to_start: Object | None = None  # one at a time; then nothing else starts
     containers_to_start: list[Object] = field(default_factory=list)  # specs, in spec order
+
+
+def is_restartable(c_spec: Object) -> bool:
+    """A sidecar: an init container with restartPolicy Always (podutil.IsRestartableInitContainer)."""
+    return c_spec.get("restartPolicy") == "Always"
 
 
 def _succeeded(c: Container | None) -> bool:

@@ -14,7 +14,11 @@ Follows pkg/kubelet/prober/worker.go and prober.go:
   container (kuberuntime_manager.go); the worker then waits for the new container.
 - a probe slower than timeoutSeconds (default 1) fails with the client's timeout message.
 
-The simulated application answers according to its Workload (workload.py).
+A container that runs its command (the process model) answers an exec probe by running the
+probe's command in it (ExecSync: exit 0 passes, its output is the failure's message, a command
+still running at once is a timeout); httpGet, tcpSocket and grpc probes pass while it runs. A
+scripted container (kubelab.dev/behavior) answers every probe according to its Workload
+(workload.py).
 """
 
 from __future__ import annotations
@@ -124,11 +128,19 @@ class _Worker:
             return True
         if self.kind != "startup" and not started:
             return True
-        timed_out = c.workload.probe_latency >= self.spec.timeout
-        ok = not timed_out and c.workload.responds(self.kind, running_for)
+        command = (self.spec.handler.get("exec") or {}).get("command")
+        if command and c.spec is not None and not c.spec.scripted:
+            # an exec probe runs its command in the container (the process model): its exit
+            # code decides, its output is the message (prober.go runProbe, execprobe)
+            code, output = self.m.runtime.probe_exec(c, [str(w) for w in command], self.spec.timeout)
+            timed_out, ok = code is None, code == 0
+            message = output if code is not None else probe_message(self.spec, "", True)
+        else:
+            timed_out = c.workload.probe_latency >= self.spec.timeout
+            ok = not timed_out and c.workload.responds(self.kind, running_for)
+            message = probe_message(self.spec, self.m.ip(self.uid), timed_out)
         result = SUCCESS if ok else FAILURE
         if not ok:
-            message = probe_message(self.spec, self.m.ip(self.uid), timed_out)
             self.m.record(self.pod, WARNING, "Unhealthy",
                           f"{self.kind.capitalize()} probe failed: {message}")
         if result == self.last:
