@@ -34,6 +34,10 @@ SUBRESOURCE_VERBS = {
     "binding": frozenset({"create"}),
     "eviction": frozenset({"create"}),
     "log": frozenset({"get"}),
+    # The connect subresources (endpoints/connect.py): a WebSocket's GET is authorized as create.
+    "exec": frozenset({"create"}),
+    "attach": frozenset({"create"}),
+    "portforward": frozenset({"create"}),
     "finalize": frozenset({"update"}),
 }
 

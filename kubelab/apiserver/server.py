@@ -55,6 +55,7 @@ from kubelab.apiserver.auth.reviews import create_self_subject_access_review
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.endpoints import subresources
+from kubelab.apiserver.endpoints.connect import CONNECT_SUBRESOURCES, connect
 from kubelab.apiserver.endpoints.decode import strict_decoding_error
 from kubelab.apiserver.endpoints.handlers import create_resource, delete_options, update_resource
 from kubelab.apiserver.endpoints.patch import patch_resource
@@ -339,6 +340,8 @@ class APIServer:
             raise bad_request("watch requests are served by APIServer.watch")
         if sub == "binding":
             return subresources.bind(reg, ctx, r.body)
+        if sub in CONNECT_SUBRESOURCES:
+            return connect(reg, ctx)
         if sub == "eviction":
             return evict(reg, ctx, r.body)
         if served.info.resource == "selfsubjectaccessreviews":
