@@ -133,10 +133,8 @@ def connect(registry: Registry, ctx: RequestContext) -> Object:
     streams: ContainerStreams = kubelet  # type: ignore[assignment]
     uid = str(pod["metadata"].get("uid", ""))
     if sub == "portforward":
-        ports = list(r.options.get("ports") or [])
-        if not ports:
-            raise bad_request('query parameter "port" is required')
-        return {"kind": "Connection", "ports": ports, "forward": streams.port_forward, "uid": uid,
+        # The ports are the query's (WebSocket) or each stream's headers (SPDY): none is fine here.
+        return {"kind": "Connection", "ports": list(r.options.get("ports") or []), "forward": streams.port_forward, "uid": uid,
                 "pod": r.name, "namespace": r.namespace}
     opts = _options(ctx)
     if sub == "exec":
