@@ -100,6 +100,9 @@ class ScriptedKubelet:
     def read_logs(self, pod_uid: str, name: str, previous: bool = False) -> Any:
         return self.runtime.read_logs(pod_uid, name, previous)
 
+    def has_pod(self, pod_uid: str) -> bool:
+        return self.runtime.has_pod(pod_uid)
+
     def exec(self, pod_uid: str, container: str, command: list[str], stdin: bool,
              tty: bool) -> Session | None:
         if container == "stopped":

@@ -34,10 +34,9 @@ SUBRESOURCE_VERBS = {
     "binding": frozenset({"create"}),
     "eviction": frozenset({"create"}),
     "log": frozenset({"get"}),
-    # The connect subresources (endpoints/connect.py): a WebSocket's GET is authorized as create.
-    "exec": frozenset({"create"}),
-    "attach": frozenset({"create"}),
-    "portforward": frozenset({"create"}),
+    "exec": frozenset({"get", "create"}),      # GET: a WebSocket upgrade; POST: SPDY
+    "attach": frozenset({"get", "create"}),
+    "portforward": frozenset({"get", "create"}),
     "finalize": frozenset({"update"}),
 }
 

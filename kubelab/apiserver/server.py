@@ -55,7 +55,7 @@ from kubelab.apiserver.auth.reviews import create_self_subject_access_review
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.endpoints import subresources
-from kubelab.apiserver.endpoints.connect import CONNECT_SUBRESOURCES, connect
+from kubelab.apiserver.endpoints.portforward import port_forward
 from kubelab.apiserver.endpoints.decode import strict_decoding_error
 from kubelab.apiserver.endpoints.handlers import create_resource, delete_options, update_resource
 from kubelab.apiserver.endpoints.patch import patch_resource
@@ -124,7 +124,7 @@ class APIServer:
         self.response_delay = 0.0  # seconds every answer is late (an overloaded server)
         self.fanout = FanoutStats(clock)  # watch events and lists per class and second
         # How to reach a node's kubelet (pods/log): the wiring sets it; None: nodes unreachable.
-        self.kubelet_connection: Callable[[str], subresources.ContainerLogs | None] | None = None
+        self.kubelet_connection: Callable[[str], subresources.KubeletConnection | None] | None = None
         # How admission webhooks are reached (admission/webhook/client.py): the wiring sets
         # its dial_pod (the pod network), the HTTPS edge its dial_url.
         self.webhooks = WebhookClient(self)
@@ -329,6 +329,8 @@ class APIServer:
         if verb == "get":
             if sub == "log":
                 return subresources.get_log(reg, ctx)
+            if sub in ("exec", "attach"):  # a WebSocket upgrade asks with GET
+                return subresources.exec_pod(reg, ctx) if sub == "exec" else subresources.attach(reg, ctx)
             return subresources.get_scale(reg, ctx) if sub == "scale" else reg.get(ctx)
         if verb == "list":
             return reg.list_objects(ctx)
@@ -340,8 +342,10 @@ class APIServer:
             raise bad_request("watch requests are served by APIServer.watch")
         if sub == "binding":
             return subresources.bind(reg, ctx, r.body)
-        if sub in CONNECT_SUBRESOURCES:
-            return connect(reg, ctx)
+        if sub in ("exec", "attach"):
+            return subresources.exec_pod(reg, ctx) if sub == "exec" else subresources.attach(reg, ctx)
+        if sub == "portforward":
+            return port_forward(reg, ctx)
         if sub == "eviction":
             return evict(reg, ctx, r.body)
         if served.info.resource == "selfsubjectaccessreviews":

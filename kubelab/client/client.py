@@ -21,7 +21,7 @@ server's impersonation filter decides whether this client's own user may.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -273,6 +273,23 @@ class Client:
         response = self._send(Request("get", "pods", namespace=namespace, name=name,
                                       subresource="log", options=options))
         return str(response.get("body", ""))
+
+    def exec(self, name: str, command: Sequence[str], namespace: str = "default", *, container: str = "",
+             stdin: bool = False, tty: bool = False) -> Any:
+        """POST pods/<name>/exec (client-go's remotecommand executor): the ExecSession the
+        kubelet opened, which the caller drives (write, read, exit_code) on the cluster's clock."""
+        options = {"command": list(command), "container": container, "stdin": stdin,
+                   "stdout": True, "stderr": not tty, "tty": tty}
+        return self._send(Request("create", "pods", namespace=namespace, name=name,
+                                  subresource="exec", options=options))["session"]
+
+    def attach(self, name: str, namespace: str = "default", *, container: str = "",
+               stdin: bool = False, tty: bool = False) -> Any:
+        """POST pods/<name>/attach: a session joined to the container's main process."""
+        options = {"container": container, "stdin": stdin, "stdout": True, "stderr": not tty,
+                   "tty": tty}
+        return self._send(Request("create", "pods", namespace=namespace, name=name,
+                                  subresource="attach", options=options))["session"]
 
     def get_scale(self, resource: str, name: str, namespace: str = "default") -> Object:
         return self._send(self._request("get", self.resource(resource), namespace, name,

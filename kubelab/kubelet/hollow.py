@@ -24,6 +24,7 @@ from __future__ import annotations
 from kubelab.client.component import ComponentContext
 from kubelab.kubelet.config import KubeletConfiguration
 from kubelab.kubelet.kubelet import Kubelet
+from kubelab.kubelet.process import ProcessSpec
 from kubelab.kubelet.registry import normalize_image, repository
 from kubelab.kubelet.runtime import Container, ContainerRuntime, PullResult, Sandbox, _digest
 from kubelab.kubelet.workload import Workload
@@ -60,8 +61,8 @@ class HollowRuntime(ContainerRuntime):
         self._later(0, self._pulled, ref, result, future)
         return future
 
-    def create_container(self, pod_uid: str, name: str, image: str, workload: Workload
-                         ) -> Future[Container]:
+    def create_container(self, pod_uid: str, name: str, image: str, workload: Workload,
+                         spec: ProcessSpec | None = None) -> Future[Container]:
         """A record of a container that runs until stopped, whatever the pod asked for."""
         future: Future[Container] = Future()
         key = (pod_uid, name)

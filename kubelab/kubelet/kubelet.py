@@ -89,7 +89,7 @@ class Kubelet:
         self.kuberuntime = RuntimeManager(self.runtime, self.images, self.probes, self.clock, self.event,
                                           backoff=Backoff(self.clock, *config.container_backoff),
                                           reasons=self.reasons, minimum_grace=config.minimum_grace_period,
-                                          trace=ctx.trace, name=self.name)
+                                          trace=ctx.trace, name=self.name, client=self.client)
         self.status_manager = StatusManager(self.client, self.clock, self._api_pod, trace=ctx.trace,
                                             name=self.name)
         self.heartbeat = NodeHeartbeat(self.client, self.clock, self.manifest, config, self.event,

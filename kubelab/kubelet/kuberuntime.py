@@ -28,14 +28,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubelab.api import Object
+from kubelab.api.errors import ApiError
+from kubelab.api.quantity import parse_quantity
+from kubelab.client.client import Client
 from kubelab.client.events import NORMAL, WARNING
 from kubelab.kubelet.backoff import Backoff
+from kubelab.kubelet.envvars import (
+    ConfigError,
+    container_files,
+    expand,
+    make_environment_variables,
+    resolv_conf,
+)
 from kubelab.kubelet.images import ImageManager, go_duration
 from kubelab.kubelet.pod_workers import SyncResult
 from kubelab.kubelet.probes import FAILURE, ProbeManager
+from kubelab.kubelet.process import ProcessSpec, command_line, os_release
 from kubelab.kubelet.runtime import EXITED, RUNNING, SANDBOX_READY, Container, ContainerRuntime
 from kubelab.kubelet.status import should_container_be_restarted
-from kubelab.kubelet.workload import workload_for
+from kubelab.kubelet.workload import has_behavior, workload_for
 from kubelab.sim.clock import Clock
 from kubelab.sim.tasks import Future, Step
 from kubelab.sim.trace import Trace
@@ -57,8 +68,13 @@ class RuntimeManager:
     def __init__(self, runtime: ContainerRuntime, images: ImageManager, probes: ProbeManager,
                  clock: Clock, record: Recorder, *, backoff: Backoff,
                  reasons: dict[str, dict[str, tuple[str, str]]], minimum_grace: float = 2.0,
-                 trace: Trace | None = None, name: str = "kubelet") -> None:
+                 trace: Trace | None = None, name: str = "kubelet", client: Client | None = None
+                 ) -> None:
         self.runtime, self.images, self.probes, self.clock = runtime, images, probes, clock
+        self.client = client
+        self.allocatable: dict[str, str] = {"cpu": "4", "memory": "8Gi"}
+        # The volume manager's files of a container (path -> content); None: no volumes yet.
+        self.container_files: Callable[[Object, str], dict[str, bytes]] | None = None
         self.record, self.backoff, self.reasons = record, backoff, reasons
         self.minimum_grace, self.trace, self.name = minimum_grace, trace, name
 
@@ -209,12 +225,55 @@ class RuntimeManager:
             self.record(pod, WARNING, "Failed", f"Error: {outcome.reason}")
             reasons[name] = (outcome.reason, outcome.message)
             return SyncResult(outcome.reason, retry_at=outcome.retry_at)
-        c = yield self.runtime.create_container(uid, name, str(c_spec.get("image") or ""), workload)
+        try:  # generateContainerConfig: the environment, the command, the files
+            spec = self.process_spec(pod, c_spec, init=init)
+        except ConfigError as err:
+            self.record(pod, WARNING, "Failed", f"Error: {err}")
+            reasons[name] = (CREATE_CONTAINER_CONFIG_ERROR, str(err))
+            return SyncResult(CREATE_CONTAINER_CONFIG_ERROR)
+        c = yield self.runtime.create_container(uid, name, str(c_spec.get("image") or ""), workload,
+                                                spec=spec)
         self.record(pod, NORMAL, "Created", f"Created container: {name}")
         yield self.runtime.start_container(c.id)
         self.record(pod, NORMAL, "Started", f"Started container {name}")
         reasons.pop(name, None)
         return SyncResult()
+
+    def process_spec(self, pod: Object, c_spec: Object, *, init: bool) -> ProcessSpec:
+        """generateContainerConfig: what the runtime runs (argv with $(VAR) expanded), in which
+        environment, with which files and limits. Raises ConfigError (CreateContainerConfigError)."""
+        meta, uid = pod.get("metadata") or {}, pod["metadata"]["uid"]
+        sandbox = self.runtime.sandboxes.get(uid)
+        pod_ip = sandbox.ip if sandbox is not None else ""
+        env = make_environment_variables(pod, c_spec, self._get, host_ip=self.runtime.node_ip,
+                                         pod_ip=pod_ip, allocatable=self.allocatable)
+        image = str(c_spec.get("image") or "")
+        argv = [expand(word, env) for word in command_line(image, c_spec)]
+        hostname = env["HOSTNAME"]
+        files = container_files(hostname, pod_ip, resolv_conf(meta.get("namespace", "default")),
+                                os_release(image))
+        if self.container_files is not None:  # the volumes the kubelet mounted
+            files.update(self.container_files(pod, str(c_spec.get("name") or "")))
+        limits = (c_spec.get("resources") or {}).get("limits") or {}
+        cpu = parse_quantity(str(limits["cpu"])).milli_value() if "cpu" in limits else None
+        memory = parse_quantity(str(limits["memory"])).value() if "memory" in limits else None
+        ports = [int(p.get("containerPort") or 0) for p in c_spec.get("ports") or ()]
+        return ProcessSpec(argv, env, files, hostname, ports, cpu, memory,
+                           stdin=bool(c_spec.get("stdin")), tty=bool(c_spec.get("tty")),
+                           termination_message_path=str(c_spec.get("terminationMessagePath")
+                                                        or "/dev/termination-log"),
+                           scripted=has_behavior(pod, c_spec, init=init))
+
+    def _get(self, resource: str, namespace: str, name: str) -> Object | None:
+        """The kubelet's ConfigMap and Secret managers: read through the API (get-on-use)."""
+        if self.client is None:
+            return None
+        try:
+            return self.client.get(resource, name, namespace)
+        except ApiError as err:
+            if err.code == 404:
+                return None
+            raise
 
     # ------------------------------------------------------------------ stopping
 

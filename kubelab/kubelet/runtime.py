@@ -7,8 +7,18 @@ Every step takes a little virtual time, drawn from the cluster's seeded generato
 
 The runtime belongs to the node, not to the kubelet: when the kubelet crashes, containers keep
 running and the next kubelet finds them; when the node dies (`power_off`), they are gone.
-Containers follow their Workload (workload.py): run, exit, crash, get OOMKilled, stop answering
-probes, and exit on SIGTERM (StopContainer) or at the SIGKILL that ends the grace period.
+A container runs its command in the process model (kubelab/kubelet/process/): what it prints
+is its log, one line at a time with the time it was written, its exit code ends it (OOMKilled
+when its memory grows past the limit), and SIGTERM (StopContainer) ends it at once when its
+program handles the signal (nginx, redis, postgres, pause) or else at the SIGKILL that ends the
+grace period (`sleep` or `sh` as PID 1 ignore SIGTERM, as in a real container: 137). A container
+of a pod with a `kubelab.dev/behavior` annotation follows that script (workload.py) instead.
+
+exec and attach (the CRI's Exec and Attach, which the kubelet's streaming server serves for
+pods/exec and pods/attach) run a command in a running container, in its environment and files,
+or join its main process: both hand back a Process, the ExecSession the API server returns.
+`network` is the pod network the wiring gives (wget, curl, nslookup reach it); serve_http is a
+request arriving at a pod's IP, answered by the server that pod runs.
 
 `processes` ties an image to a process the wiring runs (Cluster(anatomy=True): the control
 plane's static pods, kube-proxy): image -> "is that process up?". A container of such an image
@@ -23,8 +33,22 @@ import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from kubelab.api.meta import EPOCH
+from kubelab.kubelet.process import (
+    Attached,
+    ContainerNetwork,
+    HttpAnswer,
+    Process,
+    ProcessContext,
+    ProcessSpec,
+    pid1,
+    run_argv,
+    serve_http,
+    term_exit_code,
+)
 from kubelab.kubelet.registry import ImageRegistry, PullError, normalize_image, repository
 from kubelab.kubelet.workload import Workload
 from kubelab.sim.clock import Clock, Timer
@@ -32,6 +56,8 @@ from kubelab.sim.tasks import Future
 from kubelab.sim.trace import Trace
 
 __all__ = ["CREATED", "EXITED", "RUNNING", "Container", "ContainerRuntime", "PullResult", "Sandbox"]
+
+MAX_EXEC_OUTPUT = 1 << 20  # what an exec session keeps unread before it drops the oldest
 
 CREATED, RUNNING, EXITED = "CONTAINER_CREATED", "CONTAINER_RUNNING", "CONTAINER_EXITED"
 SANDBOX_READY, SANDBOX_NOTREADY = "SANDBOX_READY", "SANDBOX_NOTREADY"
@@ -65,6 +91,20 @@ class Container:
     # What the process wrote to stdout and stderr, one entry per line with the time it was
     # written: containerd keeps it in /var/log/pods, the kubelet serves it for pods/log.
     logs: list[tuple[float, str]] = field(default_factory=list, repr=False)
+    # What the process model runs (None: the workload script of a kubelab.dev/behavior pod).
+    spec: ProcessSpec | None = field(default=None, repr=False)
+    context: ProcessContext | None = field(default=None, repr=False)
+    process: Process | None = field(default=None, repr=False)
+    execs: list[Process] = field(default_factory=list, repr=False)
+    message: str = ""            # the termination message (terminationMessagePath)
+    _partial: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """CPU (millicores) and memory (bytes) the container uses now, for metrics: what
+        `yes > /dev/null` burns and `stress --vm` allocates (0 for a scripted workload)."""
+        u = self.context.usage if self.context is not None else None
+        return {"cpu": u.cpu_millicores if u else 0, "memory": u.memory_bytes if u else 0}
 
 
 @dataclass(frozen=True)
@@ -92,6 +132,7 @@ class ContainerRuntime:
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[str], None]] = []
         self.processes: dict[str, Callable[[], bool]] = {}  # image -> is its process up?
+        self.network: ContainerNetwork | None = None         # the pod network (the wiring's)
 
     @classmethod
     def for_node(cls, node: str, index: int, registry: ImageRegistry, clock: Clock,
@@ -173,8 +214,8 @@ class ContainerRuntime:
 
     # ------------------------------------------------------------------ containers
 
-    def create_container(self, pod_uid: str, name: str, image: str, workload: Workload
-                         ) -> Future[Container]:
+    def create_container(self, pod_uid: str, name: str, image: str, workload: Workload,
+                         spec: ProcessSpec | None = None) -> Future[Container]:
         future: Future[Container] = Future()
         key = (pod_uid, name)
         attempt = self._attempts.get(key, -1) + 1
@@ -182,7 +223,8 @@ class ContainerRuntime:
         pulled = self.image_status(image)
         container = Container(f"containerd://{_digest(f'{self.node}/{next(self._ids)}')}",
                               pod_uid, name, attempt, image,
-                              pulled.image_ref if pulled else normalize_image(image), workload)
+                              pulled.image_ref if pulled else normalize_image(image), workload,
+                              spec=spec)
         self._later(0.05 + 0.1 * self.rand.random(), self._created, container, future)
         return future
 
@@ -204,11 +246,17 @@ class ContainerRuntime:
             future.set_error(RuntimeError(f"container {container_id} not found"))
             return
         c.state, c.started_at = RUNNING, self.clock.now
-        c.logs.append((self.clock.now, f"kubelab: simulated {c.image} started (restart {c.attempt})"))
         self.version += 1
         self._record("start", c.pod_uid, container=c.name, attempt=c.attempt)
-        end = c.workload.end()
         process = self.processes.get(c.image)
+        if c.spec is not None:
+            c.context = self._context(c, c.spec, tty=c.spec.tty)
+            if not c.spec.scripted and (process is None or process()):
+                self._start_process(c)
+                future.set_result(c)
+                return
+        c.logs.append((self.clock.now, f"kubelab: simulated {c.image} started (restart {c.attempt})"))
+        end = c.workload.end()
         if process is not None and not process():
             end = (0.5, 1, "Error")  # the binary cannot come up
         if end is not None:
@@ -225,6 +273,12 @@ class ContainerRuntime:
             future.set_result(c)
             return future
         shutdown = c.workload.shutdown
+        if c.spec is not None and not c.spec.scripted:
+            code = term_exit_code(c.spec.argv)
+            if code is not None:  # it handles SIGTERM and exits at once
+                self._later(0.0, self._exit, c, code, "Completed" if code == 0 else "Error", future)
+                return future
+            shutdown = None        # PID 1 without a handler ignores SIGTERM
         if shutdown is not None and shutdown <= grace:
             self._later(shutdown, self._exit, c, 143, "Error", future)
         else:
@@ -236,7 +290,9 @@ class ContainerRuntime:
         if c.state == RUNNING and self.containers.get(c.id) is c:
             self._cancel(c)
             c.state, c.finished_at, c.exit_code, c.reason = EXITED, self.clock.now, code, reason
-            if code != 137:  # a SIGKILL (an OOM kill too) leaves no last words
+            self._end_processes(c, code)
+            # a script's last words; a SIGKILL (an OOM kill too) leaves none
+            if (c.spec is None or c.spec.scripted) and code != 137:
                 c.logs.append((self.clock.now, f"kubelab: exiting with code {code}"))
             self.version += 1
             self._record("exit", c.pod_uid, container=c.name, code=code, reason=reason)
@@ -277,6 +333,116 @@ class ContainerRuntime:
     def running(self) -> list[Container]:
         return [c for c in self.containers.values() if c.state == RUNNING]
 
+    # ------------------------------------------------------------------ the process model
+
+    def _start_process(self, c: Container) -> None:
+        """StartContainer for a container of the process model: its argv runs on the clock."""
+        spec, ctx = c.spec, c.context
+        assert spec is not None and ctx is not None
+
+        def output(stream: str, data: bytes) -> None:
+            self._log(c, stream, data)
+
+        c.process = Process(self.clock, lambda io: run_argv(ctx, spec.argv, io), stdin=spec.stdin,
+                            tty=spec.tty, on_output=output, on_exit=lambda p: self._process_exit(c, p))
+        c.process.start()
+
+    def _context(self, c: Container, spec: ProcessSpec, *, tty: bool) -> ProcessContext:
+        return ProcessContext(env=dict(spec.env), files=spec.files, hostname=spec.hostname,
+                              pod_uid=c.pod_uid, network=self.network,
+                              cpu_limit_millicores=spec.cpu_limit_millicores,
+                              memory_limit_bytes=spec.memory_limit_bytes,
+                              now=lambda: self.clock.now, tty=tty, image=c.image, restart=c.attempt)
+
+    def _log(self, c: Container, stream: str, data: bytes) -> None:
+        """containerd's log writer: each line the process ends goes to the log, timestamped."""
+        text = c._partial.get(stream, "") + data.decode(errors="replace").replace("\r\n", "\n")
+        *lines, rest = text.split("\n")
+        c._partial[stream] = rest
+        for line in lines:
+            c.logs.append((self.clock.now, line))
+
+    def _process_exit(self, c: Container, p: Process) -> None:
+        code = p.exit_code or 0
+        reason = p.reason or ("Completed" if code == 0 else "Error")
+        for rest in c._partial.values():  # a last line without its newline
+            if rest:
+                c.logs.append((self.clock.now, rest))
+        c._partial.clear()
+        if c.spec is not None and c.context is not None:
+            c.message = c.context.files.get(c.spec.termination_message_path, b"").decode(
+                errors="replace")[:4096]
+        self._exit(c, code, reason)
+
+    def _end_processes(self, c: Container, code: int) -> None:
+        """The container's processes die with it (its main process and every exec)."""
+        for p in [*c.execs, *([c.process] if c.process is not None else [])]:
+            if p.exit_code is None:
+                p.kill(code)
+        if c.context is not None:
+            c.context.usage.cpu_millicores = c.context.usage.memory_bytes = 0
+
+    def exec(self, pod_uid: str, container: str, command: list[str], stdin: bool, tty: bool
+             ) -> Process | None:
+        """The CRI's Exec: run command in the running container, in its environment and files.
+        The session starts now and advances on the clock; None: no such running container."""
+        c = self._running(pod_uid, container)
+        if c is None or c.context is None or not command:
+            return None
+        ctx = c.context
+        exec_ctx = ProcessContext(env=dict(ctx.env), files=ctx.files, hostname=ctx.hostname,
+                                  pod_uid=pod_uid, network=self.network,
+                                  cpu_limit_millicores=ctx.cpu_limit_millicores,
+                                  memory_limit_bytes=ctx.memory_limit_bytes, usage=ctx.usage,
+                                  now=ctx.now, tty=tty, image=ctx.image, restart=ctx.restart)
+        argv = list(command)
+        process = Process(self.clock, lambda io: run_argv(exec_ctx, argv, io),
+                          stdin=stdin, tty=tty, max_buffer=MAX_EXEC_OUTPUT)
+        c.execs = [p for p in c.execs if p.exit_code is None] + [process]
+        self._record("exec", pod_uid, container=container, command=" ".join(command))
+        return process.start()
+
+    def attach(self, pod_uid: str, container: str, stdin: bool, tty: bool) -> Attached | None:
+        """The CRI's Attach: the container's main process itself (its stdin, if the container
+        has `stdin: true`, and what it prints from now on); None: no such running container."""
+        c = self._running(pod_uid, container)
+        if c is None or c.process is None:
+            return None
+        return c.process.attach(stdin=stdin)
+
+    def has_pod(self, pod_uid: str) -> bool:
+        """Does this node know the pod (a sandbox or containers, even exited)? The kubelet's
+        GetPodByName, which its pod manager answers for every pod it was given."""
+        return pod_uid in self._by_pod or pod_uid in self.sandboxes
+
+    def _running(self, pod_uid: str, name: str) -> Container | None:
+        running = [c for c in self.pod_containers(pod_uid) if c.name == name and c.state == RUNNING]
+        return running[-1] if running else None
+
+    def serve_http(self, ip: str, port: int, path: str, client_ip: str, user_agent: str
+                   ) -> HttpAnswer:
+        """A GET arriving at ip:port: the pod with that IP answers with the server it runs."""
+        sandbox = next((s for s in self.sandboxes.values() if s.ip == ip), None)
+        if sandbox is None or sandbox.state != SANDBOX_READY or not self.powered:
+            return HttpAnswer(error="unreachable")
+        for c in self.pod_containers(sandbox.pod_uid):
+            if c.state != RUNNING:
+                continue
+            if c.spec is None or c.spec.scripted:  # a script answers on every port while ready
+                if c.workload.responds("readiness", self.clock.now - (c.started_at or 0.0)):
+                    return HttpAnswer(200, f"kubelab: {c.image}\n".encode(), address=f"{ip}:{port}")
+                continue
+            if c.context is None:
+                continue
+            answer = serve_http(pid1(c.spec.argv), c.spec.ports, c.context, port, path)
+            if answer is not None:
+                if answer.status and pid1(c.spec.argv) == "nginx":
+                    stamp = f"{EPOCH + timedelta(seconds=self.clock.now):%d/%b/%Y:%H:%M:%S +0000}"
+                    c.logs.append((self.clock.now, f'{client_ip} - - [{stamp}] "GET {path} HTTP/1.1" '
+                                   f'{answer.status} {len(answer.body)} "-" "{user_agent}" "-"'))
+                return answer
+        return HttpAnswer(error="refused")
+
     # ------------------------------------------------------------------ the machine
 
     def power_off(self) -> None:
@@ -285,6 +451,7 @@ class ContainerRuntime:
         for c in self.containers.values():
             self._cancel(c)
             if c.state == RUNNING:
+                self._end_processes(c, 255)
                 c.state, c.finished_at, c.exit_code, c.reason = EXITED, self.clock.now, 255, "Unknown"
         for sandbox in self.sandboxes.values():
             sandbox.state = SANDBOX_NOTREADY

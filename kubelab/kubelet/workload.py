@@ -1,7 +1,8 @@
 """What a simulated container does once started: the workload model.
 
-There is no real process, so each container follows a small script, chosen per pod or per
-container through an annotation, or per image through the registry's table (first match wins):
+A container runs its command in the process model (kubelab/kubelet/process/). A container
+with an annotation follows a small script instead, chosen per pod or per container (first
+match wins); its command is not run, but `kubectl exec` into it works as into any other:
 
     metadata:
       annotations:
@@ -30,8 +31,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BEHAVIOR_ANNOTATION", "DEFAULT_INIT_BEHAVIOR", "Workload", "parse_behavior",
-           "workload_for"]
+__all__ = ["BEHAVIOR_ANNOTATION", "DEFAULT_INIT_BEHAVIOR", "Workload", "has_behavior",
+           "parse_behavior", "workload_for"]
 
 BEHAVIOR_ANNOTATION = "kubelab.dev/behavior"
 DEFAULT_INIT_BEHAVIOR = "exit=1,code=0"
@@ -105,6 +106,14 @@ def parse_behavior(text: str) -> Workload:
                  "unready": "unready_after", "probe-latency": "probe_latency"}.get(key, key)
         settings[field] = seconds
     return Workload(**settings)
+
+
+def has_behavior(pod: dict[str, Any], container: dict[str, Any], *, init: bool) -> bool:
+    """Does a kubelab.dev/behavior annotation script this container? (Then the script, not
+    the container's command, decides when it exits and how it answers probes.)"""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return f"{BEHAVIOR_ANNOTATION}.{container.get('name', '')}" in annotations or \
+        (not init and BEHAVIOR_ANNOTATION in annotations)
 
 
 def workload_for(pod: dict[str, Any], container: dict[str, Any], *, init: bool,

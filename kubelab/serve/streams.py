@@ -46,7 +46,8 @@ from kubelab.serve.handlers import _Base
 from kubelab.serve.requestinfo import connect_options, parse_path, to_request
 
 if TYPE_CHECKING:
-    from kubelab.apiserver.endpoints.connect import ExecSession, PortStream
+    from kubelab.apiserver.endpoints.portforward import PortStream
+    from kubelab.apiserver.endpoints.subresources import ExecSession
 
 __all__ = ["POLL", "StreamHandler", "exit_status"]
 
@@ -76,6 +77,7 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
     Status it answers, with its code, and no upgrade."""
 
     _answer: dict[str, Any]
+    _opts: dict[str, Any]
     _task: asyncio.Task[None] | None = None
     _protocol = ""
 
@@ -91,6 +93,7 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
             request.options.update(connect_options(info.subresource, args))
             request.impersonate = self.impersonation()
             self._answer = dict(self.server.cluster.api.handle(request))
+            self._opts = request.options
         except ApiError as err:
             self.send_error_status(err)
             return
@@ -127,15 +130,16 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
 
     async def _stream(self) -> None:
         session: ExecSession = self._answer["session"]
-        opts = self._answer
-        first = STDOUT if opts["stdout"] else STDERR if opts["stderr"] else ERROR
+        opts = self._opts
+        stdout, stderr = opts["stdout"], opts["stderr"] and not opts["tty"]  # a tty has no stderr
+        first = STDOUT if stdout else STDERR if stderr else ERROR
         self._send(first, b"")
         while True:
             code = session.exit_code
             out, err = session.read()
-            if out and opts["stdout"]:
+            if out and stdout:
                 self._send(STDOUT, out)
-            if err and opts["stderr"]:
+            if err and stderr:
                 self._send(STDERR, err)
             if code is not None:
                 break
@@ -162,7 +166,7 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
         if channel == CLOSE and self._protocol == V5:
             if body[:1] == bytes([STDIN]):
                 session.close_stdin()
-        elif channel == STDIN and self._answer.get("stdin"):
+        elif channel == STDIN and self._opts.get("stdin"):
             session.write(body)
         elif channel == RESIZE:
             try:

@@ -10,12 +10,23 @@
   server finds the container and the pod's node, then reads the logs from that node's kubelet
   (its :10250/containerLogs endpoint; here the node's kubelet_connection, given by the wiring).
   The body is text/plain, not an object: kubelab carries it as {"contentType", "body"}.
+- exec and attach (pod/strategy.go ExecLocation, AttachLocation, streamLocation; the kubelet's
+  server.go getExec/getAttach and kubelet_pods.go GetExec/GetAttach): the API server picks the
+  container as streamLocation does (the only container, else `a container name must be
+  specified for pod web, choose one of: [a b]`; `container x is not valid for pod web`), needs
+  the pod's node (`pod web does not have a host assigned`), then asks that node's kubelet for
+  a session; the kubelet refuses what it does not run: `pod does not exist` (404) and
+  `container not found ("app")` for exec, `container app not found in pod web_default` for
+  attach. Upstream the client sees those through the failed upgrade, hence the prefix
+  `unable to upgrade connection: `, kept here. The answer carries the ExecSession itself
+  ({"contentType", "session"}): the HTTP edge upgrades the connection and pumps it,
+  in-simulation kubectl drives it directly.
 status and namespaces/finalize are plain updates of one part of the object (registry.update).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kubelab.api import Object
 from kubelab.api.errors import (
@@ -40,7 +51,8 @@ if TYPE_CHECKING:
     from kubelab.apiserver.apiextensions.handler import CustomResourceSchema
     from kubelab.apiserver.registry.store import Registry
 
-__all__ = ["ContainerLogs", "bind", "get_log", "get_scale", "update_scale"]
+__all__ = ["ContainerLogs", "ExecSession", "KubeletConnection", "attach", "bind", "exec_pod",
+           "get_log", "get_scale", "update_scale"]
 
 BINDING = ResourceInfo("bindings", "Binding")
 SCALE = ResourceInfo("scale", "Scale", group="autoscaling")
@@ -216,3 +228,110 @@ def _check_log_status(pod: str, container: str, previous: bool, status: Object) 
                   "ImagePullBackOff": "trying and failing to pull image"}.get(reason, reason)
         raise bad_request(f'container "{container}" in pod "{pod}" is waiting to start: {reason}')
     return False
+
+
+@runtime_checkable
+class ExecSession(Protocol):
+    """One stream into a container (pods/exec, pods/attach): the kubelet's streaming session.
+
+    It runs on the cluster's virtual clock: output appears as the simulated process makes
+    it (a `sleep 5` inside finishes after 5 simulated seconds; serve mode runs the clock in
+    real time)."""
+
+    def write(self, data: bytes) -> None:
+        """Stdin (with a tty the terminal echoes it, and a shell runs it line by line)."""
+
+    def close_stdin(self) -> None:
+        """End of input (Ctrl-D; the stdin stream closed)."""
+
+    def read(self) -> tuple[bytes, bytes]:
+        """(stdout, stderr) produced since the last read; with a tty both are on stdout."""
+
+    def resize(self, width: int, height: int) -> None:
+        """The terminal's new size (the resize channel)."""
+
+    @property
+    def exit_code(self) -> int | None:
+        """None while the process runs; its exit code once it ended."""
+
+
+class KubeletConnection(ContainerLogs, Protocol):
+    """What the API server reaches on a node's kubelet (:10250): logs, exec and attach."""
+
+    def exec(self, pod_uid: str, container: str, command: list[str], stdin: bool, tty: bool
+             ) -> ExecSession | None:
+        """Run command in the pod's running container; None: no such running container."""
+
+    def attach(self, pod_uid: str, container: str, stdin: bool, tty: bool) -> ExecSession | None:
+        """Join the container's main process; None: no such running container."""
+
+    def has_pod(self, pod_uid: str) -> bool:
+        """Does the kubelet run this pod (GetPodByName)?"""
+
+
+def _stream_target(registry: Registry, ctx: RequestContext) -> tuple[Object, str, KubeletConnection]:
+    """streamLocation: the pod, the container, and the kubelet of its node."""
+    r, server = ctx.request, registry.server
+    pod = registry.get(ctx)
+    spec = pod.get("spec") or {}
+    names = [str(c.get("name")) for c in spec.get("containers") or ()]
+    init = [str(c.get("name")) for c in spec.get("initContainers") or ()]
+    ephemeral = [str(c.get("name")) for c in spec.get("ephemeralContainers") or ()]
+    container = str(r.options.get("container") or "")
+    if not container:
+        if len(names) != 1:
+            if not names:
+                raise bad_request(f"a container name must be specified for pod {r.name}")
+            choose = f"choose one of: [{' '.join(names)}]"
+            if init:
+                choose += f" or one of the init containers: [{' '.join(init)}]"
+            raise bad_request(f"a container name must be specified for pod {r.name}, {choose}")
+        container = names[0]
+    elif container not in names + init + ephemeral:
+        raise bad_request(f"container {container} is not valid for pod {r.name}")
+    node = str(spec.get("nodeName") or "")
+    if not node:
+        raise bad_request(f"pod {r.name} does not have a host assigned")
+    connect = server.kubelet_connection
+    kubelet = connect(node) if connect is not None else None
+    if kubelet is None:
+        raise ApiError(500, "", f"error dialing backend: dial tcp {node}:10250: connect: "
+                       "connection refused")
+    if not kubelet.has_pod(str(pod["metadata"].get("uid", ""))):
+        raise ApiError(404, "NotFound", "unable to upgrade connection: pod does not exist")
+    return pod, container, kubelet
+
+
+def _stream_options(r: Any) -> tuple[bool, bool]:
+    """remotecommand's NewOptions: at least one stream, and a tty merges stderr into stdout."""
+    options = r.options
+    stdin, tty = bool(options.get("stdin")), bool(options.get("tty"))
+    if not (stdin or options.get("stdout", True) or options.get("stderr", True)):
+        raise bad_request("you must specify at least 1 of stdin, stdout, stderr")
+    return stdin, tty
+
+
+def exec_pod(registry: Registry, ctx: RequestContext) -> Object:
+    """POST (or GET, a WebSocket) pods/<name>/exec?command=..&container=&stdin=&tty=."""
+    r = ctx.request
+    command = [str(w) for w in r.options.get("command") or ()]
+    if not command:
+        raise bad_request("you must specify at least one command for the container")
+    stdin, tty = _stream_options(r)
+    pod, container, kubelet = _stream_target(registry, ctx)
+    session = kubelet.exec(str(pod["metadata"].get("uid", "")), container, command, stdin, tty)
+    if session is None:
+        raise ApiError(500, "", f'unable to upgrade connection: container not found ("{container}")')
+    return {"contentType": "application/vnd.kubernetes.stream", "session": session}
+
+
+def attach(registry: Registry, ctx: RequestContext) -> Object:
+    """POST (or GET, a WebSocket) pods/<name>/attach?container=&stdin=&tty=."""
+    stdin, tty = _stream_options(ctx.request)
+    pod, container, kubelet = _stream_target(registry, ctx)
+    meta = pod["metadata"]
+    session = kubelet.attach(str(meta.get("uid", "")), container, stdin, tty)
+    if session is None:
+        raise ApiError(500, "", f"unable to upgrade connection: container {container} not found "
+                       f"in pod {meta.get('name')}_{meta.get('namespace', 'default')}")
+    return {"contentType": "application/vnd.kubernetes.stream", "session": session}
