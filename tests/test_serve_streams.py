@@ -77,7 +77,7 @@ class Echo:
     """A TCP server in the pod that answers each chunk with its upper case."""
 
     def __init__(self) -> None:
-        self.pending, self.closed = b"", False
+        self.pending, self.closed, self.error = b"", False, ""
 
     def write(self, data: bytes) -> None:
         self.pending += data.upper()

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import tornado.websocket
 
 from kubelab.api.errors import ApiError
+from kubelab.serve import spdy
 from kubelab.serve.handlers import _Base
 from kubelab.serve.requestinfo import connect_options, parse_path, to_request
 
@@ -54,8 +55,9 @@ __all__ = ["POLL", "StreamHandler", "exit_status"]
 POLL = 0.02  # real seconds between two reads of a session
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 V5, V4, V1 = "v5.channel.k8s.io", "v4.channel.k8s.io", "channel.k8s.io"
+SPDY_PORTFORWARD = "SPDY/3.1+portforward.k8s.io"  # kubectl's tunnel (tunneling_dialer.go)
 _EXEC_PROTOCOLS = (V5, V4, V1)
-_PORTFORWARD_PROTOCOLS = (V4, V1)
+_PORTFORWARD_PROTOCOLS = (SPDY_PORTFORWARD, V4, V1)
 
 
 def exit_status(exit_code: int, command: list[str]) -> dict[str, Any]:
@@ -78,11 +80,14 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
 
     _answer: dict[str, Any]
     _opts: dict[str, Any]
+    _spdy: spdy.Session
     _task: asyncio.Task[None] | None = None
     _protocol = ""
 
     async def prepare(self) -> None:
         self._answer = {}
+        self._error_streams: dict[str, spdy.Stream] = {}
+        self._connections: list[tuple[spdy.Stream, str, PortStream]] = []
         info = parse_path("POST", self.request.path, False)  # a connect is a create
         assert info is not None  # the route matched a pod's connect subresource
         self._subresource = info.subresource
@@ -117,12 +122,19 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
         return True  # bearer tokens, not cookies, authenticate these requests
 
     def open(self, *args: str, **kwargs: str) -> None:
-        if self._subresource == "portforward":
+        if self._protocol == SPDY_PORTFORWARD:
+            self._spdy = spdy.Session(self._write_binary, self._spdy_stream)
+            self._task = asyncio.get_running_loop().create_task(self._forward_spdy())
+        elif self._subresource == "portforward":
             self._task = asyncio.get_running_loop().create_task(self._forward())
         else:
             self._task = asyncio.get_running_loop().create_task(self._stream())
 
     # ------------------------------------------------------------------ exec and attach
+
+    def _write_binary(self, data: bytes) -> None:
+        if self.ws_connection is not None and not self.ws_connection.is_closing():
+            self.write_message(data, binary=True)
 
     def _send(self, channel: int, data: bytes) -> None:
         if self.ws_connection is not None and not self.ws_connection.is_closing():
@@ -157,6 +169,9 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
     def on_message(self, message: str | bytes) -> None:
         data = message.encode() if isinstance(message, str) else message
         if not data:
+            return
+        if self._protocol == SPDY_PORTFORWARD:
+            self._spdy.feed(data)
             return
         if self._subresource == "portforward":
             self._forward_in(data)
@@ -200,7 +215,51 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
                 if data:
                     self._send(2 * i, data)
                 if stream.closed:
+                    if stream.error:
+                        self._send(2 * i + 1, stream.error.encode())
                     self._ports[i] = None
+            await asyncio.sleep(POLL)
+        self.close(1000)
+
+    def _spdy_stream(self, stream: spdy.Stream) -> None:
+        """A stream the client opened: accept it; a data stream is a connection into the pod
+        (its error stream, opened just before with the same requestid, says what failed)."""
+        self._spdy.reply(stream)
+        request = stream.headers.get("requestid", "")
+        if stream.headers.get("streamtype") == "error":
+            self._error_streams[request] = stream
+            return
+        port = stream.headers.get("port", "")
+        answer = self._answer
+        conn = answer["forward"](answer["uid"], int(port)) if port.isdigit() else \
+            f'invalid port header "{port}"'
+        if isinstance(conn, str):
+            self._spdy_end(stream, request, conn)
+        else:
+            self._connections.append((stream, request, conn))
+
+    def _spdy_end(self, stream: spdy.Stream, request: str, error: str) -> None:
+        errors = self._error_streams.pop(request, None)
+        if errors is not None:
+            self._spdy.data(errors, error.encode(), fin=True)
+        self._spdy.data(stream, b"", fin=True)
+
+    async def _forward_spdy(self) -> None:
+        """Copy each data stream to and from its connection in the pod, until the tunnel ends."""
+        while not self._spdy.gone:
+            for entry in list(self._connections):
+                stream, request, conn = entry
+                if stream.received:
+                    conn.write(bytes(stream.received))
+                    stream.received.clear()
+                if stream.remote_closed and not conn.closed:
+                    conn.close_write()
+                out = conn.read()
+                if out:
+                    self._spdy.data(stream, out)
+                if conn.closed:
+                    self._connections.remove(entry)
+                    self._spdy_end(stream, request, conn.error)
             await asyncio.sleep(POLL)
         self.close(1000)
 
@@ -223,3 +282,5 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
         for stream in getattr(self, "_ports", {}).values():
             if stream is not None:
                 stream.close_write()
+        for _, _, conn in self._connections:
+            conn.close_write()

@@ -32,10 +32,14 @@ __all__ = ["PortForwarder", "PortStream", "port_forward"]
 
 class PortStream(Protocol):
     """One TCP connection into the pod's network namespace (the CRI's PortForward): bytes
-    written in, bytes read out; closed once the pod's side has closed it."""
+    written in, bytes read out; closed once the pod's side has closed it, error what the
+    error stream must then say ("" if nothing went wrong)."""
 
     @property
     def closed(self) -> bool: ...
+
+    @property
+    def error(self) -> str: ...
 
     def write(self, data: bytes) -> None: ...
 
