@@ -10,8 +10,12 @@ virtual clock: nothing ends before the pacer has moved it."""
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import os
+import signal
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -258,3 +262,103 @@ def test_python_client_exec_and_portforward(tmp_path: Path) -> None:
         assert refused == "dial tcp4 127.0.0.1:7001: connect: connection refused"
 
     served(tmp_path, body)
+
+
+# ---------------------------------------------------------------------------- the real kubelet
+
+WEB = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+       "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                             "spec": {"containers": [{"name": "nginx", "image": "nginx",
+                                                      "ports": [{"containerPort": 80}]}]}}}}
+WEB_SVC = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 8080, "targetPort": 80}]}}
+BOX = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "box"},
+       "spec": {"containers": [{"name": "box", "image": "busybox", "command": ["sleep", "3600"]}]}}
+
+
+async def _forwarded(config: Path, target: str, path: str = "/") -> tuple[str, str]:
+    """kubectl port-forward target :80 (a free local port), one GET through it with urllib,
+    then Ctrl-C: (the body or the urllib error, what kubectl printed on stderr)."""
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (make installs it)")
+    proc = await asyncio.create_subprocess_exec(
+        KUBECTL, "--context", "kubelab", "port-forward", target, ":8080" if "svc" in target else ":80",
+        env=dict(os.environ, KUBECONFIG=str(config)), stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+    port = int(line.split("127.0.0.1:")[1].split()[0])
+
+    def get() -> str:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=20) as r:
+                return f"{r.status} {r.read().decode()}"
+        except (urllib.error.URLError, ConnectionError, http.client.HTTPException) as err:
+            return f"failed: {err}"
+
+    body = await asyncio.get_running_loop().run_in_executor(None, get)
+    await asyncio.sleep(0.2)
+    if proc.returncode is None:  # kubectl exits by itself when a connection failed
+        proc.send_signal(signal.SIGINT)
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    return body, err.decode()
+
+
+def test_the_process_model_through_kubectl_and_the_python_client(tmp_path: Path) -> None:
+    c = Cluster(nodes=1, seed=0)
+    for obj in (WEB, WEB_SVC, BOX):
+        c.apply(obj)
+    c.run(30)
+    web = next(p["metadata"]["name"] for p in c.client.list("pods")["items"]
+               if p["metadata"]["name"].startswith("web-"))
+
+    async def main() -> None:
+        c.serve(port=0, speed=5)
+        config = Path(c.kubeconfig(str(tmp_path / "kubeconfig.yaml")))
+        try:
+            code, out, err = await kubectl(config, "exec", "box", "--", "sh", "-c",
+                                           "echo hello from $HOSTNAME; exit 3")
+            assert (code, out) == (3, "hello from box\n") and "command terminated with exit code 3" in err
+            code, out, err = await kubectl(config, "exec", "-i", "box", "--", "sh",
+                                           stdin=b"echo typed\nexit 4\n")
+            assert (code, out) == (4, "typed\n"), err
+            code, out, err = await kubectl(config, "exec", "box", "--", "nosuch")
+            assert code == 127, (out, err)
+
+            body, _ = await _forwarded(config, f"pod/{web}")
+            assert body.startswith("200 ") and "<h1>Welcome to nginx!</h1>" in body
+            body, _ = await _forwarded(config, "svc/web")  # kubectl picks a pod, 8080 -> 80
+            assert body.startswith("200 ") and "Welcome to nginx!" in body
+            body, _ = await _forwarded(config, f"pod/{web}", "/missing")
+            assert "404" in body
+            body, err = await _forwarded(config, "pod/box")  # nothing listens on 80 in busybox
+            assert body.startswith("failed")
+            assert "an error occurred forwarding" in err and "-> 80: error forwarding port 80 to pod " in err
+            assert "dial tcp4 127.0.0.1:80: connect: connection refused" in err
+
+            client = kubernetes.config.new_client_from_config(config_file=str(config))
+            api = kubernetes.client.CoreV1Api(client)
+
+            def python_client() -> tuple[str, bytes]:
+                out = stream(api.connect_get_namespaced_pod_exec, web, "default",
+                             command=["sh", "-c", "echo $HOSTNAME"], stdout=True, stderr=True, stdin=False)
+                pf = portforward(api.connect_get_namespaced_pod_portforward, web, "default", ports="80")
+                sock = pf.socket(80)
+                sock.setblocking(True)
+                sock.sendall(b"GET / HTTP/1.1\r\nHost: web\r\nConnection: close\r\n\r\n")
+                got = b""
+                while chunk := sock.recv(65536):
+                    got += chunk
+                sock.close()
+                pf.close()
+                return str(out), got
+
+            out, got = await asyncio.get_running_loop().run_in_executor(None, python_client)
+            assert out == f"{web}\n"
+            assert got.startswith(b"HTTP/1.1 200 OK\r\n") and b"Welcome to nginx!" in got
+            assert b"Connection: close\r\n" in got
+        finally:
+            await c.server.stop()
+
+    asyncio.run(main())

@@ -55,10 +55,10 @@ from kubelab.apiserver.auth.reviews import create_self_subject_access_review
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.endpoints import subresources
-from kubelab.apiserver.endpoints.portforward import port_forward
 from kubelab.apiserver.endpoints.decode import strict_decoding_error
 from kubelab.apiserver.endpoints.handlers import create_resource, delete_options, update_resource
 from kubelab.apiserver.endpoints.patch import patch_resource
+from kubelab.apiserver.endpoints.portforward import port_forward
 from kubelab.apiserver.endpoints.response import as_table, table_events
 from kubelab.apiserver.endpoints.wire import read_body_strict
 from kubelab.apiserver.flowcontrol import APFController

@@ -37,6 +37,7 @@ from datetime import timedelta
 from typing import Any
 
 from kubelab.api.meta import EPOCH
+from kubelab.kubelet.portforward import PortConnection, port_forward
 from kubelab.kubelet.process import (
     Attached,
     ContainerNetwork,
@@ -49,7 +50,6 @@ from kubelab.kubelet.process import (
     serve_http,
     term_exit_code,
 )
-from kubelab.kubelet.portforward import PortConnection, port_forward
 from kubelab.kubelet.registry import ImageRegistry, PullError, normalize_image, repository
 from kubelab.kubelet.workload import Workload
 from kubelab.sim.clock import Clock, Timer

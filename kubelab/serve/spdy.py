@@ -39,18 +39,20 @@ SYN_STREAM, SYN_REPLY, RST_STREAM, SETTINGS, PING, GOAWAY, HEADERS, WINDOW_UPDAT
 FLAG_FIN = 0x01
 
 
+# The dictionary's names, in order ("200_OK" is "200 OK").
+_NAMES = """options head post put delete trace accept accept-charset accept-encoding accept-language
+accept-ranges age allow authorization cache-control connection content-base content-encoding
+content-language content-length content-location content-md5 content-range content-type date etag
+expect expires from host if-match if-modified-since if-none-match if-range if-unmodified-since
+last-modified location max-forwards pragma proxy-authenticate proxy-authorization range referer
+retry-after server te trailer transfer-encoding upgrade user-agent vary via warning www-authenticate
+method get status 200_OK version HTTP/1.1 url public set-cookie keep-alive origin"""
+
+
 def _dictionary() -> bytes:
     """The SPDY/3 header dictionary (draft-mbelshe-httpbis-spdy-00 section 2.6.10.1): these
     names, each after its 4-byte length, then a run of common values."""
-    words = ("options head post put delete trace accept accept-charset accept-encoding "
-             "accept-language accept-ranges age allow authorization cache-control connection "
-             "content-base content-encoding content-language content-length content-location "
-             "content-md5 content-range content-type date etag expect expires from host if-match "
-             "if-modified-since if-none-match if-range if-unmodified-since last-modified location "
-             "max-forwards pragma proxy-authenticate proxy-authorization range referer retry-after "
-             "server te trailer transfer-encoding upgrade user-agent vary via warning "
-             "www-authenticate method get status").split() + ["200 OK"] + \
-        "version HTTP/1.1 url public set-cookie keep-alive origin".split()
+    words = [w.replace("_", " ") for w in _NAMES.split()]
     tail = ("100101201202205206300302303304305306307402405406407408409410411412413414415416417502"
             "504505203 Non-Authoritative Information204 No Content301 Moved Permanently400 Bad "
             "Request401 Unauthorized403 Forbidden404 Not Found500 Internal Server Error501 Not "
