@@ -113,13 +113,57 @@ for cond in node["status"]["conditions"]:
 # %% [markdown]
 # ## 3. A simulated runtime, on purpose
 #
-# There are no real processes. Each container follows a small script, chosen with an annotation:
-# `run` (the default), `exit=<s>` with `code=<c>`, `crash`, `oom=<s>`, `startup=<s>`,
-# `unhealthy=<s>`, `unready=<s>`, `probe-latency=<s>`, `shutdown=<s>|never`. Put
-# `kubelab.dev/behavior: crash` on a pod for all its containers, or
-# `kubelab.dev/behavior.app: crash` for the container `app` only. The image registry
-# (`c.registry`) knows image sizes and can be broken: `c.faults.break_registry(image, mode)` with
-# mode `unauthorized`, `notfound`, `slow` or `flaky`.
+# There are no real processes. A container's `command` and `args` (over the image's own
+# ENTRYPOINT and CMD: busybox runs `sh`, nginx its entrypoint then `nginx -g 'daemon off;'`) are
+# interpreted by a small process model on the virtual clock: `echo`, `sleep`, `exit`, `cat`,
+# `env`, `sh -c "...; ... && ..."`, `while true; do ...; sleep N; done`, `wget -qO-` to a Service,
+# and a few more (the README lists them). What it prints is the container's log; its exit code
+# is the container's state, and the kubelet acts on it.
+#
+# **Predict, then run.** `kubectl run t --image=busybox --restart=Never -- echo hi`: what does
+# `get pods` show ten seconds later, and what does `kubectl logs t` print? And a Job whose
+# command is `sh -c "exit 3"`, with `backoffLimit: 2`: how many pods does it make, and what
+# does the Job say in the end?
+#
+# <details><summary>Answer</summary>
+#
+# The pod is `0/1 Completed`: `echo` exited 0, restartPolicy Never, so the phase is `Succeeded`
+# and the log is `hi`. The Job makes three pods (the first, then two retries), each `Error` with
+# exit code 3, and then it is `Failed` with reason `BackoffLimitExceeded`.
+#
+# </details>
+
+# %%
+demo = Cluster(nodes=1, seed=0)   # with a scheduler and the Job controller this time
+demo.run(2)
+print(demo.kubectl("run t --image=busybox --restart=Never -- echo hi"))
+demo.apply("""
+apiVersion: batch/v1
+kind: Job
+metadata: {name: exit3}
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: "busybox:1.36", command: [sh, -c, "exit 3"]}]
+""")
+demo.run(10)
+print(demo.kubectl("get pod t"))
+print("logs:", demo.kubectl("logs t"))
+demo.run(120)
+print(demo.kubectl("get pods -l job-name=exit3"))
+print([(x["type"], x["reason"]) for x in demo.get("jobs", "exit3")["status"]["conditions"]
+       if x["status"] == "True"])
+
+# %% [markdown]
+# Containers whose lifetime is the lesson, not their command, follow a small script chosen with
+# an annotation instead (their command is then not run): `run` (the default), `exit=<s>` with
+# `code=<c>`, `crash`, `oom=<s>`, `startup=<s>`, `unhealthy=<s>`, `unready=<s>`,
+# `probe-latency=<s>`, `shutdown=<s>|never`. Put `kubelab.dev/behavior: crash` on a pod for all
+# its containers, or `kubelab.dev/behavior.app: crash` for the container `app` only. The image
+# registry (`c.registry`) knows image sizes and can be broken: `c.faults.break_registry(image,
+# mode)` with mode `unauthorized`, `notfound`, `slow` or `flaky`.
 #
 # ## 4. CrashLoopBackOff
 #
@@ -457,6 +501,8 @@ KubeletPanel(panel_cluster)
 # kubectl run crasher --image=busybox:1.36 -- sh -c 'echo bye; exit 1'
 # kubectl get pod crasher --watch           # Error, CrashLoopBackOff, RESTARTS climbing
 # kubectl logs crasher --previous           # "bye": the output of the last crashed container
+# kubectl run t --image=busybox --restart=Never -- echo hi; kubectl logs t    # hi (also here)
+# kubectl exec web -- cat /etc/resolv.conf  # the kubelet's DNS settings (also here)
 # kubectl run api --image=registry.example.com/shop/api:2.3    # ErrImagePull, then ImagePullBackOff
 # docker exec learn-worker crictl ps        # the containers on learn-worker
 # docker exec learn-control-plane mv /etc/kubernetes/manifests/kube-apiserver.yaml /root/   # API server stops

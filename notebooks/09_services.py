@@ -77,8 +77,8 @@ c.apply("""
 apiVersion: v1
 kind: Pod
 metadata: {name: client}
-spec:
-  containers: [{name: sh, image: "busybox:1.36"}]
+spec:   # `sleep`: busybox's own command, sh, would exit at once without a terminal
+  containers: [{name: sh, image: "busybox:1.36", command: [sleep, "3600"]}]
 """)
 c.run(30)
 print(c.kubectl("get svc,pods -o wide"))

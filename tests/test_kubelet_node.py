@@ -218,7 +218,9 @@ def test_after_a_reboot_the_rerun_init_container_is_not_reported_as_running_agai
     that exited 0 stays terminated in the status (checkContainerStateTransition): the
     kubelet keeps its last status instead of sending one the API server would refuse."""
     c = kubelet_cluster()
-    c.apply(pod("web", policy="OnFailure", initContainers=[{"name": "init", "image": "busybox"}]))
+    # (busybox's own `sh` would exit at once, before any status saw it running: it sleeps 1 s)
+    c.apply(pod("web", policy="OnFailure", initContainers=[{"name": "init", "image": "busybox",
+                                                            "command": ["sleep", "1"]}]))
     c.run(30)
     c.faults.kill_node("node-1")
     c.run(20)

@@ -323,5 +323,5 @@ def test_pod_logs_are_text_over_https(client: Client) -> None:
 
     run(main)
     logs = client.get_logs("talker", container="app", tail_lines=5)
-    assert "kubelab: simulated nginx:1.27 started (restart 0)" in logs
+    assert "[notice] 1#1: start worker processes" in logs  # nginx's own log
     client.delete("pods", "talker", grace_period_seconds=0)

@@ -264,10 +264,13 @@ class Client:
                                   name=meta["name"], subresource="binding", body=binding))
 
     def get_logs(self, name: str, namespace: str = "default", *, container: str = "",
-                 previous: bool = False, tail_lines: int | None = None) -> str:
+                 previous: bool = False, tail_lines: int | None = None,
+                 timestamps: bool = False) -> str:
         """GET pods/<name>/log (client-go's Pods(ns).GetLogs(name, opts).Do): the text the
         container wrote, read by the API server from the pod's node."""
         options: dict[str, Any] = {"container": container, "previous": previous}
+        if timestamps:
+            options["timestamps"] = True
         if tail_lines is not None:
             options["tailLines"] = tail_lines
         response = self._send(Request("get", "pods", namespace=namespace, name=name,

@@ -44,7 +44,7 @@ from kubelab.cluster.dns import Answer, resolve
 from kubelab.cluster.faults import Faults
 from kubelab.cluster.ledger import Ledger
 from kubelab.cluster.loadbalancer import DirectConnection
-from kubelab.cluster.network import NodeView, Route, route
+from kubelab.cluster.network import NodeView, PodNetwork, Route, route
 from kubelab.cluster.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.cluster.traffic import Traffic
 from kubelab.cluster.webhooks import WebhookServers
@@ -224,6 +224,10 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         # Each node's iptables, which kube-proxy writes and packets follow (kubelab.cluster.network).
         self.apiserver.add_token("token-system:kube-proxy", "system:kube-proxy")
         self.iptables = {name: IPTables(name, runtime.node_ip) for name, runtime in self.runtimes.items()}
+        # What containers' wget, curl and nslookup reach: DNS, these rules, the pods' servers.
+        self.pod_network = PodNetwork(self)
+        for node_runtime in self.runtimes.values():
+            node_runtime.network = self.pod_network
         self.route_rand = random.Random(f"{seed}/route")  # c.route's -m statistic draws
         self._wire_anatomy()
         self._start_components(components)
@@ -410,7 +414,7 @@ class Cluster(ReplicaWiring, AnatomyWiring):
 
     def kubectl(self, command: str, stdin: str = "") -> Output:
         """kubectl's output for a command line, e.g. c.kubectl("get pods -o wide")."""
-        return kubectl(self.client, command, now=self.clock.now, stdin=stdin)
+        return kubectl(self.client, command, now=self.clock.now, stdin=stdin, wait=self.run)
 
     def events(self, namespace: str | None = None) -> list[Object]:
         """core/v1 Events in the order they happened."""

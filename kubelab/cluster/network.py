@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from kubelab.api.errors import ApiError
 from kubelab.cluster.dns import Answer, resolve
+from kubelab.kubelet.process import HttpAnswer
 from kubelab.kubelet.runtime import RUNNING, SANDBOX_READY
 from kubelab.proxy.iptables import IPTables, Packet, Walk
 
 if TYPE_CHECKING:
     from kubelab.cluster import Cluster
 
-__all__ = ["NodeView", "Route", "pod_serving", "route"]
+__all__ = ["NodeView", "PodNetwork", "Route", "pod_serving", "route"]
 
 
 @dataclass
@@ -167,3 +168,38 @@ def _pod_at(cluster: Cluster, ip: str) -> str:
     for pod in pods:
         return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
     return ""
+
+
+class PodNetwork:
+    """The network a container's programs reach (wget, curl, nslookup: the runtime's
+    ContainerNetwork): names resolve as the pod's resolver does (cluster/dns.py), a packet
+    walks kube-proxy's rules on the source pod's node (a REJECT is `Connection refused`, a
+    DROP or an address nobody has times out), and the pod at the end answers with the server
+    it runs (ContainerRuntime.serve_http)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.rand = random.Random(f"{cluster.seed}/pod-network")
+
+    def resolve(self, namespace: str, name: str) -> tuple[str, list[str], str]:
+        answer = resolve(self.cluster.client, name, namespace, coredns=self.cluster.anatomy)
+        return answer.name, list(answer.addresses), answer.error
+
+    def http_get(self, source_ip: str, ip: str, port: int, path: str, user_agent: str
+                 ) -> HttpAnswer:
+        cluster = self.cluster
+        if ip == "127.0.0.1":  # the pod's own loopback: its own containers answer
+            ip = source_ip
+        node = next((r.node for r in cluster.runtimes.values()
+                     if any(s.ip == source_ip for s in r.sandboxes.values())), cluster.node_names[0])
+        walk = cluster.iptables[node].walk(Packet(source_ip, ip, port), self.rand, cluster.clock.now)
+        if walk.verdict == "REJECT":
+            return HttpAnswer(error="refused")
+        if walk.verdict == "DROP":
+            return HttpAnswer(error="timeout")
+        destination = walk.destination or f"{ip}:{port}"
+        dest_ip, _, dest_port = destination.rpartition(":")
+        for runtime in cluster.runtimes.values():
+            if any(s.ip == dest_ip for s in runtime.sandboxes.values()):
+                return runtime.serve_http(dest_ip, int(dest_port or port), path, source_ip, user_agent)
+        return HttpAnswer(error="timeout")

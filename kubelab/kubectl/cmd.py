@@ -14,32 +14,23 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.request import Impersonation
 from kubelab.client.client import Client
-from kubelab.kubectl.common import KubectlError, Printed, UsageError, Verb
+from kubelab.kubectl.common import KubectlError, Output, Printed, UsageError, Verb
 from kubelab.kubectl.create import VERBS as CREATE_VERBS
+from kubelab.kubectl.exec import VERBS as EXEC_VERBS
 from kubelab.kubectl.get import VERBS as GET_VERBS
 from kubelab.kubectl.verbs import VERBS as OTHER_VERBS
 
 __all__ = ["KubectlError", "Output", "UsageError", "kubectl", "split_command"]
 
-VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS}
+VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS, **EXEC_VERBS}
 # The kubeconfig user kubectl runs as, as kubelab serve's kubeconfig names it; clientcmd's
 # errors about the user's settings name it.
 AUTH_INFO = "kubernetes-admin"
-
-
-class Output(str):
-    """kubectl's printed text, with the exit code kubectl would return."""
-
-    exit_code: int = 0
-
-    def __new__(cls, text: str, exit_code: int = 0) -> Output:
-        out = super().__new__(cls, text)
-        out.exit_code = exit_code
-        return out
 
 
 # A shell word: unquoted runs, '...' (literal), "..." (backslash escapes \\ \" \$ \`) and \x,
@@ -97,6 +88,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--container", default="")
     p.add_argument("-p", "--previous", action="store_true")
     p.add_argument("--tail", type=int, default=-1)
+    p.add_argument("--timestamps", action="store_true")
+    p.add_argument("--follow", action="store_true")
+    p.add_argument("--since", default="")
+    p.add_argument("--restart", default="Always")
+    p.add_argument("--command", action="store_true")
+    p.add_argument("--env", action="append", default=[])
+    p.add_argument("-i", "--stdin", action="store_true")
+    p.add_argument("-t", "--tty", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true")
     # cli-runtime's ConfigFlags: who to act as (rest.Config.Impersonate, the Impersonate-* headers).
     p.add_argument("--as", dest="as_user", default="")
     p.add_argument("--as-group", dest="as_groups", action="append", default=[])
@@ -109,15 +109,24 @@ class _Parser(argparse.ArgumentParser):
         raise KubectlError(message)
 
 
-def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> Output:
-    """Run one kubectl command line against `client`."""
+def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "",
+            wait: Callable[[float], None] | None = None) -> Output:
+    """Run one kubectl command line against `client`. wait(seconds) lets virtual time pass
+    (the cluster's run): exec and logs -f need it to see a process advance."""
     try:
         words = split_command(command)
         if words and words[0] == "kubectl":
             words = words[1:]
         if not words:
             raise KubectlError("You must specify a command: kubectl <command> [flags]")
+        after_dash: list[str] | None = None
+        if "--" in words:  # cobra's ArgsLenAtDash: what follows `--` is the command, verbatim
+            at = words.index("--")
+            words, after_dash = words[:at], words[at + 1:]
+        if words[:1] == ["logs"] or words[1:2] == ["logs"]:  # logs -f is --follow, not a file
+            words = ["--follow" if w == "-f" else w for w in words]
         args, unknown = _parser().parse_known_intermixed_args(words)
+        args.wait = wait
         handler = VERBS.get(args.verb)
         if handler is None:
             raise KubectlError(f'unknown command "{args.verb}" for "kubectl"')
@@ -129,6 +138,8 @@ def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> 
                 raise KubectlError(f"unknown shorthand flag: {word[1]!r} in {word}\n"
                                    f"See 'kubectl {args.verb} --help' for usage.")
         args.args += [w for w in unknown if not w.startswith("-") or w == "-"]
+        args.args_at_dash = len(args.args) if after_dash is not None else -1
+        args.args += after_dash or []
         args.output = args.output.removeprefix("=")  # pflag reads -o=json as json
         wanted = Impersonation(args.as_user, tuple(args.as_groups), args.as_uid)
         if wanted and not wanted.user:  # clientcmd validation.go validateAuthInfo
@@ -136,7 +147,10 @@ def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> 
                                "impersonating a user")
         if wanted:  # --as, --as-group, --as-uid: every request of this command acts as them
             client = client.impersonating(wanted)
-        return Output(handler(client, args, now, stdin).rstrip("\n"))
+        result = handler(client, args, now, stdin)
+        if isinstance(result, Output):
+            return Output(result.rstrip("\n"), result.exit_code)
+        return Output(result.rstrip("\n"))
     except ApiError as err:
         if err.code == 404 and not err.details and err.message.startswith("the server doesn't have"):
             # Discovery found no such type: a NoResourceMatchError, which checkErr prints itself.

@@ -24,6 +24,18 @@ __all__ = ["KubectlError", "Printed", "UsageError", "Verb", "check_errors", "exp
 Verb = Callable[[Client, argparse.Namespace, float, str], str]
 
 
+
+class Output(str):
+    """kubectl's printed text, with the exit code kubectl would return."""
+
+    exit_code: int = 0
+
+    def __new__(cls, text: str, exit_code: int = 0) -> Output:
+        out = super().__new__(cls, text)
+        out.exit_code = exit_code
+        return out
+
+
 class KubectlError(Exception):
     """An error kubectl reports itself, printed as `error: <message>` with exit code 1."""
 

@@ -110,18 +110,30 @@ def _apply(client: Client, args: argparse.Namespace, now: float, stdin: str) -> 
 def _run(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
     if not args.args:
         raise KubectlError("NAME is required for run")
+    if args.command and len(args.args) < 2:
+        raise KubectlError("--command requires that at least one argument be supplied")
     if not args.image:
         raise KubectlError("--image is required")
     name = args.args[0]
     labels = dict(kv.split("=", 1) for kv in args.labels.split(",") if kv) or {"run": name}
     container: Object = {"name": name, "image": args.image[-1]}
     if args.args[1:]:  # kubectl run NAME --image=I -- ARGS: the container's arguments
-        container["args"] = args.args[1:]
+        container["command" if args.command else "args"] = args.args[1:]
+    if args.env:
+        container["env"] = [dict(zip(("name", "value"), kv.split("=", 1), strict=False))
+                            for kv in args.env]
+    if args.stdin:  # -i: the container keeps its stdin open (kubectl run -it ... -- sh)
+        container.update(stdin=True, stdinOnce=True)
+    if args.tty:
+        container["tty"] = True
+    restart = args.restart
+    if restart not in ("Always", "OnFailure", "Never"):
+        raise KubectlError(f"invalid restart policy: {restart}")
     if args.port is not None:
         container["ports"] = [{"containerPort": args.port}]
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": name, "namespace": args.namespace, "labels": labels},
-           "spec": {"containers": [container]}}
+           "spec": {"containers": [container], "restartPolicy": restart}}
     client.create(pod, args.namespace)
     return f"pod/{name} created"
 

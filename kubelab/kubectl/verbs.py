@@ -10,7 +10,9 @@ label and annotate go on past a name that is not found (the Builder's ContinueOn
 report it after what they did; cordon and uncordon fetch every node first and stop at the
 first that is not found, before changing any. `describe pods we` without a pod `we` describes
 the pods whose names begin with it (describe.go DescribeMatchingResources); `logs x` reads the
-pod first and says where it looked (`pods "x" not found in namespace "default"`).
+pod first and says where it looked (`pods "x" not found in namespace "default"`); `logs
+--timestamps` prefixes each line with the time the kubelet wrote it, `logs -f` lets virtual time
+pass until the container ends (at most FOLLOW_LIMIT seconds) and then prints what it wrote.
 """
 
 from __future__ import annotations
@@ -208,7 +210,7 @@ def _logs(client: Client, args: argparse.Namespace, now: float, stdin: str) -> s
     note = ""
     try:  # the Builder reads the object first; logs.go names the namespace when it is not there
         if info.resource != "pods":
-            name, note = _pod_for(client, info.resource, name, args.namespace)
+            name, note = pod_for(client, info.resource, name, args.namespace)
         else:
             get_object(client, info, name or target, args.namespace)
     except ApiError as err:
@@ -216,12 +218,36 @@ def _logs(client: Client, args: argparse.Namespace, now: float, stdin: str) -> s
             raise
         raise KubectlError(f"error from server (NotFound): {err.message} in namespace "
                            f'"{args.namespace}"') from None
-    text = client.get_logs(name or target, args.namespace, container=container,
-                           previous=args.previous, tail_lines=args.tail if args.tail >= 0 else None)
+    pod_name = name or target
+
+    def read() -> str:
+        return client.get_logs(pod_name, args.namespace, container=container,
+                               previous=args.previous, tail_lines=args.tail if args.tail >= 0 else None,
+                               timestamps=args.timestamps)
+    text = read()
+    if args.follow and args.wait is not None and not args.previous:
+        # -f: the stream stays open while the container runs. kubelab's kubectl lets virtual
+        # time pass until the container ends (at most FOLLOW_LIMIT seconds), then prints it all.
+        waited = 0.0
+        while waited < FOLLOW_LIMIT and _still_running(client, pod_name, args.namespace, container):
+            args.wait(1.0)
+            waited += 1.0
+        text = read()
     return note + text
 
 
-def _pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[str, str]:
+FOLLOW_LIMIT = 300.0
+
+
+def _still_running(client: Client, name: str, namespace: str, container: str) -> bool:
+    status = client.get("pods", name, namespace).get("status") or {}
+    statuses = [*(status.get("containerStatuses") or ()), *(status.get("initContainerStatuses") or ())]
+    cs: dict[str, Any] = next((s for s in statuses if not container or s.get("name") == container), {})
+    return "running" in (cs.get("state") or {}) or ("terminated" not in (cs.get("state") or {}) \
+        and status.get("phase") in ("Pending", "Running"))
+
+
+def pod_for(client: Client, resource: str, name: str, namespace: str) -> tuple[str, str]:
     """logsforobject.go: the most active pod the object selects (podutils.ActivePods,
     reversed), and the stderr line kubectl prints when there was a choice."""
     if resource not in ("deployments", "replicasets", "services"):

@@ -233,7 +233,9 @@ class Kubelet:
             return (yield from self._sync_terminating(pod))
         self.status_manager.set_pod_status(pod, self.generate_api_status(pod))
         if self.status_manager.statuses[uid]["phase"] in TERMINAL:
-            self.runtime.stop_pod_sandbox(uid)   # restartPolicy Never / OnFailure: it is over
+            # restartPolicy Never / OnFailure: it is over; what still runs (sidecars) stops
+            yield from self.kuberuntime.kill_containers(pod, self.kuberuntime._grace(pod))
+            self.runtime.stop_pod_sandbox(uid)
             self.probes.remove_pod(uid)
             return SyncResult(finished=True)
         mirror_error = ""

@@ -7,7 +7,9 @@ numbered steps:
 1. compute sandbox and container changes (PodActions): no ready sandbox means a new one and
    everything starts over; a running container whose liveness (or startup) probe failed is
    to be killed (and started again unless restartPolicy is Never); init containers run one
-   at a time, in order, and the regular containers start once they all succeeded;
+   at a time, in order, and the regular containers start once they all succeeded (a sidecar,
+   an init container with restartPolicy Always, counts once it runs, and is restarted
+   whenever it exits);
 2. kill the pod if the sandbox changed (event SandboxChanged);
 3. otherwise kill the containers not to keep: event Killing
    `Container app failed liveness probe, will be restarted`;
@@ -103,8 +105,13 @@ class RuntimeManager:
         # Step 6: start the next init container.
         if changes.init_container_to_start is not None:
             c_spec = changes.init_container_to_start
-            return (yield from self.start_container(pod, c_spec, latest.get(c_spec["name"]),
-                                                    init=True))
+            result = yield from self.start_container(pod, c_spec, latest.get(c_spec["name"]),
+                                                     init=True)
+            if result.error or not is_restartable(c_spec):
+                return result
+            # A sidecar runs on: what comes after it starts now (upstream, its PLEG's
+            # ContainerStarted event brings the next sync at once).
+            return (yield from self.sync_pod(pod))
         # Step 8: start containers in changes.containers_to_start.
         results = []
         for c_spec in changes.containers_to_start:
@@ -140,6 +147,14 @@ class RuntimeManager:
             return changes
         if not self._compute_init_container_actions(pod, latest, changes):
             return changes  # initialization failed or is still in progress
+        # Sidecars (restartable init containers) are restarted whenever they exit, whatever
+        # the pod's restartPolicy, before the regular containers are looked at.
+        for c_spec in spec.get("initContainers") or []:
+            c = latest.get(c_spec.get("name", ""))
+            if is_restartable(c_spec) and c is not None and c.state == EXITED and \
+                    not (pod.get("metadata") or {}).get("deletionTimestamp"):
+                changes.init_container_to_start = c_spec
+                return changes
         for c_spec in spec.get("containers") or []:
             c = latest.get(c_spec.get("name", ""))
             # If container does not exist, or is not running, check whether we need to
@@ -184,15 +199,16 @@ class RuntimeManager:
             return None, None, True
         for c_spec in reversed(inits):
             c = latest.get(c_spec["name"])
-            if c is not None and c.state == EXITED and c.exit_code != 0:
+            if c is not None and c.state == EXITED and c.exit_code != 0 and not is_restartable(c_spec):
                 return c, c_spec, False
         for i in range(len(inits) - 1, -1, -1):
             c = latest.get(inits[i]["name"])
             if c is None:
                 continue
-            if c.state == RUNNING:
+            if c.state == RUNNING and not is_restartable(inits[i]):
                 return None, None, False
-            if c.state == EXITED:
+            if c.state == EXITED or (c.state == RUNNING and is_restartable(inits[i])):
+                # a sidecar that runs counts as done: the next one may start
                 return (None, None, True) if i == len(inits) - 1 else (None, inits[i + 1], False)
         return None, inits[0], False
 
@@ -262,7 +278,10 @@ class RuntimeManager:
                            stdin=bool(c_spec.get("stdin")), tty=bool(c_spec.get("tty")),
                            termination_message_path=str(c_spec.get("terminationMessagePath")
                                                         or "/dev/termination-log"),
-                           scripted=has_behavior(pod, c_spec, init=init))
+                           termination_message_policy=str(c_spec.get("terminationMessagePolicy")
+                                                          or "File"),
+                           scripted=has_behavior(pod, c_spec, init=init),
+                           namespace=str(meta.get("namespace") or "default"))
 
     def _get(self, resource: str, namespace: str, name: str) -> Object | None:
         """The kubelet's ConfigMap and Secret managers: read through the API (get-on-use)."""
@@ -347,6 +366,11 @@ class PodActions:
     containers_to_kill: list[tuple[Container, str]] = field(default_factory=list)  # (c, why)
     init_container_to_start: Object | None = None  # one at a time; then nothing else starts
     containers_to_start: list[Object] = field(default_factory=list)  # specs, in spec order
+
+
+def is_restartable(c_spec: Object) -> bool:
+    """A sidecar: an init container with restartPolicy Always (podutil.IsRestartableInitContainer)."""
+    return c_spec.get("restartPolicy") == "Always"
 
 
 def _succeeded(c: Container | None) -> bool:

@@ -39,6 +39,7 @@ from typing import Any
 from kubelab.api.meta import EPOCH
 from kubelab.kubelet.portforward import PortConnection, port_forward
 from kubelab.kubelet.process import (
+    PROGRAMS,
     Attached,
     ContainerNetwork,
     HttpAnswer,
@@ -337,9 +338,18 @@ class ContainerRuntime:
     # ------------------------------------------------------------------ the process model
 
     def _start_process(self, c: Container) -> None:
-        """StartContainer for a container of the process model: its argv runs on the clock."""
+        """StartContainer for a container of the process model: its argv runs on the clock.
+        An argv[0] that is no program of the image fails as runc fails it: StartError, 128."""
         spec, ctx = c.spec, c.context
         assert spec is not None and ctx is not None
+        if not spec.argv or spec.argv[0].rsplit("/", 1)[-1] not in PROGRAMS:
+            name = spec.argv[0] if spec.argv else ""
+            c.message = ("failed to create containerd task: failed to create shim task: OCI "
+                         "runtime create failed: runc create failed: unable to start container "
+                         "process: error during container init: exec: "
+                         f'"{name}": executable file not found in $PATH: unknown')
+            self._later(0.0, self._exit, c, 128, "StartError")
+            return
 
         def output(stream: str, data: bytes) -> None:
             self._log(c, stream, data)
@@ -349,8 +359,10 @@ class ContainerRuntime:
         c.process.start()
 
     def _context(self, c: Container, spec: ProcessSpec, *, tty: bool) -> ProcessContext:
+        sandbox = self.sandboxes.get(c.pod_uid)
         return ProcessContext(env=dict(spec.env), files=spec.files, hostname=spec.hostname,
-                              pod_uid=c.pod_uid, network=self.network,
+                              pod_uid=c.pod_uid, namespace=spec.namespace,
+                              pod_ip=sandbox.ip if sandbox is not None else "", network=self.network,
                               cpu_limit_millicores=spec.cpu_limit_millicores,
                               memory_limit_bytes=spec.memory_limit_bytes,
                               now=lambda: self.clock.now, tty=tty, image=c.image, restart=c.attempt)
@@ -371,8 +383,7 @@ class ContainerRuntime:
                 c.logs.append((self.clock.now, rest))
         c._partial.clear()
         if c.spec is not None and c.context is not None:
-            c.message = c.context.files.get(c.spec.termination_message_path, b"").decode(
-                errors="replace")[:4096]
+            c.message = termination_message(c, code)
         self._exit(c, code, reason)
 
     def _end_processes(self, c: Container, code: int) -> None:
@@ -392,7 +403,8 @@ class ContainerRuntime:
             return None
         ctx = c.context
         exec_ctx = ProcessContext(env=dict(ctx.env), files=ctx.files, hostname=ctx.hostname,
-                                  pod_uid=pod_uid, network=self.network,
+                                  pod_uid=pod_uid, namespace=ctx.namespace, pod_ip=ctx.pod_ip,
+                                  network=self.network,
                                   cpu_limit_millicores=ctx.cpu_limit_millicores,
                                   memory_limit_bytes=ctx.memory_limit_bytes, usage=ctx.usage,
                                   now=ctx.now, tty=tty, image=ctx.image, restart=ctx.restart)
@@ -491,6 +503,21 @@ class ContainerRuntime:
     def _record(self, verb: str, pod_uid: str, **detail: Any) -> None:
         if self.trace is not None:
             self.trace.record(f"runtime/{self.node}", verb, pod_uid, **detail)
+
+
+def termination_message(c: Container, code: int) -> str:
+    """What the kubelet reports as the terminated state's message: the file at
+    terminationMessagePath (at most 4096 bytes), or with FallbackToLogsOnError and a failure,
+    the log's last 80 lines (at most 2048 bytes): kuberuntime_container.go
+    getTerminationMessage and readLastStringFromContainerLogs."""
+    spec, ctx = c.spec, c.context
+    if spec is None or ctx is None:
+        return ""
+    message = ctx.files.get(spec.termination_message_path, b"")[:4096].decode(errors="replace")
+    if not message and code != 0 and spec.termination_message_policy == "FallbackToLogsOnError":
+        tail = "".join(f"{text}\n" for _, text in c.logs[-80:])
+        message = tail.encode()[-2048:].decode(errors="replace")
+    return message
 
 
 def _digest(text: str) -> str:

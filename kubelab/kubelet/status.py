@@ -52,9 +52,12 @@ def _state(c: Container) -> Object:
     if c.state == RUNNING:
         return {"running": {"startedAt": _rfc3339(c.started_at)}}
     if c.state == EXITED:
-        return {"terminated": {"exitCode": c.exit_code, "reason": c.reason,
-                               "startedAt": _rfc3339(c.started_at),
-                               "finishedAt": _rfc3339(c.finished_at), "containerID": c.id}}
+        terminated = {"exitCode": c.exit_code, "reason": c.reason,
+                      "startedAt": _rfc3339(c.started_at),
+                      "finishedAt": _rfc3339(c.finished_at), "containerID": c.id}
+        if c.message:  # what it wrote to terminationMessagePath (or its log's tail)
+            terminated["message"] = c.message
+        return {"terminated": terminated}
     return {"waiting": {}}
 
 
@@ -149,7 +152,9 @@ def _set_waiting_reason(pod: Object, status: Object, latest: Container | None,
 
 
 def get_phase(pod: Object, statuses: list[Object], pod_is_terminal: bool) -> str:
-    """getPhase, for pods without restartable (sidecar) init containers."""
+    """getPhase. A sidecar (restartable init container) keeps the pod Pending until it runs;
+    after that only the regular containers decide (a Job's pod completes while its sidecar
+    still runs, and the kubelet then stops the sidecar)."""
     spec = pod.get("spec") or {}
     by_name = {s.get("name"): s for s in statuses}  # podutil.GetContainerStatus
     pending_init, failed_initialization = _count_init_containers(spec, by_name)
@@ -190,6 +195,10 @@ def _count_init_containers(spec: Object, by_name: dict[Any, Object]) -> tuple[in
     for c in spec.get("initContainers") or []:
         s = by_name.get(c.get("name"))
         state = _state_of(s)
+        if c.get("restartPolicy") == "Always":  # a sidecar: pending until it first runs
+            pending += s is None or (state != "running" and _last_terminated(s) is None
+                                     and state != "terminated")
+            continue
         if s is None or state in ("running", ""):
             pending += 1
         elif state == "terminated":

@@ -201,6 +201,7 @@ def to_request(info: RequestInfo, query: Mapping[str, str], body: Any, token: st
         options.update(_delete_options(query))
     if info.subresource == "log":  # PodLogOptions
         options.update(container=query.get("container", ""), previous=query.get("previous") == "true")
+        options["timestamps"] = query.get("timestamps") == "true"
         tail = _int(query, "tailLines")
         if tail is not None:
             options["tailLines"] = tail

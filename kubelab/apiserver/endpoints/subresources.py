@@ -6,7 +6,8 @@
   "node-1"`.
 - scale (pkg/registry/apps/deployment/storage/storage.go, ScaleREST): an autoscaling/v1 Scale
   view of spec.replicas, so `kubectl scale` (and an autoscaler) need not know the kind.
-- log (pkg/registry/core/pod/rest/log.go, LogREST; pod/strategy.go, LogLocation): the API
+- log (pkg/registry/core/pod/rest/log.go, LogREST; pod/strategy.go, LogLocation; options
+  previous, tailLines, timestamps as kuberuntime_logs.go prints them): the API
   server finds the container and the pod's node, then reads the logs from that node's kubelet
   (its :10250/containerLogs endpoint; here the node's kubelet_connection, given by the wiring).
   The body is text/plain, not an object: kubelab carries it as {"contentType", "body"}.
@@ -26,6 +27,7 @@ status and namespaces/finalize are plain updates of one part of the object (regi
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kubelab.api import Object
@@ -39,6 +41,7 @@ from kubelab.api.errors import (
     invalid,
 )
 from kubelab.api.labels import selector_from_label_selector
+from kubelab.api.meta import EPOCH
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.admission.chain import CREATE
 from kubelab.apiserver.apis.schema import SCHEMAS
@@ -207,7 +210,16 @@ def get_log(registry: Registry, ctx: RequestContext) -> Object:
     tail = r.options.get("tailLines")
     if isinstance(tail, int) and tail >= 0:
         lines = lines[len(lines) - tail:] if tail else []
+    if r.options.get("timestamps"):  # the kubelet's RFC3339NanoFixed, before each line
+        return {"contentType": "text/plain",
+                "body": "".join(f"{rfc3339_nano_fixed(t)} {text}\n" for t, text in lines)}
     return {"contentType": "text/plain", "body": "".join(f"{text}\n" for _, text in lines)}
+
+
+def rfc3339_nano_fixed(seconds: float) -> str:
+    """2025-01-01T00:00:05.120000000Z: always nine digits of fraction, as the kubelet prints."""
+    t = EPOCH + timedelta(seconds=seconds)
+    return f"{t:%Y-%m-%dT%H:%M:%S}.{t.microsecond * 1000:09d}Z"
 
 
 def _check_log_status(pod: str, container: str, previous: bool, status: Object) -> bool:

@@ -67,12 +67,16 @@ class ContainerNetwork(Protocol):
     it to its DNS (cluster/dns.py) and kube-proxy's rules (cluster/network.py), and the pod
     that answers serves the request with its own simulated server."""
 
-    def resolve(self, pod_uid: str, name: str) -> tuple[str, list[str], str]:
-        """(fully qualified name, addresses, error): no addresses and no error is NXDOMAIN."""
+    def resolve(self, namespace: str, name: str) -> tuple[str, list[str], str]:
+        """(fully qualified name, addresses, error) of name as a pod of namespace resolves it:
+        no addresses and no error is NXDOMAIN; error: no DNS server answered."""
         ...
 
-    def http_get(self, pod_uid: str, host: str, port: int, path: str, user_agent: str
-                 ) -> HttpAnswer: ...
+    def http_get(self, source_ip: str, ip: str, port: int, path: str, user_agent: str
+                 ) -> HttpAnswer:
+        """A GET from the pod at source_ip to ip:port (a ClusterIP goes through kube-proxy's
+        rules on the source's node to an endpoint), answered by the pod at the end."""
+        ...
 
 
 @dataclass
@@ -95,6 +99,8 @@ class ProcessContext:
     files: dict[str, bytes]
     hostname: str = "localhost"
     pod_uid: str = ""
+    namespace: str = "default"
+    pod_ip: str = ""
     network: ContainerNetwork | None = None
     cpu_limit_millicores: int | None = None
     memory_limit_bytes: int | None = None
@@ -143,7 +149,9 @@ class ProcessSpec:
     stdin: bool = False
     tty: bool = False
     termination_message_path: str = "/dev/termination-log"
+    termination_message_policy: str = "File"
     scripted: bool = False       # a kubelab.dev/behavior script decides its lifetime instead
+    namespace: str = "default"   # the pod's (its resolver searches <namespace>.svc first)
 
 
 class Process:

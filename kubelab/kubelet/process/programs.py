@@ -645,34 +645,39 @@ def _get(ctx: ProcessContext, url: str, agent: str) -> tuple[HttpAnswer, str, st
         if host == "localhost":
             address = "127.0.0.1"
         else:
-            _name, addresses, error = ctx.network.resolve(ctx.pod_uid, host)
+            _name, addresses, error = ctx.network.resolve(ctx.namespace, host)
             if error or not addresses:
                 return HttpAnswer(error="bad address"), host, ""
             address = addresses[0]
-    answer = ctx.network.http_get(ctx.pod_uid, address, port, path, agent)
+    answer = ctx.network.http_get(ctx.pod_ip, address, port, path, agent)
     return answer, host, f"{address}:{port}"
 
 
 def wget(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
-    args, quiet, output, url = argv[1:], False, "", ""
+    quiet, output, url = False, "", ""
+    args = argv[1:]
     i = 0
     while i < len(args):
         a = args[i]
-        if a in ("-O", "-T", "-U"):
-            if a == "-O":
-                output = args[i + 1] if i + 1 < len(args) else ""
-            i += 2
-            continue
-        if a.startswith("-") and len(a) > 1:
-            quiet = quiet or "q" in a
-            if a.endswith("O") or a.startswith("-O"):
-                output = a.split("O", 1)[1] or (args[i + 1] if a.endswith("O") and i + 1 < len(args) else "")
-                i += 1 if a.split("O", 1)[1] else 2
-                continue
-            i += 1
-            continue
-        url = a
         i += 1
+        if a.startswith("--"):
+            quiet = quiet or a == "--quiet"
+            if a.startswith("--output-document="):
+                output = a.split("=", 1)[1]
+            continue
+        if not a.startswith("-") or a == "-":
+            url = a
+            continue
+        for j, flag in enumerate(a[1:], 1):  # busybox getopt: -qO- is -q -O -
+            if flag == "q":
+                quiet = True
+            elif flag in "OTUY":
+                value = a[j + 1:] or (args[i] if i < len(args) else "")
+                if not a[j + 1:]:
+                    i += 1
+                if flag == "O":
+                    output = value
+                break
     if not url:
         io.err("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\nUsage: wget "
                "[-cqS] [--spider] [-O FILE] [-o LOGFILE] [--header STR]\n")
@@ -762,7 +767,7 @@ def nslookup(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     if ctx.network is None:
         io.out(";; connection timed out; no servers could be reached\n\n")
         return 1
-    fqdn, addresses, error = ctx.network.resolve(ctx.pod_uid, names[0])
+    fqdn, addresses, error = ctx.network.resolve(ctx.namespace, names[0])
     if error:
         yield Sleep(15)
         io.out(f"{error}\n\n")

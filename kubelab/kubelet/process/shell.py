@@ -341,6 +341,8 @@ class _Parser:
                 while isinstance(self.peek(), Word):
                     items.append(self.tokens[self.pos])  # type: ignore[arg-type]
                     self.pos += 1
+            if self.peek() in (";", "\n"):
+                self.pos += 1
             self.expect("do")
             body = self.list(stop=("done",))
             self.expect("done")
