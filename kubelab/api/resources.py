@@ -51,7 +51,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("nodes", "Node", namespaced=False, short_names=("no",), subresources=("status",)),
     ResourceInfo("pods", "Pod", short_names=("po",),
                  subresources=("status", "binding", "eviction", "log", "exec", "attach",
-                               "portforward")),
+                               "portforward", "ephemeralcontainers")),
     ResourceInfo("events", "Event", short_names=("ev",)),
     ResourceInfo("configmaps", "ConfigMap", short_names=("cm",)),
     ResourceInfo("secrets", "Secret"),

@@ -37,6 +37,7 @@ SUBRESOURCE_VERBS = {
     "exec": frozenset({"get", "create"}),      # GET: a WebSocket upgrade; POST: SPDY
     "attach": frozenset({"get", "create"}),
     "portforward": frozenset({"get", "create"}),
+    "ephemeralcontainers": frozenset({"get", "update", "patch"}),
     "finalize": frozenset({"update"}),
 }
 

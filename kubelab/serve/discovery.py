@@ -29,7 +29,7 @@ _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "updat
 _SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
                       "binding": ["create"], "eviction": ["create"], "log": ["get"],
                       "finalize": ["update"], "exec": ["create", "get"], "attach": ["create", "get"],
-                      "portforward": ["create", "get"]}
+                      "portforward": ["create", "get"], "ephemeralcontainers": ["get", "patch", "update"]}
 _SUBRESOURCE_KINDS = {"scale": ("autoscaling", "v1", "Scale"), "binding": ("", "v1", "Binding"),
                       "eviction": ("policy", "v1", "Eviction"),
                       "exec": ("", "v1", "PodExecOptions"), "attach": ("", "v1", "PodAttachOptions"),
