@@ -94,7 +94,7 @@ def test_existing_ephemeral_containers_stay_as_they_are(cluster: Cluster) -> Non
             c.api.handle(Request("update", "pods", namespace="default", name="box", body=body,
                                  subresource="ephemeralcontainers", token="token-admin"))
         assert info.value.code == 422 and message in info.value.message
-    with pytest.raises(ApiError, match="spec.ephemeralContainers: Forbidden: cannot be set on create"):
+    with pytest.raises(ApiError, match=r"spec\.ephemeralContainers: Forbidden: cannot be set on create"):
         c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"},
                  "spec": {"containers": [{"name": "a", "image": "busybox"}],
                           "ephemeralContainers": [_debugger()]}})
@@ -149,7 +149,7 @@ def test_kubectl_debug_in_all_three_forms(tmp_path: Path) -> None:
             code, out, err = await debug(config, "box", "--copy-to=box-copy")
             assert code == 0 and "in-debug\r\n" in out and "box-copy" in out, err
             copy = c.client.get("pods", "box-copy", namespace="default")["spec"]["containers"]
-            assert [x["name"] for x in copy][0] == "box" and len(copy) == 2
+            assert copy[0]["name"] == "box" and len(copy) == 2
         finally:
             await c.server.stop()
 
