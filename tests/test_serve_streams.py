@@ -362,3 +362,37 @@ def test_the_process_model_through_kubectl_and_the_python_client(tmp_path: Path)
             await c.server.stop()
 
     asyncio.run(main())
+
+
+def test_kubectl_logs_follow_streams_lines_as_the_clock_runs(tmp_path: Path) -> None:
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (make installs it)")
+    c = Cluster(nodes=1, seed=0)
+    c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "count"},
+             "spec": {"restartPolicy": "Never", "containers": [
+                 {"name": "c", "image": "busybox",
+                  "command": ["sh", "-c", "for i in 1 2 3 4; do echo line $i; sleep 4; done"]}]}})
+    c.run(4)
+
+    def running() -> bool:
+        (status,) = c.client.get("pods", "count", namespace="default")["status"]["containerStatuses"]
+        return "running" in status["state"]
+
+    async def main() -> None:
+        c.serve(port=0, speed=5)
+        config = Path(c.kubeconfig(str(tmp_path / "kubeconfig.yaml")))
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                KUBECTL, "--context", "kubelab", "logs", "-f", "count",
+                env=dict(os.environ, KUBECONFIG=str(config)), stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE)
+            assert proc.stdout is not None
+            first = await asyncio.wait_for(proc.stdout.readline(), 30)
+            assert first == b"line 1\n" and running()  # it came while the loop still ran
+            rest = await asyncio.wait_for(proc.stdout.read(), 60)
+            assert rest == b"line 2\nline 3\nline 4\n"
+            assert await proc.wait() == 0 and not running()  # -f ends with the container
+        finally:
+            await c.server.stop()
+
+    asyncio.run(main())
