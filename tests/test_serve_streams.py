@@ -13,7 +13,10 @@ import asyncio
 import http.client
 import json
 import os
+import pty
+import select
 import signal
+import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Coroutine
@@ -393,6 +396,59 @@ def test_kubectl_logs_follow_streams_lines_as_the_clock_runs(tmp_path: Path) -> 
             assert rest == b"line 2\nline 3\nline 4\n"
             assert await proc.wait() == 0 and not running()  # -f ends with the container
         finally:
+            await c.server.stop()
+
+    asyncio.run(main())
+
+
+def test_kubectl_exec_it_gives_a_prompt_in_a_terminal(tmp_path: Path) -> None:
+    """`kubectl exec -it box -- sh` from a real terminal (a pty): kubectl asks for a tty and
+    sends raw keystrokes on stdin; the shell prompts, the tty echoes, and the shell's exit code
+    is kubectl's."""
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (make installs it)")
+    c = Cluster(nodes=1, seed=0)
+    c.apply(BOX)
+    c.run(20)
+
+    async def main() -> None:
+        c.serve(port=0, speed=5)
+        config = Path(c.kubeconfig(str(tmp_path / "kubeconfig.yaml")))
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([KUBECTL, "--context", "kubelab", "exec", "-it", "box", "--", "sh"],
+                                env=dict(os.environ, KUBECONFIG=str(config)), stdin=slave,
+                                stdout=slave, stderr=slave, close_fds=True)
+        os.close(slave)
+        seen = b""
+
+        async def until(token: bytes) -> bool:
+            nonlocal seen
+            for _ in range(1000):
+                if token in seen:
+                    return True
+                if select.select([master], [], [], 0)[0]:
+                    try:
+                        seen += os.read(master, 4096)
+                    except OSError:  # kubectl is gone
+                        return token in seen
+                else:
+                    await asyncio.sleep(0.02)
+            return False
+
+        try:
+            assert await until(b"/ # "), seen
+            os.write(master, b"echo tty-ok\r")
+            assert await until(b"echo tty-ok\r\ntty-ok\r\n"), seen  # the terminal echoes, then sh
+            os.write(master, b"exit 5\r")
+            for _ in range(500):
+                if proc.poll() is not None:
+                    break
+                await asyncio.sleep(0.02)
+            assert proc.returncode == 5
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(master)
             await c.server.stop()
 
     asyncio.run(main())
