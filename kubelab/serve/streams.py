@@ -3,12 +3,13 @@
 What the real kubectl 1.34 and the official Python client speak to kube-apiserver for
 pods/exec and pods/attach (client-go tools/remotecommand websocket.go, the default since the
 RemoteCommandWebsockets feature; SPDY is only its fallback) and what the Python client speaks
-for pods/portforward (kubernetes/stream/ws_client.py, PortForward):
+for pods/portforward (kubernetes/stream/ws_client.py, PortForward). kubectl's port-forward
+asks for `SPDY/3.1+portforward.k8s.io` instead: SPDY inside the WebSocket (spdy.py).
 
 - The WebSocket subprotocol is negotiated from the client's list, first match wins
   (wsstream/conn.go handshake): for exec and attach `v5.channel.k8s.io`, `v4.channel.k8s.io`
-  or `channel.k8s.io` (also no subprotocol at all); for port-forward `v4.channel.k8s.io` or
-  `channel.k8s.io` (the kubelet's portforward/websocket.go offers no v5).
+  or `channel.k8s.io` (also no subprotocol at all); for port-forward kubectl's SPDY tunnel,
+  `v4.channel.k8s.io` or `channel.k8s.io` (the kubelet's portforward/websocket.go offers no v5).
 - Every binary message is one channel byte then data (wsstream/conn.go): for exec and attach
   0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize (a JSON TerminalSize, {"Width", "Height"});
   v5 adds the close signal, 255 then the channel closed (the client's stdin reached EOF).
@@ -29,8 +30,14 @@ for pods/portforward (kubernetes/stream/ws_client.py, PortForward):
 The process runs on the cluster's virtual clock, which the pacer moves with the wall clock
 (pacer.py): each stream polls its session every POLL real seconds and sends what it wrote.
 
-Departures: SPDY (remotecommand's fallback, and what kubectl port-forward tunnels in a
-WebSocket) is not spoken; the base64 channel protocols are not offered.
+The upgrade is authorized as verb `create` on the subresource, as kube-apiserver does for a
+WebSocket's GET (AuthorizePodWebsocketUpgradeCreatePermission); the API server refuses
+before any upgrade, with its Status. A stream ends with the watches when every API server is
+down or the server stops.
+
+Departures: SPDY as a plain HTTP upgrade (remotecommand's and port-forward's fallback) is not
+spoken, only inside kubectl's port-forward tunnel; the base64 channel protocols are not
+offered.
 """
 
 from __future__ import annotations
@@ -122,6 +129,8 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
         return True  # bearer tokens, not cookies, authenticate these requests
 
     def open(self, *args: str, **kwargs: str) -> None:
+        # Ended with the watches when every API server is down or the server stops.
+        self.server.watches.add(self._end)
         if self._protocol == SPDY_PORTFORWARD:
             self._spdy = spdy.Session(self._write_binary, self._spdy_stream)
             self._task = asyncio.get_running_loop().create_task(self._forward_spdy())
@@ -271,9 +280,13 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
 
     # ------------------------------------------------------------------ the end
 
+    def _end(self) -> None:
+        self.close(1001)  # going away
+
     def on_close(self) -> None:
         """The client went away: its stdin is closed (the process goes on, as with
         `kubectl exec` interrupted), its forwarded connections closed."""
+        self.server.watches.discard(self._end)
         if self._task is not None and not self._task.done():
             self._task.cancel()
         session = self._answer.get("session")
