@@ -161,7 +161,9 @@ AGENT = {"apiVersion": "apps/v1", "kind": "DaemonSet",
          "metadata": {"name": "agent", "namespace": "default"},
          "spec": {"selector": {"matchLabels": {"app": "agent"}},
                   "template": {"metadata": {"labels": {"app": "agent"}},
-                               "spec": {"containers": [{"name": "a", "image": "busybox:1.36"}]}}}}
+                               # busybox's own sh would exit at once: the agent sleeps
+                               "spec": {"containers": [{"name": "a", "image": "busybox:1.36",
+                                                        "command": ["sleep", "infinity"]}]}}}}
 
 
 def _status(c: Cluster) -> dict[str, Any]:

@@ -123,3 +123,32 @@ def test_attach_joins_the_main_process() -> None:
     with pytest.raises(ApiError) as err:
         c.client.attach("loop", container="c2")
     assert err.value.message == "container c2 is not valid for pod loop"
+
+
+def test_kubectl_exec_prints_output_and_ends_with_the_commands_exit_code(cluster: Cluster) -> None:
+    out = cluster.kubectl("exec web -- sh -c 'echo out; echo err >&2; exit 3'")
+    assert (out, out.exit_code) == ("out\nerr\ncommand terminated with exit code 3", 3)
+    assert cluster.kubectl("exec web -i -- cat", stdin="typed\n") == "typed"
+    missing = cluster.kubectl("exec web -- foo")
+    assert (missing, missing.exit_code) == (
+        'OCI runtime exec failed: exec failed: unable to start container process: exec: "foo": '
+        "executable file not found in $PATH: unknown\ncommand terminated with exit code 126", 126)
+    slow = cluster.kubectl("exec web -- sh -c 'sleep 30; echo awake'")  # virtual time passes
+    assert (slow, slow.exit_code) == ("awake", 0)
+    assert cluster.kubectl("exec two -- hostname") == ('Defaulted container "a" out of: a, b, setup '
+                                                       "(init)\ntwo")
+    assert cluster.kubectl("exec two -c b -- hostname") == "two"
+    assert cluster.kubectl("exec done -- ls") == ("error: cannot exec into a container in a completed "
+                                                  "pod; current phase is Succeeded")
+    assert cluster.kubectl("exec web") == ("error: you must specify at least one command for the "
+                                           "container")
+    assert cluster.kubectl("exec web ls").startswith("error: exec [POD] [COMMAND] is not supported "
+                                                     "anymore. Use exec [POD] -- [COMMAND] instead")
+
+
+def test_kubectl_logs_follow_waits_for_the_container_to_end() -> None:
+    c = running(Cluster(nodes=1), pod("count", {"name": "c", "image": "busybox", "command": [
+        "sh", "-c", "for i in 1 2 3; do echo $i; sleep 10; done"]}, restartPolicy="Never"))
+    assert c.kubectl("logs count") == "1\n2"
+    assert c.kubectl("logs -f count") == "1\n2\n3"
+    assert c.get("pods", "count")["status"]["phase"] == "Succeeded"

@@ -78,6 +78,8 @@ def test_sleep_and_loops_advance_on_the_virtual_clock() -> None:
     assert (out, code, ended) == ("a\nb\n", 4, 65.0)
     out, _, code, _ = run(["sh", "-c", "while true; do echo tick; sleep 10; done"], seconds=35)
     assert (out, code) == ("tick\n" * 4, None)
+    busy, _, code, _ = run(["sh", "-c", "while true; do echo x; done"], seconds=1)
+    assert code is None and 90 <= busy.count("x") <= 101  # 10 ms a turn: the clock still moves
 
 
 def test_stdin_reaches_cat_and_an_interactive_sh() -> None:
@@ -331,3 +333,25 @@ def test_a_sidecar_starts_before_the_app_restarts_when_it_exits_and_stops_with_t
     assert (status["phase"], app["exitCode"]) == ("Succeeded", 0)  # it reached its sidecar
     assert not [x for x in c.runtimes["node-1"].running() if x.pod_uid == c.get(
         "pods", "side")["metadata"]["uid"]]  # and the sidecars were stopped after it
+
+
+def test_the_liveness_exec_example_restarts_the_container_once_the_file_is_gone() -> None:
+    """The "Define a liveness command" task page: cat /tmp/healthy fails after 30 s."""
+    c = cluster()
+    c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "liveness-exec"}, "spec": {
+        "containers": [{"name": "liveness", "image": "registry.k8s.io/busybox:1.27.2", "args": [
+            "/bin/sh", "-c", "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600"],
+            "livenessProbe": {"exec": {"command": ["cat", "/tmp/healthy"]},
+                              "initialDelaySeconds": 5, "periodSeconds": 5}}]}})
+    c.run(30)
+    assert container_status(c, "liveness-exec")["restartCount"] == 0
+    c.run(20)  # three failures 5 s apart: killed; sh as PID 1 ignores SIGTERM, so SIGKILL ends
+    assert "Container liveness failed liveness probe, will be restarted" in [  # it 30 s later
+        e["message"] for e in c.events() if e["reason"] == "Killing"]
+    assert container_status(c, "liveness-exec")["restartCount"] == 0
+    c.run(30)
+    status = container_status(c, "liveness-exec")
+    assert status["restartCount"] == 1 and status["lastState"]["terminated"]["exitCode"] == 137
+    messages = [e["message"] for e in c.events() if e["reason"] == "Unhealthy"]
+    assert messages[0] == ("Liveness probe failed: cat: can't open '/tmp/healthy': No such file or "
+                           "directory\n")

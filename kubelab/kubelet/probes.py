@@ -124,11 +124,19 @@ class _Worker:
             return True
         if self.kind != "startup" and not started:
             return True
-        timed_out = c.workload.probe_latency >= self.spec.timeout
-        ok = not timed_out and c.workload.responds(self.kind, running_for)
+        command = (self.spec.handler.get("exec") or {}).get("command")
+        if command and c.spec is not None and not c.spec.scripted:
+            # an exec probe runs its command in the container (the process model): its exit
+            # code decides, its output is the message (prober.go runProbe, execprobe)
+            code, output = self.m.runtime.probe_exec(c, [str(w) for w in command], self.spec.timeout)
+            timed_out, ok = code is None, code == 0
+            message = output if code is not None else probe_message(self.spec, "", True)
+        else:
+            timed_out = c.workload.probe_latency >= self.spec.timeout
+            ok = not timed_out and c.workload.responds(self.kind, running_for)
+            message = probe_message(self.spec, self.m.ip(self.uid), timed_out)
         result = SUCCESS if ok else FAILURE
         if not ok:
-            message = probe_message(self.spec, self.m.ip(self.uid), timed_out)
             self.m.record(self.pod, WARNING, "Unhealthy",
                           f"{self.kind.capitalize()} probe failed: {message}")
         if result == self.last:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -39,6 +39,8 @@ from typing import Any
 from kubelab.api.meta import EPOCH
 from kubelab.kubelet.portforward import PortConnection, port_forward
 from kubelab.kubelet.process import (
+    DEFAULT_APP,
+    IO,
     PROGRAMS,
     Attached,
     ContainerNetwork,
@@ -46,6 +48,7 @@ from kubelab.kubelet.process import (
     Process,
     ProcessContext,
     ProcessSpec,
+    image_is_known,
     pid1,
     run_argv,
     serve_http,
@@ -339,9 +342,15 @@ class ContainerRuntime:
 
     def _start_process(self, c: Container) -> None:
         """StartContainer for a container of the process model: its argv runs on the clock.
-        An argv[0] that is no program of the image fails as runc fails it: StartError, 128."""
+        An argv[0] that is no program of a known image (busybox, nginx, ...) fails as runc fails
+        it: StartError, 128; in any other image it is that image's own binary, which runs as
+        kubelab's default app (a long-running server)."""
         spec, ctx = c.spec, c.context
         assert spec is not None and ctx is not None
+        if spec.argv and spec.argv[0].rsplit("/", 1)[-1] not in PROGRAMS and \
+                not image_is_known(c.image):
+            # An application's (or the control plane's) own binary: kubelab's default app.
+            spec.argv = [DEFAULT_APP, *spec.argv]
         if not spec.argv or spec.argv[0].rsplit("/", 1)[-1] not in PROGRAMS:
             name = spec.argv[0] if spec.argv else ""
             c.message = ("failed to create containerd task: failed to create shim task: OCI "
@@ -409,11 +418,30 @@ class ContainerRuntime:
                                   memory_limit_bytes=ctx.memory_limit_bytes, usage=ctx.usage,
                                   now=ctx.now, tty=tty, image=ctx.image, restart=ctx.restart)
         argv = list(command)
-        process = Process(self.clock, lambda io: run_argv(exec_ctx, argv, io),
+        run = run_argv if argv[0].rsplit("/", 1)[-1] in PROGRAMS else _exec_failed
+        process = Process(self.clock, lambda io: run(exec_ctx, argv, io),
                           stdin=stdin, tty=tty, max_buffer=MAX_EXEC_OUTPUT)
         c.execs = [p for p in c.execs if p.exit_code is None] + [process]
         self._record("exec", pod_uid, container=container, command=" ".join(command))
         return process.start()
+
+    def probe_exec(self, c: Container, command: list[str], timeout: float) -> tuple[int | None, str]:
+        """An exec probe (the CRI's ExecSync): run command in the container now; (exit code,
+        what it printed), or (None, "") when it did not end within timeout seconds (it ends
+        at once unless it sleeps or waits: then it is killed at once, as a timed-out probe)."""
+        if c.context is None or c.state != RUNNING:
+            return 1, ""
+        ctx = c.context
+        probe_ctx = ProcessContext(env=dict(ctx.env), files=ctx.files, hostname=ctx.hostname,
+                                   pod_uid=c.pod_uid, namespace=ctx.namespace, pod_ip=ctx.pod_ip,
+                                   network=self.network, usage=ctx.usage, now=ctx.now,
+                                   image=ctx.image, restart=ctx.restart)
+        p = Process(self.clock, lambda io: run_argv(probe_ctx, command, io)).start()
+        if p.exit_code is None:
+            p.kill(137)
+            return None, ""
+        out, err = p.read()
+        return p.exit_code, (out + err).decode(errors="replace")
 
     def attach(self, pod_uid: str, container: str, stdin: bool, tty: bool) -> Attached | None:
         """The CRI's Attach: the container's main process itself (its stdin, if the container
@@ -503,6 +531,14 @@ class ContainerRuntime:
     def _record(self, verb: str, pod_uid: str, **detail: Any) -> None:
         if self.trace is not None:
             self.trace.record(f"runtime/{self.node}", verb, pod_uid, **detail)
+
+
+def _exec_failed(ctx: ProcessContext, argv: list[str], io: IO) -> Generator[Any, Any, int]:
+    """What runc says when exec's binary is not in the image; kubectl shows it and exits 126."""
+    io.out(f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
+           f'"{argv[0]}": executable file not found in $PATH: unknown\n')
+    return 126
+    yield
 
 
 def termination_message(c: Container, code: int) -> str:

@@ -31,8 +31,12 @@ def pod_status(pod: Object) -> str:
     status = pod.get("status") or {}
     reason = status.get("reason") or status.get("phase") or "Pending"
     init = status.get("initContainerStatuses") or []
+    sidecars = _sidecars(pod)
+    initializing = False
     for i, cs in enumerate(init):
         state = cs.get("state") or {}
+        if cs.get("name") in sidecars and cs.get("started"):
+            continue  # a sidecar that runs: initialization goes on past it
         if (state.get("terminated") or {}).get("exitCode") == 0:
             continue
         if state.get("terminated"):
@@ -41,8 +45,11 @@ def pod_status(pod: Object) -> str:
             reason = "Init:" + state["waiting"]["reason"]
         else:
             reason = f"Init:{i}/{len(pod.get('spec', {}).get('initContainers') or [])}"
+        initializing = True
         break
-    else:
+    initialized = any(c.get("type") == "Initialized" and c.get("status") == "True"
+                      for c in status.get("conditions") or ())
+    if not initializing or initialized:  # isPodInitializedConditionTrue
         running = False
         for cs in reversed(status.get("containerStatuses") or []):
             state = cs.get("state") or {}
@@ -63,11 +70,22 @@ def pod_status(pod: Object) -> str:
     return str(reason)
 
 
+def _sidecars(pod: Object) -> set[str]:
+    """The restartable init containers (restartPolicy Always): they count as containers."""
+    return {str(c.get("name")) for c in (pod.get("spec") or {}).get("initContainers") or ()
+            if c.get("restartPolicy") == "Always"}
+
+
 def _pod_row(pod: Object, now: float) -> list[str]:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or [])
-    ready = sum(1 for c in statuses if c.get("ready"))
-    restarts = sum(int(c.get("restartCount", 0)) for c in statuses)
+    status = pod.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    sidecars = _sidecars(pod)
+    init = [c for c in status.get("initContainerStatuses") or () if c.get("name") in sidecars]
+    total = len((pod.get("spec") or {}).get("containers") or []) + len(sidecars)
+    ready = sum(1 for c in statuses if c.get("ready")) + \
+        sum(1 for c in init if c.get("started") and c.get("ready"))
+    restarts = sum(int(c.get("restartCount", 0)) for c in statuses) + \
+        sum(int(c.get("restartCount", 0)) for c in init)
     return [pod["metadata"]["name"], f"{ready}/{total}", pod_status(pod), str(restarts), _age(pod, now),
             (pod.get("status") or {}).get("podIP") or "<none>",
             (pod.get("spec") or {}).get("nodeName") or "<none>", "<none>", "<none>"]

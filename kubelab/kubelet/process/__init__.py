@@ -9,7 +9,13 @@ Read programs.py's docstring for the subset; anything else fails as a shell woul
 not found`, exit 127).
 """
 
-from kubelab.kubelet.process.images import DEFAULT_APP, IMAGE_DEFAULTS, command_line, os_release
+from kubelab.kubelet.process.images import (
+    DEFAULT_APP,
+    IMAGE_DEFAULTS,
+    command_line,
+    image_is_known,
+    os_release,
+)
 from kubelab.kubelet.process.process import (
     IO,
     Attached,
@@ -25,4 +31,5 @@ from kubelab.kubelet.process.shell import ShellSyntaxError, parse
 
 __all__ = ["DEFAULT_APP", "IMAGE_DEFAULTS", "IO", "PROGRAMS", "Attached", "ContainerNetwork",
            "HttpAnswer", "Process", "ProcessContext", "ProcessSpec", "ShellSyntaxError", "Usage",
-           "command_line", "os_release", "parse", "pid1", "run_argv", "serve_http", "term_exit_code"]
+           "command_line", "image_is_known", "os_release", "parse", "pid1", "run_argv", "serve_http",
+           "term_exit_code"]

@@ -14,10 +14,14 @@ and registry.k8s.io, at the tags the course uses):
     python               CMD ["python3"]
     curlimages/curl      ENTRYPOINT ["/entrypoint.sh"]         CMD ["curl"]
     registry.k8s.io/pause  ENTRYPOINT ["/pause"]
+    registry.k8s.io/busybox, registry.k8s.io/e2e-test-images/busybox   CMD ["sh"]
 
 Any other image (an application image such as `registry.example.com/shop/api:2.3`, or the
-control plane's own) gets kubelab's documented default: `kubelab-app`, a long-running server
-that answers HTTP on every port and logs `kubelab: simulated <image> started (restart N)`.
+control plane's own) gets kubelab's documented default: no ENTRYPOINT and CMD `kubelab-app`, a
+long-running server that answers HTTP on every port and logs `kubelab: simulated <image>
+started (restart N)`; its `args` alone are then the command it runs, and a command that is no
+program kubelab knows is the image's own binary, run as `kubelab-app` too (so the control
+plane's `kube-apiserver --advertise-address=...` runs until stopped).
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from typing import Any
 
 from kubelab.kubelet.registry import normalize_image, repository
 
-__all__ = ["DEFAULT_APP", "IMAGE_DEFAULTS", "OS_RELEASE", "command_line", "image_defaults", "os_release"]
+__all__ = ["DEFAULT_APP", "IMAGE_DEFAULTS", "OS_RELEASE", "command_line", "image_defaults",
+           "image_is_known", "os_release"]
 
 DEFAULT_APP = "kubelab-app"
 
@@ -34,6 +39,8 @@ DEFAULT_APP = "kubelab-app"
 IMAGE_DEFAULTS: dict[str, tuple[list[str], list[str]]] = {
     "docker.io/library/nginx": (["/docker-entrypoint.sh"], ["nginx", "-g", "daemon off;"]),
     "docker.io/library/busybox": ([], ["sh"]),
+    "registry.k8s.io/busybox": ([], ["sh"]),
+    "registry.k8s.io/e2e-test-images/busybox": ([], ["sh"]),
     "docker.io/library/alpine": ([], ["/bin/sh"]),
     "docker.io/library/redis": (["docker-entrypoint.sh"], ["redis-server"]),
     "docker.io/library/postgres": (["docker-entrypoint.sh"], ["postgres"]),
@@ -65,9 +72,14 @@ def os_release(image: str) -> str:
     return OS_RELEASE.get(repo, _DEBIAN)
 
 
+def image_is_known(image: str) -> bool:
+    """Is the image one of the table's (whose programs are known)?"""
+    return repository(normalize_image(image)) in IMAGE_DEFAULTS
+
+
 def image_defaults(image: str) -> tuple[list[str], list[str]]:
     """The image's (ENTRYPOINT, CMD); kubelab's default app for images not in the table."""
-    return IMAGE_DEFAULTS.get(repository(normalize_image(image)), ([DEFAULT_APP], []))
+    return IMAGE_DEFAULTS.get(repository(normalize_image(image)), ([], [DEFAULT_APP]))
 
 
 def command_line(image: str, container: dict[str, Any]) -> list[str]:

@@ -5,7 +5,8 @@ words busybox 1.36 (and nginx, redis, postgres, curl) print:
 
     echo [-n] [-e] ARGS   sleep N|Ns|Nm|Nh|infinity   exit [N]   true   false   : (no-op)
     cat [FILE...]         (no FILE: stdin)            env   printenv [NAME]   hostname
-    date [+%s]            ls [-1] [-l] [-a] [PATH]    touch FILE   mkdir [-p] DIR   whoami
+    date [+%s]            ls [-1] [-l] [-a] [PATH]    touch FILE   rm [-f] FILE   mkdir [-p] DIR
+    whoami
     export / unset / cd   read NAME                   tail -f FILE (waits forever)
     sh [-c SCRIPT] / ash / bash   interactive without -c: reads commands from stdin
                           (with a tty: prompt `/ # `); at end of input it exits 0
@@ -21,7 +22,8 @@ words busybox 1.36 (and nginx, redis, postgres, curl) print:
 The shell (sh -c) has `;`, `&&`, `||`, `!`, `|` (the left side runs to its end first), `$VAR`,
 `${VAR}`, `$?`, `$$`, quoting, redirections to files and /dev/null (`> /dev/termination-log`
 writes the termination message), `while`/`until`/`for`/`if` with `[ ... ]`/`test` comparing
-strings and integers. Any other command: `sh: foo: not found`, exit 127.
+strings and integers (each turn of a loop takes at least 10 ms of virtual time, so a loop
+without `sleep` cannot stop the clock). Any other command: `sh: foo: not found`, exit 127.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from kubelab.kubelet.process.shell import (
 __all__ = ["PROGRAMS", "SERVERS", "Shell", "pid1", "run_argv", "serve_http", "term_exit_code"]
 
 Gen = Generator[Any, Any, int]
+LOOP_STEP = 0.01   # each turn of a while/until loop takes 10 ms of virtual time at least
 MiB = 1024 * 1024
 NGINX_WELCOME = (
     b"<!DOCTYPE html>\n<html>\n<head>\n<title>Welcome to nginx!</title>\n<style>\nhtml { "
@@ -148,7 +151,7 @@ class Shell:
                 if (cond == 0) == node.until or self.exiting is not None:
                     break
                 status = yield from self.run_list(node.body, io)
-                yield Sleep(0)  # a loop without sleep still lets the clock's other work run
+                yield Sleep(LOOP_STEP)  # a busy loop still lets virtual time (and the rest) go on
             return status
         if isinstance(node, If):
             for condition, body in node.branches:
@@ -570,6 +573,18 @@ def mkdir(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     yield
 
 
+def rm(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    force = any(a.startswith("-") and "f" in a for a in argv[1:])
+    status = 0
+    for path in (a for a in argv[1:] if not a.startswith("-")):
+        full = _absolute(ctx.cwd, path)
+        if ctx.files.pop(full, None) is None and not force:
+            io.err(f"rm: can't remove '{path}': No such file or directory\n")
+            status = 1
+    return status
+    yield
+
+
 def tail(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     paths = [a for a in argv[1:] if not a.startswith("-")]
     for path in paths:
@@ -857,7 +872,7 @@ def _app(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
 PROGRAMS: dict[str, Callable[[ProcessContext, list[str], IO], Gen]] = {
     "sh": sh, "ash": sh, "bash": sh, "echo": echo, "sleep": sleep, "true": true, "false": false,
     ":": true, "cat": cat, "env": env, "printenv": printenv, "hostname": hostname,
-    "whoami": whoami, "date": date, "ls": ls, "touch": touch, "mkdir": mkdir, "tail": tail,
+    "whoami": whoami, "date": date, "ls": ls, "touch": touch, "rm": rm, "mkdir": mkdir, "tail": tail,
     "yes": yes, "stress": stress, "wget": wget, "curl": curl, "nslookup": nslookup,
     "docker-entrypoint.sh": docker_entrypoint, "entrypoint.sh": docker_entrypoint,
     "nginx": server(_nginx_banner), "redis-server": server(_redis_banner),
