@@ -327,7 +327,7 @@ def test_the_process_model_through_kubectl_and_the_python_client(tmp_path: Path)
                                            stdin=b"echo typed\nexit 4\n")
             assert (code, out) == (4, "typed\n"), err
             code, out, err = await kubectl(config, "exec", "box", "--", "nosuch")
-            assert code == 127, (out, err)
+            assert code == 126 and 'exec: "nosuch": executable file not found in $PATH' in out + err
 
             body, _ = await _forwarded(config, f"pod/{web}")
             assert body.startswith("200 ") and "<h1>Welcome to nginx!</h1>" in body
