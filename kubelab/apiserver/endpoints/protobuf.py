@@ -2,8 +2,9 @@
 
 kubectl talks JSON to most endpoints, but its typed clients (`kubectl create configmap`,
 `create namespace`, `create deployment`, `run`, `drain`'s evictions, `auth can-i`'s access
-reviews, `debug node/` and `debug --copy-to`'s pods, with their volumes) send `Content-Type: application/vnd.kubernetes.protobuf`. The body is the
-Kubernetes protobuf envelope (k8s.io/apimachinery pkg/runtime/serializer/protobuf): the magic
+reviews, `debug node/` and `debug --copy-to`'s pods, with their volumes) send
+`Content-Type: application/vnd.kubernetes.protobuf`. The body is the Kubernetes protobuf
+envelope (k8s.io/apimachinery pkg/runtime/serializer/protobuf): the magic
 bytes "k8s\\0", then a runtime.Unknown message whose typeMeta names the kind and whose raw
 field holds the object, encoded by the field numbers of k8s.io/api's generated.proto files.
 
