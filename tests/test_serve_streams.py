@@ -452,3 +452,25 @@ def test_kubectl_exec_it_gives_a_prompt_in_a_terminal(tmp_path: Path) -> None:
             await c.server.stop()
 
     asyncio.run(main())
+
+
+def test_kubectl_run_it_rm_attaches_to_the_shell(tmp_path: Path) -> None:
+    """The tutorial classic: `kubectl run -it --rm shell --image=busybox --restart=Never -- sh`
+    creates a pod with stdin and a tty, attaches to its shell, and deletes it after."""
+    c = Cluster(nodes=1, seed=0)
+    c.run(5)
+
+    async def main() -> None:
+        c.serve(port=0, speed=5)
+        config = Path(c.kubeconfig(str(tmp_path / "kubeconfig.yaml")))
+        try:
+            code, out, err = await kubectl(config, "run", "-it", "--rm", "shell", "--image=busybox",
+                                           "--restart=Never", "--", "sh",
+                                           stdin=b"echo attached-ok\nexit 0\n")
+            assert code == 0 and "attached-ok\r\n" in out, err
+            assert 'pod "shell" deleted' in out + err
+            assert not c.exists("pods", "shell", namespace="default")
+        finally:
+            await c.server.stop()
+
+    asyncio.run(main())
