@@ -14,7 +14,11 @@ Follows pkg/kubelet/prober/worker.go and prober.go:
   container (kuberuntime_manager.go); the worker then waits for the new container.
 - a probe slower than timeoutSeconds (default 1) fails with the client's timeout message.
 
-The simulated application answers according to its Workload (workload.py).
+A container that runs its command (the process model) answers an exec probe by running the
+probe's command in it (ExecSync: exit 0 passes, its output is the failure's message, a command
+still running at once is a timeout); httpGet, tcpSocket and grpc probes pass while it runs. A
+scripted container (kubelab.dev/behavior) answers every probe according to its Workload
+(workload.py).
 """
 
 from __future__ import annotations
