@@ -36,6 +36,8 @@ SUBRESOURCE_VERBS = {
     "log": frozenset({"get"}),
     "exec": frozenset({"get", "create"}),      # GET: a WebSocket upgrade; POST: SPDY
     "attach": frozenset({"get", "create"}),
+    "portforward": frozenset({"get", "create"}),
+    "ephemeralcontainers": frozenset({"get", "update", "patch"}),
     "finalize": frozenset({"update"}),
 }
 

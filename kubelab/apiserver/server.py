@@ -62,6 +62,7 @@ from kubelab.apiserver.endpoints import subresources
 from kubelab.apiserver.endpoints.decode import strict_decoding_error
 from kubelab.apiserver.endpoints.handlers import create_resource, delete_options, update_resource
 from kubelab.apiserver.endpoints.patch import patch_resource
+from kubelab.apiserver.endpoints.portforward import port_forward
 from kubelab.apiserver.endpoints.response import as_table, table_events
 from kubelab.apiserver.endpoints.wire import read_body_strict
 from kubelab.apiserver.flowcontrol import APFController
@@ -369,6 +370,8 @@ class APIServer:
             return subresources.bind(reg, ctx, r.body)
         if sub in ("exec", "attach"):
             return subresources.exec_pod(reg, ctx) if sub == "exec" else subresources.attach(reg, ctx)
+        if sub == "portforward":
+            return port_forward(reg, ctx)
         if sub == "eviction":
             return evict(reg, ctx, r.body)
         if served.info.resource in _REVIEWS:

@@ -302,6 +302,9 @@ class Kubelet:
         regular = container_statuses(pod, spec.get("containers") or [], containers,
                                      old.get("containerStatuses") or [], reasons,
                                      lambda c: self._ready(pod, c), init=False)
+        ephemeral = container_statuses(pod, spec.get("ephemeralContainers") or [], containers,
+                                       old.get("ephemeralContainerStatuses") or [], reasons,
+                                       lambda c: (False, c.state == RUNNING), init=False)
         phase = get_phase(pod, regular + inits, terminal)
         for previous in (old.get("phase"), api_status.get("phase")):
             if phase not in TERMINAL and previous in TERMINAL:
@@ -317,6 +320,8 @@ class Kubelet:
         if sandbox is not None:  # a hostNetwork pod has the node's address
             ip = self.node_ip if spec.get("hostNetwork") else sandbox.ip
             status.update(podIP=ip, podIPs=[{"ip": ip}])
+        if ephemeral:
+            status["ephemeralContainerStatuses"] = ephemeral
         if inits:
             status["initContainerStatuses"] = inits
         if api_status.get("qosClass"):

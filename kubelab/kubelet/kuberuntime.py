@@ -13,12 +13,13 @@ numbered steps:
 2. kill the pod if the sandbox changed (event SandboxChanged);
 3. otherwise kill the containers not to keep: event Killing
    `Container app failed liveness probe, will be restarted`;
-4. create the sandbox if necessary;
+4. create the sandbox if necessary; 5. start the ephemeral containers not yet started
+   (`kubectl debug`: spec.ephemeralContainers, added through pods/ephemeralcontainers; they
+   never restart);
 6. start the next init container; 8. start the containers to start: first the crash back-off
    check (CrashLoopBackOff: `back-off 20s restarting failed container=app pod=web_default(uid)`),
    then the image (images.py), then create (event `Created container: app`) and start
-   (event `Started container app`). (Steps 5 and 7, ephemeral containers and in-place
-   resize, have nothing to do here.)
+   (event `Started container app`). (Step 7, in-place resize, has nothing to do here.)
 Why a container did not start is kept in the reason cache; status.py turns it into the
 container's waiting reason.
 """
@@ -84,8 +85,8 @@ class RuntimeManager:
         return {c.name: c for c in self.runtime.pod_containers(uid)}  # newest wins
 
     def sync_pod(self, pod: Object) -> Step:
-        """SyncPod, in upstream's numbered steps. Returns a SyncResult. (Step 5, ephemeral
-        containers, and step 7, in-place resize, have nothing to do here.)"""
+        """SyncPod, in upstream's numbered steps. Returns a SyncResult. (Step 7, in-place
+        resize, has nothing to do here.)"""
         uid = pod["metadata"]["uid"]
         # Step 1: Compute sandbox and container changes.
         changes = self.compute_pod_actions(pod)
@@ -102,6 +103,13 @@ class RuntimeManager:
         if changes.create_sandbox:
             yield self.runtime.run_pod_sandbox(uid)
         latest = self._latest(uid)
+        # Step 5: start the ephemeral containers not started yet (`kubectl debug`); they never
+        # restart, and start before the init containers so that a pod stuck initialising can
+        # be debugged.
+        if not changes.create_sandbox:
+            for c_spec in (pod.get("spec") or {}).get("ephemeralContainers") or []:
+                if c_spec.get("name", "") not in latest:
+                    yield from self.start_container(pod, c_spec, None, init=False)
         # Step 6: start the next init container.
         if changes.init_container_to_start is not None:
             c_spec = changes.init_container_to_start

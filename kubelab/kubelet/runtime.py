@@ -37,6 +37,7 @@ from datetime import timedelta
 from typing import Any
 
 from kubelab.api.meta import EPOCH
+from kubelab.kubelet.portforward import PortConnection, port_forward
 from kubelab.kubelet.process import (
     DEFAULT_APP,
     IO,
@@ -454,6 +455,10 @@ class ContainerRuntime:
         """Does this node know the pod (a sandbox or containers, even exited)? The kubelet's
         GetPodByName, which its pod manager answers for every pod it was given."""
         return pod_uid in self._by_pod or pod_uid in self.sandboxes
+
+    def port_forward(self, pod_uid: str, port: int) -> PortConnection | str:
+        """The CRI's PortForward: a connection to port in the pod's sandbox (portforward.py)."""
+        return port_forward(self, pod_uid, port)
 
     def _running(self, pod_uid: str, name: str) -> Container | None:
         running = [c for c in self.pod_containers(pod_uid) if c.name == name and c.state == RUNNING]

@@ -28,9 +28,12 @@ AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscover
 _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 _SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
                       "binding": ["create"], "eviction": ["create"], "log": ["get"],
-                      "finalize": ["update"]}
+                      "finalize": ["update"], "exec": ["create", "get"], "attach": ["create", "get"],
+                      "portforward": ["create", "get"], "ephemeralcontainers": ["get", "patch", "update"]}
 _SUBRESOURCE_KINDS = {"scale": ("autoscaling", "v1", "Scale"), "binding": ("", "v1", "Binding"),
-                      "eviction": ("policy", "v1", "Eviction")}
+                      "eviction": ("policy", "v1", "Eviction"),
+                      "exec": ("", "v1", "PodExecOptions"), "attach": ("", "v1", "PodAttachOptions"),
+                      "portforward": ("", "v1", "PodPortForwardOptions")}
 # Resources in the "all" category: what `kubectl get all` lists.
 _ALL = {"pods", "replicasets", "deployments", "services", "statefulsets", "daemonsets", "jobs",
         "cronjobs", "replicationcontrollers", "horizontalpodautoscalers"}

@@ -23,7 +23,8 @@ from typing import Any
 from kubelab.api.errors import ApiError, field_forbidden, field_not_supported, invalid
 from kubelab.api.request import Request
 
-__all__ = ["PATCH_TYPES", "RequestInfo", "parse_path", "query_bool", "to_request", "watch_timeout"]
+__all__ = ["CONNECT_SUBRESOURCES", "PATCH_TYPES", "RequestInfo", "connect_options", "parse_path",
+           "query_bool", "to_request", "watch_timeout"]
 
 # A patch's Content-Type says its type (k8s.io/apimachinery pkg/types/patch.go).
 PATCH_TYPES = {
@@ -35,6 +36,8 @@ PATCH_TYPES = {
 # Namespaces have subresources of their own: /api/v1/namespaces/x/status is the namespace x.
 _NAMESPACE_SUBRESOURCES = {"status", "finalize"}
 _METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+# A pod's connect subresources: their options come from a query whose parameters repeat.
+CONNECT_SUBRESOURCES = ("exec", "attach", "portforward")
 
 
 @dataclass
@@ -145,6 +148,34 @@ def _delete_options(query: Mapping[str, str]) -> dict[str, Any]:
     grace = _int(query, "gracePeriodSeconds")
     if grace is not None:
         options["gracePeriodSeconds"] = grace
+    return options
+
+
+def connect_options(subresource: str, query: Mapping[str, list[str]]) -> dict[str, Any]:
+    """PodExecOptions, PodAttachOptions or PodPortForwardOptions from the query, where a
+    parameter may repeat (`command=sh&command=-c&command=...`, `ports=80&ports=443`; the Python
+    client joins ports with commas). A port is parsed as the kubelet parses it (portforward's
+    parsePorts: strconv.ParseUint(.., 10, 16), then > 0)."""
+    def last(name: str) -> str:
+        values = query.get(name) or [""]
+        return values[-1]
+    if subresource == "portforward":
+        ports: list[int] = []
+        for value in query.get("ports") or ():
+            for text in value.split(","):
+                if not text.isdigit() or int(text) > 65535:
+                    why = "value out of range" if text.isdigit() else "invalid syntax"
+                    raise ApiError(400, "BadRequest", f'unable to parse "{text}" as a port: '
+                                   f'strconv.ParseUint: parsing "{text}": {why}')
+                if int(text) < 1:
+                    raise ApiError(400, "BadRequest", f'port "{text}" must be > 0')
+                ports.append(int(text))
+        return {"ports": ports}
+    options: dict[str, Any] = {name: query_bool({name: last(name)}, name) if name in query else False
+                               for name in ("stdin", "stdout", "stderr", "tty")}
+    options["container"] = last("container")
+    if subresource == "exec":
+        options["command"] = list(query.get("command") or ())
     return options
 
 

@@ -48,6 +48,7 @@ from kubelab.serve.handlers import (
 )
 from kubelab.serve.kubeconfig import DEFAULT_PATH, build_kubeconfig, write_kubeconfig
 from kubelab.serve.pacer import pace
+from kubelab.serve.streams import StreamHandler
 from kubelab.serve.webhooks import url_dialer
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ class Server:
             (r"/openapi/v3/?(.*)", OpenAPIHandler, args),
             (r"/(apis?)/?", DiscoveryHandler, args),
             (r"/(api/[^/]+|apis/[^/]+/[^/]+)/?", DiscoveryHandler, args),
+            (r"/api/v1/namespaces/[^/]+/pods/[^/]+/(?:exec|attach|portforward)", StreamHandler, args),
             (r"/apis?/.+", ResourceHandler, args),
         ], default_handler_class=ResourceHandler, default_handler_args=args,
             log_function=lambda handler: None)  # the API server's audit log records every request

@@ -2,8 +2,9 @@
 
 kubectl talks JSON to most endpoints, but its typed clients (`kubectl create configmap`,
 `create namespace`, `create deployment`, `run`, `drain`'s evictions, `auth can-i`'s access
-reviews) send `Content-Type: application/vnd.kubernetes.protobuf`. The body is the
-Kubernetes protobuf envelope (k8s.io/apimachinery pkg/runtime/serializer/protobuf): the magic
+reviews, `debug node/` and `debug --copy-to`'s pods, with their volumes) send
+`Content-Type: application/vnd.kubernetes.protobuf`. The body is the Kubernetes protobuf
+envelope (k8s.io/apimachinery pkg/runtime/serializer/protobuf): the magic
 bytes "k8s\\0", then a runtime.Unknown message whose typeMeta names the kind and whose raw
 field holds the object, encoded by the field numbers of k8s.io/api's generated.proto files.
 
@@ -33,7 +34,8 @@ __all__ = ["PROTOBUF", "decode_protobuf"]
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _MAGIC = b"k8s\x00"
-# "map" a map<string, type>, "ptr" one value that keeps zero and false.
+# "map" a map<string, type>, "ptr" one value that keeps zero and false, "inline" a message
+# whose fields the JSON form puts in the parent's (a Volume's VolumeSource).
 # Types: str, int, bool, bytes (base64 in JSON), quantity, time, intstr, or a message name.
 _F = dict[int, tuple[str, str, str]]
 MESSAGES: dict[str, _F] = {
@@ -69,24 +71,49 @@ MESSAGES: dict[str, _F] = {
     "LocalObjectReference": {1: ("name", "str", "")},
     "Pod": {1: ("metadata", "ObjectMeta", ""), 2: ("spec", "PodSpec", "")},
     "PodTemplateSpec": {1: ("metadata", "ObjectMeta", ""), 2: ("spec", "PodSpec", "")},
-    "PodSpec": {2: ("containers", "Container", "rep"), 3: ("restartPolicy", "str", ""),
+    "PodSpec": {1: ("volumes", "Volume", "rep"),
+                2: ("containers", "Container", "rep"), 3: ("restartPolicy", "str", ""),
                 4: ("terminationGracePeriodSeconds", "int", "ptr"),
                 5: ("activeDeadlineSeconds", "int", "ptr"),
                 6: ("dnsPolicy", "str", ""), 7: ("nodeSelector", "str", "map"),
                 8: ("serviceAccountName", "str", ""), 9: ("serviceAccount", "str", ""),
-                10: ("nodeName", "str", ""), 15: ("imagePullSecrets", "LocalObjectReference", "rep"),
+                10: ("nodeName", "str", ""), 11: ("hostNetwork", "bool", ""), 12: ("hostPID", "bool", ""),
+                13: ("hostIPC", "bool", ""), 15: ("imagePullSecrets", "LocalObjectReference", "rep"),
                 16: ("hostname", "str", ""), 17: ("subdomain", "str", ""), 19: ("schedulerName", "str", ""),
                 20: ("initContainers", "Container", "rep"),
                 21: ("automountServiceAccountToken", "bool", "ptr"),
                 22: ("tolerations", "Toleration", "rep"), 24: ("priorityClassName", "str", ""),
-                25: ("priority", "int", "ptr"), 30: ("enableServiceLinks", "bool", "ptr")},
+                25: ("priority", "int", "ptr"), 27: ("shareProcessNamespace", "bool", "ptr"),
+                30: ("enableServiceLinks", "bool", "ptr"), 31: ("preemptionPolicy", "str", "ptr"),
+                34: ("ephemeralContainers", "EphemeralContainer", "rep")},
+    # kubectl debug: node/ (a hostPath of /) and --copy-to (the pod's own volumes).
+    "Volume": {1: ("name", "str", ""), 2: ("", "VolumeSource", "inline")},
+    "VolumeSource": {1: ("hostPath", "HostPathVolumeSource", "ptr"),
+                     2: ("emptyDir", "EmptyDirVolumeSource", "ptr"),
+                     6: ("secret", "SecretVolumeSource", "ptr"),
+                     10: ("persistentVolumeClaim", "PersistentVolumeClaimVolumeSource", "ptr"),
+                     19: ("configMap", "ConfigMapVolumeSource", "ptr")},
+    "HostPathVolumeSource": {1: ("path", "str", ""), 2: ("type", "str", "ptr")},
+    "EmptyDirVolumeSource": {1: ("medium", "str", ""), 2: ("sizeLimit", "quantity", "ptr")},
+    "SecretVolumeSource": {1: ("secretName", "str", ""), 2: ("items", "KeyToPath", "rep"),
+                           3: ("defaultMode", "int", "ptr"), 4: ("optional", "bool", "ptr")},
+    "ConfigMapVolumeSource": {1: ("", "LocalObjectReference", "inline"), 2: ("items", "KeyToPath", "rep"),
+                              3: ("defaultMode", "int", "ptr"), 4: ("optional", "bool", "ptr")},
+    "PersistentVolumeClaimVolumeSource": {1: ("claimName", "str", ""), 2: ("readOnly", "bool", "")},
+    "KeyToPath": {1: ("key", "str", ""), 2: ("path", "str", ""), 3: ("mode", "int", "ptr")},
+    "VolumeMount": {1: ("name", "str", ""), 2: ("readOnly", "bool", ""), 3: ("mountPath", "str", ""),
+                    4: ("subPath", "str", ""), 5: ("mountPropagation", "str", "ptr"),
+                    6: ("subPathExpr", "str", "")},
     "Container": {1: ("name", "str", ""), 2: ("image", "str", ""), 3: ("command", "str", "rep"),
                   4: ("args", "str", "rep"), 5: ("workingDir", "str", ""),
                   6: ("ports", "ContainerPort", "rep"),
                   7: ("env", "EnvVar", "rep"), 8: ("resources", "ResourceRequirements", ""),
+                  9: ("volumeMounts", "VolumeMount", "rep"),
                   13: ("terminationMessagePath", "str", ""), 14: ("imagePullPolicy", "str", ""),
                   16: ("stdin", "bool", ""), 17: ("stdinOnce", "bool", ""), 18: ("tty", "bool", ""),
                   20: ("terminationMessagePolicy", "str", ""), 24: ("restartPolicy", "str", "")},
+    # EphemeralContainerCommon has a Container's field numbers; the JSON inlines it.
+    "EphemeralContainer": {1: ("", "Container", "inline"), 2: ("targetContainerName", "str", "")},
     "ContainerPort": {1: ("name", "str", ""), 2: ("hostPort", "int", ""), 3: ("containerPort", "int", ""),
                       4: ("protocol", "str", ""), 5: ("hostIP", "str", "")},
     "EnvVar": {1: ("name", "str", ""), 2: ("value", "str", "")},
@@ -240,6 +267,8 @@ def _message(buf: bytes, name: str, fields: _F, keep_zero: bool = False) -> Obje
             obj.setdefault(key, {})[k] = _scalar(kind, entry.get(2, b"" if kind != "int" else 0))
         elif how == "rep":
             obj.setdefault(key, []).append(_scalar(kind, raw))
+        elif how == "inline":
+            obj.update(_scalar(kind, raw))
         else:
             value = _scalar(kind, raw)
             if keep_zero or how == "ptr" or not _empty(value):

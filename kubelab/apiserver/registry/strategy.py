@@ -121,6 +121,12 @@ def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Obje
             if field in meta and not (field == "labels" and resource == "deployments"):
                 new["metadata"][field] = meta[field]
         return new
+    if subresource == "ephemeralcontainers":
+        # ephemeralContainersStrategy: only spec.ephemeralContainers changes.
+        new = dict(old)
+        new["spec"] = {**(old.get("spec") or {}),
+                       "ephemeralContainers": (obj.get("spec") or {}).get("ephemeralContainers") or []}
+        return new
     if subresource == "finalize":  # namespaces/finalize: only spec.finalizers changes
         new = dict(old)
         new["spec"] = {**(old.get("spec") or {}),

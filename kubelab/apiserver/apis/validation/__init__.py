@@ -53,6 +53,7 @@ from kubelab.apiserver.apis.validation.discovery import (
     validate_endpoint_slice,
     validate_endpoint_slice_update,
 )
+from kubelab.apiserver.apis.validation.ephemeral import validate_pod_ephemeral_containers_update
 from kubelab.apiserver.apis.validation.flowcontrol import (
     validate_flow_schema,
     validate_priority_level_configuration,
@@ -176,7 +177,9 @@ def validate_update(obj: Object, old: Object, info: ResourceInfo, builtin: bool,
                     extra: Validator | None = None, subresource: str = "") -> list[FieldError]:
     """Every problem with an update of old to obj (through its status subresource, if given)."""
     errs = validate_meta(obj, info) + validate_meta_update(obj, old)
-    if builtin and subresource == "status" and info.resource in STATUS_RULES:
+    if builtin and subresource == "ephemeralcontainers":
+        errs += validate_pod_ephemeral_containers_update(obj, old)
+    elif builtin and subresource == "status" and info.resource in STATUS_RULES:
         errs += STATUS_RULES[info.resource](obj, old)
     elif builtin:
         update_rules = UPDATE_RULES.get(info.resource)

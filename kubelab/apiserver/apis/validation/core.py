@@ -57,7 +57,11 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def validate_pod(pod: Object) -> list[FieldError]:
-    return validate_pod_spec(_dict(pod.get("spec")), "spec")
+    spec = _dict(pod.get("spec"))
+    errs = validate_pod_spec(spec, "spec")
+    if spec.get("ephemeralContainers"):  # only through pods/ephemeralcontainers
+        errs.append(field_forbidden("spec.ephemeralContainers", "cannot be set on create"))
+    return errs
 
 
 def validate_pod_spec(spec: Object, path: str) -> list[FieldError]:

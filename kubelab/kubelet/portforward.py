@@ -1,0 +1,147 @@
+"""The CRI's PortForward: a TCP connection to a port inside a pod's network namespace.
+
+Upstream the kubelet's streaming server (pkg/kubelet/cri/streaming/portforward) hands each
+connection the client opens to the runtime, and containerd (internal/cri/server
+sandbox_portforward_linux.go) enters the sandbox's network namespace and dials
+localhost:<port>. Whatever listens there answers; if nothing does, the error stream says so:
+`error forwarding port 80 to pod <sandbox id>, uid : failed to execute portforward in network
+namespace "/var/run/netns/cni-...": failed to connect to localhost:80 inside namespace
+"<sandbox id>", IPv4: dial tcp4 127.0.0.1:80: connect: connection refused IPv6 dial tcp6
+[::1]:80: connect: connection refused ` (kubectl prefixes it with `an error occurred
+forwarding 8080 -> 80: `).
+
+Here what listens is the pod's simulated server (the process model's, through the runtime's
+serve_http), so the bytes that arrive must be HTTP/1.x requests: each one is answered with a
+status line, Date (on the virtual clock), Content-Type, Content-Length and the body; a
+`Connection: close` (or HTTP/1.0) closes the connection after the answer, as a server does.
+Anything that is not HTTP is answered 400 and the connection closed.
+
+Departure: only HTTP is spoken into a pod (no raw TCP protocol such as redis's or postgres's).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import timedelta
+from http import HTTPStatus
+from typing import TYPE_CHECKING
+
+from kubelab.api.meta import EPOCH
+from kubelab.kubelet.process import pid1, serve_http
+
+if TYPE_CHECKING:
+    from kubelab.kubelet.runtime import ContainerRuntime
+
+__all__ = ["PortConnection", "port_forward"]
+
+_MAX_HEAD = 64 * 1024  # a request head longer than this is refused (nginx: 400 Bad Request)
+
+
+def _netns(sandbox_id: str) -> str:
+    """The CNI network namespace containerd made for the sandbox (a UUID, stable per pod)."""
+    return f"/var/run/netns/cni-{uuid.UUID(hashlib.sha256(sandbox_id.encode()).hexdigest()[:32])}"
+
+
+def refused(sandbox_id: str, port: int) -> str:
+    return (f"error forwarding port {port} to pod {sandbox_id}, uid : failed to execute portforward "
+            f'in network namespace "{_netns(sandbox_id)}": failed to connect to localhost:{port} inside '
+            f'namespace "{sandbox_id}", IPv4: dial tcp4 127.0.0.1:{port}: connect: connection refused '
+            f"IPv6 dial tcp6 [::1]:{port}: connect: connection refused ")
+
+
+class PortConnection:
+    """One forwarded connection: requests written in, answers read out. error holds what the
+    error stream must say (then the connection is closed)."""
+
+    def __init__(self, runtime: ContainerRuntime, sandbox_id: str, ip: str, port: int) -> None:
+        self.runtime, self.sandbox_id, self.ip, self.port = runtime, sandbox_id, ip, port
+        self.closed, self.error = False, ""
+        self._in, self._out = b"", b""
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        self._in += data
+        while not self.closed and b"\r\n\r\n" in self._in:
+            head, _, rest = self._in.partition(b"\r\n\r\n")
+            length = _content_length(head)
+            if len(rest) < length:
+                return  # the body is still coming
+            self._in = rest[length:]
+            self._answer(head)
+        if len(self._in) > _MAX_HEAD:
+            self._respond(400, b"", "HTTP/1.1", close=True)
+
+    def _answer(self, head: bytes) -> None:
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split()
+        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+            self._respond(400, b"", "HTTP/1.1", close=True)
+            return
+        method, path, version = parts
+        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
+        answer = self.runtime.serve_http(self.ip, self.port, path, "127.0.0.1",
+                                         headers.get("user-agent", "-"))
+        if answer.error:  # the server went away since the connection was made
+            self.error, self.closed = refused(self.sandbox_id, self.port), True
+            return
+        close = headers.get("connection", "").lower() == "close" or version == "HTTP/1.0"
+        self._respond(answer.status, b"" if method == "HEAD" else answer.body, version, close,
+                      len(answer.body))
+
+    def _respond(self, status: int, body: bytes, version: str, close: bool,
+                 length: int | None = None) -> None:
+        date = EPOCH + timedelta(seconds=self.runtime.clock.now)
+        kind = "text/html" if body.lstrip().startswith((b"<", b"<!")) else "text/plain"
+        head = (f"{version} {status} {HTTPStatus(status).phrase}\r\n"
+                f"Date: {date:%a, %d %b %Y %H:%M:%S} GMT\r\nContent-Type: {kind}\r\n"
+                f"Content-Length: {len(body) if length is None else length}\r\n"
+                f"Connection: {'close' if close else 'keep-alive'}\r\n\r\n")
+        self._out += head.encode() + body
+        if close:
+            self.closed = True
+
+    def read(self) -> bytes:
+        data, self._out = self._out, b""
+        return data
+
+    def close_write(self) -> None:
+        """The client closed its side: the server closes the connection."""
+        self.closed = True
+
+
+def _content_length(head: bytes) -> int:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            return int(value.strip())
+    return 0
+
+
+def _listens(runtime: ContainerRuntime, pod_uid: str, port: int) -> bool:
+    """Does a running container of the pod accept connections on port (the dial alone, so
+    nothing is served or logged)?"""
+    from kubelab.kubelet.runtime import RUNNING
+
+    for c in runtime.pod_containers(pod_uid):
+        if c.state != RUNNING:
+            continue
+        if c.spec is None or c.spec.scripted:  # a scripted container answers on every port
+            return True
+        if c.context is not None:
+            answer = serve_http(pid1(c.spec.argv), c.spec.ports, c.context, port, "/")
+            if answer is not None and not answer.error:
+                return True
+    return False
+
+
+def port_forward(runtime: ContainerRuntime, pod_uid: str, port: int) -> PortConnection | str:
+    """Dial localhost:port in the pod's sandbox: a connection, or the runtime's error."""
+    sandbox = runtime.sandboxes.get(pod_uid)
+    if sandbox is None or not runtime.powered:
+        return f'failed to find sandbox "{pod_uid}" in store: not found'
+    # Dial first, as containerd does: a server that does not listen refuses at once.
+    if _listens(runtime, pod_uid, port):
+        return PortConnection(runtime, sandbox.id, sandbox.ip, port)
+    return refused(sandbox.id, port)
