@@ -98,6 +98,13 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("services", "Service", short_names=("svc",), subresources=("status",),
                  name_rule="dns1035"),
     ResourceInfo("endpointslices", "EndpointSlice", group="discovery.k8s.io"),
+    # --- i31-sts ---
+    # apps/v1 StatefulSets (kubelab/controllers/statefulset/) and core/v1
+    # ReplicationControllers (the replication manager, kubelab/controllers/replication/).
+    ResourceInfo("statefulsets", "StatefulSet", group="apps", short_names=("sts",),
+                 subresources=("status", "scale")),
+    ResourceInfo("replicationcontrollers", "ReplicationController", short_names=("rc",),
+                 subresources=("status", "scale")),
 )
 
 
