@@ -25,6 +25,7 @@ from kubelab.controllers.job import JobController
 from kubelab.controllers.namespace import NamespaceController
 from kubelab.controllers.node_lifecycle import NodeLifecycleController, TaintEvictionController
 from kubelab.controllers.replicaset.replica_set import ReplicaSetController
+from kubelab.controllers.replication import ReplicationManager
 from kubelab.controllers.statefulset import StatefulSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
 
@@ -79,6 +80,8 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("endpointslice",)))
     # --- i31-sts ---
     register(ControllerDescriptor("statefulset-controller", StatefulSetController, ("statefulset",)))
+    register(ControllerDescriptor("replicationcontroller-controller", ReplicationManager,
+                                  ("replicationcontroller",)))
     return descriptors
 
 
