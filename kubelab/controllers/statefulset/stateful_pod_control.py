@@ -15,6 +15,8 @@ the same code creates them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import deep_copy
@@ -30,58 +32,91 @@ from kubelab.controllers.statefulset.stateful_set_utils import (
     update_storage,
 )
 
-__all__ = ["StatefulPodControl", "update_claim_owner_ref_for_set_and_pod"]
+__all__ = ["StatefulPodControl", "has_owner_ref", "has_unexpected_controller",
+           "update_claim_owner_ref_for_set_and_pod"]
 
 
-def _has_owner_ref(target: Object, owner: Object) -> bool:
+def _is_ref_to(ref: Object, owner: Object, kind: str) -> bool:
+    return bool(ref.get("kind") == kind and ref.get("name") == owner["metadata"]["name"] and
+                ref.get("uid") == owner["metadata"].get("uid"))
+
+
+def has_owner_ref(target: Object, owner: Object) -> bool:
+    """hasOwnerRef: any reference with the owner's uid."""
     uid = owner["metadata"].get("uid")
     return any(ref.get("uid") == uid for ref in target["metadata"].get("ownerReferences") or ())
 
 
-def _set_owner_ref(target: Object, owner: Object, api_version: str, kind: str) -> bool:
-    if _has_owner_ref(target, owner):
+def has_unexpected_controller(claim: Object, sts: Object, pod: Object) -> bool:
+    """hasUnexpectedController: under a Delete policy, a controller reference to anything but
+    this set or this pod (another object, or a stale uid) means the claim is someone else's.
+    Under Retain/Retain any controller is allowed."""
+    policy = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
+    if policy.get("whenScaled", "Retain") == "Retain" and policy.get("whenDeleted", "Retain") == "Retain":
         return False
+    return any(ref.get("controller") and not (_is_ref_to(ref, sts, "StatefulSet") or
+                                              _is_ref_to(ref, pod, "Pod"))
+               for ref in claim["metadata"].get("ownerReferences") or ())
+
+
+def _set_controller_ref(target: Object, owner: Object, api_version: str, kind: str) -> bool:
+    """The owner as the claim's controller (an existing reference to it becomes one)."""
+    refs = target["metadata"].get("ownerReferences") or []
+    for ref in refs:
+        if _is_ref_to(ref, owner, kind):
+            if ref.get("controller"):
+                return False
+            ref["controller"] = True
+            return True
     target["metadata"]["ownerReferences"] = [
-        *(target["metadata"].get("ownerReferences") or []),
-        {"apiVersion": api_version, "kind": kind, "name": owner["metadata"]["name"],
-         "uid": owner["metadata"]["uid"]}]
+        *refs, {"apiVersion": api_version, "kind": kind, "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"], "controller": True}]
     return True
 
 
-def _remove_owner_ref(target: Object, owner: Object) -> bool:
-    if not _has_owner_ref(target, owner):
+def _refers_to(owner: Object, kind: str) -> Callable[[Object], bool]:
+    return lambda ref: _is_ref_to(ref, owner, kind)
+
+
+def _remove_refs(target: Object, drop: Callable[[Object], bool]) -> bool:
+    refs = target["metadata"].get("ownerReferences") or []
+    kept = [r for r in refs if not drop(r)]
+    if len(kept) == len(refs):
         return False
-    uid = owner["metadata"].get("uid")
-    refs = [r for r in target["metadata"].get("ownerReferences") or () if r.get("uid") != uid]
-    target["metadata"]["ownerReferences"] = refs
+    target["metadata"]["ownerReferences"] = kept
     return True
 
 
 def update_claim_owner_ref_for_set_and_pod(claim: Object, sts: Object, pod: Object) -> bool:
-    """updateClaimOwnerRefForSetAndPod: owner references that make the garbage collector delete
-    the claim when the policy says so (whenDeleted=Delete: the set owns it; whenScaled=Delete:
-    a pod scaled away owns it). True when the claim changed."""
+    """updateClaimOwnerRefForSetAndPod: the controller reference that lets the garbage
+    collector delete the claim when the policy says so (whenDeleted=Delete: the set;
+    whenScaled=Delete: a pod scaled away), and none otherwise. Stale references (the set's or
+    the pod's name with another uid) are removed first, alone; a claim that another controller
+    owns keeps that controller, and loses the set's and the pod's references. True when the
+    claim changed."""
+    set_name, pod_name = sts["metadata"]["name"], pod["metadata"]["name"]
+
+    def stale(ref: Object) -> bool:
+        return (ref.get("kind") == "StatefulSet" and ref.get("name") == set_name and
+                not _is_ref_to(ref, sts, "StatefulSet")) or \
+            (ref.get("kind") == "Pod" and ref.get("name") == pod_name and not _is_ref_to(ref, pod, "Pod"))
+    if _remove_refs(claim, stale):
+        return True  # the stale references first; the next sync sets the owners
+    if has_unexpected_controller(claim, sts, pod):
+        return _remove_refs(claim, lambda ref: _is_ref_to(ref, sts, "StatefulSet") or
+                            _is_ref_to(ref, pod, "Pod"))
+    changed = False
     policy = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
     scaled, deleted = policy.get("whenScaled", "Retain"), policy.get("whenDeleted", "Retain")
-    changed = False
     scaled_down = not pod_in_ordinal_range(pod, sts)
-    if scaled == "Delete" and deleted == "Delete":
-        if scaled_down:
-            changed |= _remove_owner_ref(claim, sts)
-            changed |= _set_owner_ref(claim, pod, "v1", "Pod")
+    want_set = deleted == "Delete" and not (scaled == "Delete" and scaled_down)
+    want_pod = scaled == "Delete" and scaled_down
+    for owner, kind, api_version, wanted in ((sts, "StatefulSet", "apps/v1", want_set),
+                                             (pod, "Pod", "v1", want_pod)):
+        if wanted:
+            changed |= _set_controller_ref(claim, owner, api_version, kind)
         else:
-            changed |= _set_owner_ref(claim, sts, "apps/v1", "StatefulSet")
-            changed |= _remove_owner_ref(claim, pod)
-    elif scaled == "Delete":
-        changed |= _remove_owner_ref(claim, sts)
-        changed |= (_set_owner_ref(claim, pod, "v1", "Pod") if scaled_down
-                    else _remove_owner_ref(claim, pod))
-    elif deleted == "Delete":
-        changed |= _set_owner_ref(claim, sts, "apps/v1", "StatefulSet")
-        changed |= _remove_owner_ref(claim, pod)
-    else:  # Retain, Retain (and an unknown policy, treated as Retain)
-        changed |= _remove_owner_ref(claim, sts)
-        changed |= _remove_owner_ref(claim, pod)
+            changed |= _remove_refs(claim, _refers_to(owner, kind))
     return changed
 
 

@@ -113,7 +113,8 @@ def validate_stateful_set_status_update(sts: Object, old: Object) -> list[FieldE
     for field in ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
                   "availableReplicas", "observedGeneration", "collisionCount"):
         errs += _nonnegative(status, field, "status")
-    errs += _counts(status, ("currentReplicas", "updatedReplicas", "availableReplicas"))
+    errs += _counts(status, ("readyReplicas", "currentReplicas", "updatedReplicas",
+                             "availableReplicas"))
     collisions, before = status.get("collisionCount"), _dict(old.get("status")).get("collisionCount")
     if before is not None and (collisions is None or collisions < before):
         errs.append(field_invalid("status.collisionCount", collisions or 0, "cannot be decremented"))
