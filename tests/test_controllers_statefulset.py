@@ -273,7 +273,8 @@ def test_defaults_as_set_defaults_stateful_set() -> None:
     ({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": -1}}},
      "spec.updateStrategy.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0"),
     ({"replicas": -1}, "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
-    ({"ordinals": {"start": -2}}, "spec.ordinals.start: Invalid value: -2: must be greater than or equal to 0"),
+    ({"ordinals": {"start": -2}},
+     "spec.ordinals.start: Invalid value: -2: must be greater than or equal to 0"),
     ({"persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Keep", "whenScaled": "Retain"}},
      'spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": '
      'supported values: "Retain", "Delete"'),
@@ -371,7 +372,8 @@ def test_ordered_ready_creates_one_pod_at_a_time_with_stable_identities() -> Non
     assert "Update Strategy:    RollingUpdate" in described and "  Partition:        0" in described
     assert "Pods Status:        3 Running / 0 Waiting / 0 Succeeded / 0 Failed" in described
     assert "  Name:          www" in described and "  Access Modes:  [ReadWriteOnce]" in described
-    assert c.kubectl("rollout status sts/web") == "partitioned roll out complete: 3 new pods have been updated..."
+    assert c.kubectl("rollout status sts/web") == \
+        "partitioned roll out complete: 3 new pods have been updated..."
 
     # A deleted pod comes back under its own name.
     uid = pod["metadata"]["uid"]
@@ -435,7 +437,8 @@ def test_rolling_update_from_the_highest_ordinal_down_to_the_partition() -> None
     assert order == ["web-2", "web-1"] and _images(c)["web-0"] == "nginx:1.27"
     st = _status(c)
     assert st["currentRevision"] == old != st["updateRevision"] and st["currentReplicas"] == 1
-    assert c.kubectl("rollout status sts/web") == "partitioned roll out complete: 2 new pods have been updated..."
+    assert c.kubectl("rollout status sts/web") == \
+        "partitioned roll out complete: 2 new pods have been updated..."
     # Partition 0: the last pod follows, and the update revision becomes the current one.
     c.client.patch("statefulsets", "web", {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}},
                    "default", patch_type="strategic")
