@@ -15,7 +15,9 @@ import pytest
 
 from kubelab import Cluster
 from kubelab.api.errors import ApiError
+from kubelab.client.indexer import Indexer
 from kubelab.controllers.statefulset.stateful_pod_control import (
+    StatefulPodControl,
     has_unexpected_controller,
     update_claim_owner_ref_for_set_and_pod,
 )
@@ -473,3 +475,59 @@ def test_on_delete_updates_a_pod_only_when_it_is_deleted() -> None:
         "error: rollout status is only available for RollingUpdate strategy type"
     # revisionHistoryLimit 0: only revisions that pods still run (or status names) are kept.
     assert len(c.get("controllerrevisions")) == 2
+
+
+# ---------------------------------------------------------------- claims, once they are served
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str]] = []
+
+    def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
+        self.events.append((type_, reason, message))
+
+
+class _Claims:
+    """What StatefulPodControl asks of its client for claims and pods: create and update."""
+
+    def __init__(self, indexer: Any) -> None:
+        self.indexer, self.created, self.updated = indexer, [], []  # type: ignore[var-annotated]
+
+    def create(self, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+        if obj["kind"] == "Pod":
+            return {**obj, "metadata": {**obj["metadata"], "uid": "pod-uid"}}
+        self.created.append(obj)
+        self.indexer.add({**obj, "metadata": {**obj["metadata"], "uid": f"uid-{obj['metadata']['name']}"}})
+        return obj
+
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self.updated.append(obj)
+        self.indexer.update(obj)
+        return obj
+
+
+def test_claims_are_created_before_the_pod_and_owned_as_the_policy_says() -> None:
+    """createPersistentVolumeClaims and UpdatePodClaimForRetentionPolicy, with a claims lister
+    (as when the API serves PersistentVolumeClaims)."""
+    indexer = Indexer()
+    client, recorder = _Claims(indexer), _Recorder()
+    control = StatefulPodControl(client, recorder, indexer)  # type: ignore[arg-type]
+    sts = _set(persistentVolumeClaimRetentionPolicy={"whenDeleted": "Delete", "whenScaled": "Retain"})
+    pod = new_stateful_set_pod(sts, 0)
+    control.create_stateful_pod(sts, pod)
+    assert [(c["metadata"]["name"], c["metadata"]["labels"]) for c in client.created] == [
+        ("datadir-foo-0", {"foo": "bar"})]
+    assert recorder.events == [
+        ("Normal", "SuccessfulCreate", "create Claim datadir-foo-0 Pod foo-0 in StatefulSet foo success"),
+        ("Normal", "SuccessfulCreate", "create Pod foo-0 in StatefulSet foo successful")]
+    claim, _ = indexer.get_by_key("default/datadir-foo-0")
+    assert claim["metadata"]["ownerReferences"] == [  # whenDeleted=Delete: the set owns it
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "foo", "uid": "test", "controller": True}]
+    assert control.claims_match_retention_policy(sts, pod)
+    control.create_persistent_volume_claims(sts, pod)  # it exists: nothing created again
+    assert len(client.created) == 1
+    # A claim being deleted keeps the pod from being made.
+    indexer.update({**claim, "metadata": {**claim["metadata"], "deletionTimestamp": "2025-01-01T00:00:00Z"}})
+    with pytest.raises(ApiError, match="pvc datadir-foo-0 is being deleted"):
+        control.create_persistent_volume_claims(sts, pod)
