@@ -531,3 +531,33 @@ def test_claims_are_created_before_the_pod_and_owned_as_the_policy_says() -> Non
     indexer.update({**claim, "metadata": {**claim["metadata"], "deletionTimestamp": "2025-01-01T00:00:00Z"}})
     with pytest.raises(ApiError, match="pvc datadir-foo-0 is being deleted"):
         control.create_persistent_volume_claims(sts, pod)
+
+
+def test_min_ready_seconds_holds_the_next_pod_until_this_one_is_available() -> None:
+    c = Cluster(nodes=2)
+    c.apply(_web(replicas=2, minReadySeconds=5))
+    ready_at: dict[str, float] = {}
+    created_at: dict[str, float] = {}
+
+    def watch() -> bool:
+        for p in c.get("pods", label_selector="app=nginx"):
+            created_at.setdefault(p["metadata"]["name"], c.clock.now)
+            if _ready(p):
+                ready_at.setdefault(p["metadata"]["name"], c.clock.now)
+        return _status(c).get("availableReplicas") == 2
+    c.run_until(watch, timeout=120)
+    assert created_at["web-1"] >= ready_at["web-0"] + 5  # web-0 Available first
+    assert _status(c)["readyReplicas"] == 2
+
+
+def test_a_failed_pod_is_recreated_under_its_name() -> None:
+    c = Cluster(nodes=1)
+    c.apply(_web(replicas=1))
+    c.run_until(lambda: _status(c).get("readyReplicas") == 1, timeout=60)
+    pod = c.get("pods", "web-0")
+    pod["status"]["phase"] = "Failed"  # as an eviction or a node's reboot would leave it
+    c.client.update_status(pod)
+    c.run_until(lambda: any(p["metadata"]["uid"] != pod["metadata"]["uid"] and _ready(p)
+                            for p in _pods(c)), timeout=60)
+    assert [e["message"] for e in c.get("events") if e["reason"] == "RecreatingFailedPod"] == [
+        "StatefulSet default/web is recreating failed Pod web-0"]

@@ -326,16 +326,19 @@ class StatefulSetControl:
         pod = replicas[i]
         meta = sts["metadata"]
         if is_failed(pod) or is_succeeded(pod):
-            if is_failed(pod):
-                self.recorder.event(sts, WARNING, "RecreatingFailedPod",
-                                    f"StatefulSet {meta.get('namespace')}/{meta['name']} is "
-                                    f"recreating failed Pod {pod['metadata']['name']}")
-            else:
-                self.recorder.event(sts, NORMAL, "RecreatingTerminatedPod",
-                                    f"StatefulSet {meta.get('namespace')}/{meta['name']} is "
-                                    f"recreating terminated Pod {pod['metadata']['name']}")
-            self.pod_control.delete_stateful_pod(sts, pod)
-            return True  # the new pod is created at the next sync, once this one is gone
+            # A pod that ended (evicted, its node rebooted, ...) is made again, whatever its
+            # exit code: delete it now; the new one is created at a sync after it is gone.
+            if not is_terminating(pod):
+                if is_failed(pod):
+                    self.recorder.event(sts, WARNING, "RecreatingFailedPod",
+                                        f"StatefulSet {meta.get('namespace')}/{meta['name']} is "
+                                        f"recreating failed Pod {pod['metadata']['name']}")
+                else:
+                    self.recorder.event(sts, NORMAL, "RecreatingTerminatedPod",
+                                        f"StatefulSet {meta.get('namespace')}/{meta['name']} is "
+                                        f"recreating terminated Pod {pod['metadata']['name']}")
+                self.pod_control.delete_stateful_pod(sts, pod)
+            return True
         if not is_created(pod):
             if self.pod_control.pod_claim_is_stale(sts, pod):
                 return True  # its old claim must go first
