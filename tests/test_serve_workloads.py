@@ -77,6 +77,12 @@ def test_kubectl_gets_describes_scales_and_rolls_out_a_stateful_set(served: Serv
            ["pod/web-0"])
     history = served.kubectl("rollout", "history", "sts/web").stdout.splitlines()
     assert history[:3] == ["statefulset.apps/web ", "REVISION  CHANGE-CAUSE", "1         <none>"]
+    assert served.kubectl("rollout", "restart", "sts/web").stdout.strip() == "statefulset.apps/web restarted"
+    _until(lambda: [line.split()[0] for line in served.kubectl(
+        "rollout", "history", "sts/web").stdout.splitlines()[2:] if line.strip()] == ["1", "2"])
+    assert served.kubectl("rollout", "undo", "sts/web").stdout.strip() == "statefulset.apps/web rolled back"
+    _until(lambda: "kubectl.kubernetes.io/restartedAt" not in
+           served.kubectl("get", "sts", "web", "-o", "jsonpath={.spec.template.metadata}").stdout)
     api = served.kubectl("api-resources", "--api-group=apps", "--no-headers").stdout
     assert any(line.split()[:2] == ["statefulsets", "sts"] for line in api.splitlines())
 
@@ -98,8 +104,12 @@ def test_the_official_clients_replication_controller_e2e(served: Served) -> None
     assert resp.metadata.name == name and resp.spec.replicas == 2
     _until(lambda: (api.read_namespaced_replication_controller_status(name, "default")
                     .status.ready_replicas or 0) == 2)
-    table = served.kubectl("get", "rc", name, "--no-headers").stdout.split()
-    assert table[:4] == [name, "2", "2", "2"]
+    table = served.kubectl("get", "rc", name, "-o", "wide", "--no-headers").stdout.split()
+    assert table[:4] == [name, "2", "2", "2"] and table[5:] == ["nginx", "nginx", f"name={name}"]
+    described = served.kubectl("describe", "rc", name).stdout
+    assert "Replicas:     2 current / 2 desired" in described and "Created pod: frontend-e2e-" in described
+    assert served.kubectl("scale", "rc", name, "--replicas=1").stdout.strip() == \
+        f"replicationcontroller/{name} scaled"
     api.delete_namespaced_replication_controller(name=name, namespace="default",
                                                  propagation_policy="Background")
     _until(lambda: not api.list_namespaced_pod("default", label_selector=f"name={name}").items)
