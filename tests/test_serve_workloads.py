@@ -1,6 +1,7 @@
 """StatefulSets and ReplicationControllers through `kubelab serve`, judged by the real kubectl
-(get, describe, scale, rollout) and the official Python client (its e2e test of the
-ReplicationController API: kubernetes-client/python e2e_test/test_client.py,
+(get, describe, scale, rollout) and the official Python client (its e2e tests of the
+ReplicationController API, typed and dynamic: kubernetes-client/python
+kubernetes/e2e_test/test_client.py and kubernetes/base/dynamic/test_client.py,
 test_replication_controller_apis)."""
 
 from __future__ import annotations
@@ -117,3 +118,25 @@ def test_the_official_clients_replication_controller_e2e(served: Served) -> None
     assert [s.metadata.name for s in apps.list_namespaced_stateful_set("default").items] == ["web"]
     scale = apps.read_namespaced_stateful_set_scale("web", "default")
     assert scale.spec.replicas == 1 and scale.status.selector == "app=nginx"
+
+
+def test_the_dynamic_clients_replication_controller_e2e(served: Served) -> None:
+    from kubernetes.dynamic import DynamicClient
+
+    client = DynamicClient(kubernetes.config.new_client_from_config(config_file=str(served.kubeconfig)))
+    api = client.resources.get(api_version="v1", kind="ReplicationController")
+    name = "frontend-dynamic"
+    rc_manifest = {
+        "apiVersion": "v1", "kind": "ReplicationController",
+        "metadata": {"labels": {"name": name}, "name": name},
+        "spec": {"replicas": 2, "selector": {"name": name},
+                 "template": {"metadata": {"labels": {"name": name}},
+                              "spec": {"containers": [{"image": "nginx", "name": "nginx", "ports": [
+                                  {"containerPort": 80, "protocol": "TCP"}]}]}}}}
+    resp = api.create(body=rc_manifest, namespace="default")
+    assert resp.metadata.name == name and resp.spec.replicas == 2
+    resp = api.get(name=name, namespace="default")
+    assert resp.metadata.name == name and resp.spec.replicas == 2
+    api.delete(name=name, namespace="default", propagation_policy="Background")
+    sts = client.resources.get(api_version="apps/v1", kind="StatefulSet")
+    assert sts.get(name="web", namespace="default").spec.serviceName == "nginx"
