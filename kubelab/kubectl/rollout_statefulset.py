@@ -5,7 +5,8 @@ statefulsetMatch, objectrestarter.go).
 
 A StatefulSet's history is its ControllerRevisions: each holds one template as a strategic
 merge patch, so `undo` sends that patch back to the set, and `history --revision=N` prints the
-template it holds. `status` prints the current line and returns (kubectl's --watch=false).
+template it holds (shortened, as rollout.py says). `status` prints the current line and
+returns (kubectl's --watch=false).
 """
 
 from __future__ import annotations
