@@ -95,15 +95,16 @@ def _rolling_update(rolling: Object, path: str) -> list[FieldError]:
 
 
 def validate_stateful_set_update(sts: Object, old: Object) -> list[FieldError]:
-    """ValidateStatefulSetUpdate: the spec, with the mutable fields taken from the old
-    object, must equal the old spec; then the new one is checked as on create."""
+    """The strategy's ValidateUpdate: the new object as on create (ValidateStatefulSet), then
+    ValidateStatefulSetUpdate: the spec, with the mutable fields taken from the old object,
+    must equal the old spec."""
     spec, old_spec = _dict(sts.get("spec")), _dict(old.get("spec"))
-    errs: list[FieldError] = []
+    errs = validate_stateful_set(sts)
     fixed = {k: v for k, v in spec.items() if k not in MUTABLE}
     old_fixed = {k: v for k, v in old_spec.items() if k not in MUTABLE}
     if fixed != old_fixed:
         errs.append(field_forbidden("spec", IMMUTABLE_MESSAGE))
-    return errs + validate_stateful_set(sts)
+    return errs
 
 
 def validate_stateful_set_status_update(sts: Object, old: Object) -> list[FieldError]:
