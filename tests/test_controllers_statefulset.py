@@ -369,6 +369,8 @@ def test_ordered_ready_creates_one_pod_at_a_time_with_stable_identities() -> Non
     table = c.kubectl("get sts -o wide").splitlines()
     assert table[0].split() == ["NAME", "READY", "AGE", "CONTAINERS", "IMAGES"]
     assert table[1].split()[:2] == ["web", "3/3"] and table[1].split()[3:] == ["nginx", "nginx:1.27"]
+    blocks = c.kubectl("get all").split("\n\n")  # the "all" category holds StatefulSets
+    assert [b.splitlines()[1].split("/")[0] for b in blocks] == ["pod", "statefulset.apps"]
     described = c.kubectl("describe sts web").splitlines()
     assert "Replicas:           3 desired | 3 total" in described
     assert "Update Strategy:    RollingUpdate" in described and "  Partition:        0" in described
