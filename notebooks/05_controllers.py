@@ -17,11 +17,12 @@
 # - predict each step of a rolling update from `replicas`, `maxSurge` and `maxUnavailable`;
 # - roll back, and read `kubectl rollout history`;
 # - tell the three deletion policies apart (Background, Foreground, Orphan) on the object graph;
-# - say what a crashed controller manager stops, and what it does not.
+# - say what a crashed controller manager stops, and what it does not;
+# - predict the order in which a StatefulSet scales down, and say what a DaemonSet promises.
 #
 # **Prerequisites.** Notebooks 03 (informers, the workqueue, level-triggered loops) and 04 (the scheduler).
 #
-# **Time.** About 35 minutes.
+# **Time.** About 40 minutes.
 
 # %%
 import networkx as nx
@@ -346,6 +347,94 @@ c2.run(10)
 ControllersPanel(c2, hollow=hollow2, step=2.0)
 
 # %% [markdown]
+# ## 8. Beside the Deployment: a StatefulSet and a DaemonSet
+#
+# Two more controllers of kube-controller-manager make pods from a template, each with a
+# promise of its own:
+#
+# - a **DaemonSet** runs one pod on every (eligible) node: it picks the node itself, by node
+#   affinity, and the scheduler binds the pod there;
+# - a **StatefulSet** gives each pod a stable identity: the name `<set>-<ordinal>` (`db-0`,
+#   `db-1`, ...), a hostname and DNS subdomain (`db-0.db`, through `spec.serviceName`), and a
+#   claim per volume template (`data-db-0`) that outlives the pod. Its default policy,
+#   `OrderedReady`, creates pod n+1 only once pods 0..n are Running and Ready.
+#
+# Both keep their templates' history in **ControllerRevisions**, where a Deployment keeps it
+# in ReplicaSets. Here are all three kinds on one graph, on a fresh cluster:
+
+# %%
+c3, _ = new_cluster(seed=11)
+c3.apply(WEB)
+c3.apply("""
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: agent, image: busybox:1.37}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: postgres:17}]}
+""")
+c3.run_until(lambda: (c3.get("statefulsets", "db").get("status") or {}).get("readyReplicas") == 3,
+             timeout=120)
+print(c3.kubectl("get deployments,daemonsets,statefulsets"))
+GraphView(object_graph(c3, kinds=("deployments", "daemonsets", "statefulsets", "replicasets",
+                                  "pods", "nodes")),
+          title="a Deployment, a DaemonSet and a StatefulSet")
+
+# %% [markdown]
+# The events show `OrderedReady` at work: one create per pod, each after the one before it
+# became Ready.
+
+# %%
+for e in c3.events():
+    if e["source"]["component"] == "statefulset-controller":
+        print(f"{e['lastTimestamp']}  {e['reason']:17} {e['message']}")
+
+# %% [markdown]
+# **Predict.** `kubectl scale statefulset db --replicas=1`. Which pods go, in what order, and
+# all at once or one after the other? Write your answer down, then run the cell.
+
+# %%
+print(c3.kubectl("scale statefulset db --replicas=1"))
+seen = []
+
+
+def watch_scale_down():
+    """Each change of the db pods: (virtual time, pods, * for one being deleted)."""
+    pods = sorted(c3.get("pods", label_selector="app=db"), key=lambda p: p["metadata"]["name"])
+    view = [p["metadata"]["name"] + ("*" if p["metadata"].get("deletionTimestamp") else "")
+            for p in pods]
+    if not seen or seen[-1][1] != view:
+        seen.append((round(c3.clock.now, 3), view))
+    return view == ["db-0"]
+
+
+c3.run_until(watch_scale_down, timeout=120)
+for at, view in seen:
+    print(f"{at:8.3f}s  {' '.join(view)}")
+
+# %% [markdown]
+# The highest ordinal goes first, and the next one only when the first is gone: a StatefulSet
+# scales down in reverse order, one pod at a time, so `db-0` (often the primary of a database)
+# is the last to go. The claims are kept (`persistentVolumeClaimRetentionPolicy` is `Retain`
+# by default) so that a scale back up finds its data. `podManagementPolicy: Parallel` drops the
+# ordering for both directions; `kubectl rollout status|history|undo statefulset/db` work as for
+# a Deployment, and a rolling update replaces pods from the highest ordinal down to
+# `updateStrategy.rollingUpdate.partition`.
+
+# %% [markdown]
 # ## Pitfalls
 #
 # - **Do not scale or edit a ReplicaSet that a Deployment owns.** The Deployment controller sets
@@ -384,9 +473,10 @@ ControllersPanel(c2, hollow=hollow2, step=2.0)
 # kubectl -n kube-system logs kube-controller-manager-learn-control-plane | grep "client-side throttling"
 # ```
 #
-# Where kubelab simplifies: its controller manager runs the ReplicaSet, Deployment, garbage
-# collector, namespace, node lifecycle and taint eviction controllers. A real one runs about
-# forty (Job, CronJob, StatefulSet, DaemonSet, EndpointSlice, ServiceAccount, ...), and it
+# Where kubelab simplifies: its controller manager runs the ReplicaSet, Deployment,
+# DaemonSet, StatefulSet, ReplicationController, Job, EndpointSlice, garbage collector,
+# namespace, node lifecycle and taint eviction controllers. A real one runs about forty
+# (CronJob, ServiceAccount, the volume controllers, ...), and it
 # elects a leader: of several copies only one acts, the one holding the Lease
 # `kube-system/kube-controller-manager`. kubelab runs one copy, with no election.
 #

@@ -106,6 +106,13 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     # Deprecated since v1.19, still served; probed, never stored (registry/componentstatus.py).
     ResourceInfo("componentstatuses", "ComponentStatus", namespaced=False, short_names=("cs",),
                  verbs=("get", "list")),
+    # --- i31-sts ---
+    # apps/v1 StatefulSets (kubelab/controllers/statefulset/) and core/v1
+    # ReplicationControllers (the replication manager, kubelab/controllers/replication/).
+    ResourceInfo("statefulsets", "StatefulSet", group="apps", short_names=("sts",),
+                 subresources=("status", "scale")),
+    ResourceInfo("replicationcontrollers", "ReplicationController", short_names=("rc",),
+                 subresources=("status", "scale")),
 )
 
 # endpoints/deprecation (the types' APILifecycleDeprecated): the warning every request to a

@@ -84,14 +84,22 @@ CLUSTER_ROLES = [
     cluster_role("system:aggregate-to-edit", [
         rule(READ + WRITE, [""], ["pods", "configmaps", "secrets", "serviceaccounts"]),
         rule(READ + WRITE, ["apps"], [*APPS, "daemonsets"]),
-        rule(READ + WRITE, ["batch"], ["jobs"])], {AGGREGATE + "edit": "true"}),
+        rule(READ + WRITE, ["batch"], ["jobs"]),
+        # --- i31-sts ---
+        rule(READ + WRITE, ["apps"], ["statefulsets", "statefulsets/scale"]),
+        rule(READ + WRITE, [""], ["replicationcontrollers", "replicationcontrollers/scale"]),
+    ], {AGGREGATE + "edit": "true"}),
     cluster_role("system:aggregate-to-view", [
         rule(READ, [""], ["pods", "pods/status", "configmaps", "serviceaccounts", "events",
                           "namespaces", "namespaces/status"]),
         rule(READ, ["apps"], [*APPS, "deployments/status", "replicasets/status", "daemonsets",
                               "daemonsets/status", "controllerrevisions"]),
-        rule(READ, ["batch"], ["jobs", "jobs/status"])],
-        {AGGREGATE + "view": "true"}),
+        rule(READ, ["batch"], ["jobs", "jobs/status"]),
+        # --- i31-sts ---
+        rule(READ, ["apps"], ["statefulsets", "statefulsets/scale", "statefulsets/status"]),
+        rule(READ, [""], ["replicationcontrollers", "replicationcontrollers/scale",
+                          "replicationcontrollers/status"]),
+    ], {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.
     cluster_role("system:basic-user", [
@@ -119,6 +127,7 @@ CLUSTER_ROLES = [
         rule(["create"], ["", "events.k8s.io"], WORKLOADS),
         rule(["create"], ["apps"], ["replicasets", "deployments", "controllerrevisions"]),
         rule(["create"], ["discovery.k8s.io"], ["endpointslices"]),
+        rule(["create"], [""], ["persistentvolumeclaims"]),  # --- i31-sts --- StatefulSets' claims
         rule(["create"], ["coordination.k8s.io"], ["leases"]),
         {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]),
          "resourceNames": ["kube-controller-manager"]},

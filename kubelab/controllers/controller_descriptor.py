@@ -25,6 +25,8 @@ from kubelab.controllers.job import JobController
 from kubelab.controllers.namespace import NamespaceController
 from kubelab.controllers.node_lifecycle import NodeLifecycleController, TaintEvictionController
 from kubelab.controllers.replicaset.replica_set import ReplicaSetController
+from kubelab.controllers.replication import ReplicationManager
+from kubelab.controllers.statefulset import StatefulSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
 
 __all__ = ["Controller", "ControllerDescriptor", "controller_aliases", "new_controller_descriptors"]
@@ -76,6 +78,10 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("ttl-after-finished",)))
     register(ControllerDescriptor("endpointslice-controller", EndpointSliceController,
                                   ("endpointslice",)))
+    # --- i31-sts ---
+    register(ControllerDescriptor("statefulset-controller", StatefulSetController, ("statefulset",)))
+    register(ControllerDescriptor("replicationcontroller-controller", ReplicationManager,
+                                  ("replicationcontroller",)))
     return descriptors
 
 

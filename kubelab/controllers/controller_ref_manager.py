@@ -43,10 +43,14 @@ class ControllerRefManager:
         self.resource = resource  # what is claimed: "pods" or "replicasets"
         self._can_adopt = can_adopt
         self._adoption_checked = False
+        self._filter: Callable[[Object], bool] | None = None
 
-    def claim(self, objects: list[Object], patch_type: str = "strategic") -> list[Object]:
+    def claim(self, objects: list[Object], patch_type: str = "strategic",
+              filter_: Callable[[Object], bool] | None = None) -> list[Object]:
         """ClaimObjects: the objects this owner keeps. Errors of single adoptions or releases
-        are collected and raised together after all objects were looked at."""
+        are collected and raised together after all objects were looked at. filter_ narrows
+        the match beyond the selector (ClaimPods' filters: a StatefulSet's isMemberOf)."""
+        self._filter = filter_
         claimed, errors = [], []
         for obj in objects:
             try:
@@ -59,7 +63,8 @@ class ControllerRefManager:
         return claimed
 
     def _match(self, obj: Object) -> bool:
-        return self.selector.matches(obj["metadata"].get("labels") or {})
+        return self.selector.matches(obj["metadata"].get("labels") or {}) and \
+            (self._filter is None or self._filter(obj))
 
     def _claim_object(self, obj: Object, patch_type: str) -> bool:
         owner_meta, meta = self.owner["metadata"], obj["metadata"]

@@ -60,13 +60,14 @@ def expect_args(args: argparse.Namespace, count: int, path: str = "",
 def resources(client: Client, spec: str) -> tuple[list[ResourceInfo], list[str]]:
     """`pods`, `pod/web`, `deployments.apps`, `pods,deployments`, `all` -> (resources, names).
 
-    `all` is the category of upstream's workload kinds; of them, kubelab serves pods,
-    deployments and replicasets (in kubectl's order)."""
+    `all` is the category of upstream's workload kinds; of them, this lists pods,
+    replicationcontrollers, deployments, replicasets and statefulsets (in kubectl's order)."""
     kinds, _, name = spec.partition("/")
     infos: list[ResourceInfo] = []
     for kind in kinds.split(","):
         if kind == "all":
-            infos += [client.resource(k) for k in ("pods", "deployments", "replicasets")]
+            infos += [client.resource(k) for k in ("pods", "replicationcontrollers", "deployments",
+                                                   "replicasets", "statefulsets")]
         else:
             infos.append(client.resource(kind))
     return infos, [name] if name else []

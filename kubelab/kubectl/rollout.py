@@ -1,6 +1,7 @@
-"""`kubectl rollout status|history|undo|pause|resume|restart` for Deployments, and `status`
+"""`kubectl rollout status|history|undo|pause|resume|restart` for Deployments, `status`
 and `restart` for DaemonSets (DaemonSetStatusViewer; history and undo of a DaemonSet's
-ControllerRevisions are not written yet).
+ControllerRevisions are not written yet), and `status|history|undo|restart` for StatefulSets
+(rollout_statefulset.py).
 
 Follows kubectl (staging/src/k8s.io/kubectl/pkg/cmd/rollout/ and pkg/polymorphichelpers:
 rollout_status.go, history.go, rollback.go, objectpauser.go, objectresumer.go,
@@ -26,6 +27,7 @@ from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.client.client import Client
 from kubelab.kubectl.common import check_errors, get_object, resource_args
+from kubelab.kubectl.rollout_statefulset import RolloutStatefulSetError, stateful_set_rollout
 
 __all__ = ["rollout"]
 
@@ -58,6 +60,8 @@ def rollout(client: Client, words: list[str], namespace: str = "default", *, now
     for info, names in resource_args(client, rest):
         if info.resource == "daemonsets" and sub in ("status", "restart"):
             pass  # a DaemonSet has a status viewer and a restarter (and no history yet)
+        elif info.resource == "statefulsets" and sub in ("status", "history", "undo", "restart"):
+            pass  # --- i31-sts --- kubectl/rollout_statefulset.py
         elif info.resource != "deployments":
             verb = {"status": "no status viewer has been implemented for",
                     "history": "no history viewer has been implemented for",
@@ -93,6 +97,11 @@ def rollout(client: Client, words: list[str], namespace: str = "default", *, now
 def _run(client: Client, sub: str, d: Object, namespace: str, now: float, to_revision: int,
          revision: int) -> str:
     name = d["metadata"]["name"]
+    if d.get("kind") == "StatefulSet":  # --- i31-sts ---
+        try:
+            return stateful_set_rollout(client, sub, d, namespace, now, to_revision, revision)
+        except RolloutStatefulSetError as err:
+            raise RolloutError(str(err)) from None
     if d.get("kind") == "DaemonSet":
         if sub == "status":
             return daemon_set_status(d)

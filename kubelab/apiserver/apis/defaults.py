@@ -176,6 +176,58 @@ def _role_binding(obj: Object) -> None:
                 subject["apiGroup"] = ""
 
 
+# --- i31-sts ---
+def _statefulset(obj: Object) -> None:
+    """SetDefaults_StatefulSet (pkg/apis/apps/v1/defaults.go). maxUnavailable is left unset:
+    1.34's MaxUnavailableStatefulSet gate is alpha, off."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        if not strategy.get("type"):
+            strategy["type"] = "RollingUpdate"
+            strategy.setdefault("rollingUpdate", {})
+        rolling = strategy.get("rollingUpdate")
+        if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
+            rolling.setdefault("partition", 0)
+    policy = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    if isinstance(policy, dict):
+        for field in ("whenDeleted", "whenScaled"):
+            if not policy.get(field):
+                policy[field] = "Retain"
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
+    for claim in spec.get("volumeClaimTemplates") or ():
+        # SetDefaults_PersistentVolumeClaim(Spec), run on the embedded claims too.
+        if isinstance(claim, dict) and isinstance(claim.setdefault("spec", {}), dict):
+            claim["spec"].setdefault("volumeMode", "Filesystem")
+            if isinstance(claim.setdefault("status", {}), dict):
+                claim["status"].setdefault("phase", "Pending")
+    _template(spec)
+
+
+def _replication_controller(obj: Object) -> None:
+    """SetDefaults_ReplicationController (pkg/apis/core/v1/defaults.go): the selector and the
+    object's labels come from the template's labels when empty."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    template = spec.get("template")
+    labels = ((template.get("metadata") or {}).get("labels")
+              if isinstance(template, dict) else None)
+    if labels:
+        if not spec.get("selector"):
+            spec["selector"] = dict(labels)
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and not meta.get("labels"):
+            meta["labels"] = dict(labels)
+    spec.setdefault("replicas", 1)
+    _template(spec)
+# ---
+
+
 DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "pods": _pod,
     "secrets": _secret,
@@ -192,6 +244,9 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "endpointslices": set_endpoint_slice_defaults,
     "mutatingwebhookconfigurations": set_mutating_webhook_configuration_defaults,
     "validatingwebhookconfigurations": set_validating_webhook_configuration_defaults,
+    # --- i31-sts ---
+    "statefulsets": _statefulset,
+    "replicationcontrollers": _replication_controller,
 }
 
 

@@ -219,6 +219,36 @@ DAEMON_SET = kind(
 CONTROLLER_REVISION = kind("ControllerRevision", data=ANY, revision=INT64)
 PRIORITY_CLASS = kind("PriorityClass", value=INT32, globalDefault=BOOL, description=STRING,
                       preemptionPolicy=STRING)
+# --- i31-sts ---
+# apps/v1 StatefulSet; its volumeClaimTemplates are PersistentVolumeClaims whose spec is not
+# type-checked here (the claim's own kind belongs to the storage work).
+CLAIM_TEMPLATE = struct("PersistentVolumeClaim", apiVersion=STRING, kind=STRING,
+                        metadata=OBJECT_META, spec=ANY, status=ANY)
+STATEFUL_SET = kind(
+    "StatefulSet",
+    spec=struct("StatefulSetSpec", replicas=INT32, selector=LABEL_SELECTOR, template=POD_TEMPLATE,
+                volumeClaimTemplates=ListOf(CLAIM_TEMPLATE), serviceName=STRING,
+                podManagementPolicy=STRING,
+                updateStrategy=struct("StatefulSetUpdateStrategy", type=STRING, rollingUpdate=struct(
+                    "RollingUpdateStatefulSetStrategy", partition=INT32,
+                    maxUnavailable=INT_OR_STRING)),
+                revisionHistoryLimit=INT32, minReadySeconds=INT32,
+                persistentVolumeClaimRetentionPolicy=struct(
+                    "StatefulSetPersistentVolumeClaimRetentionPolicy", whenDeleted=STRING,
+                    whenScaled=STRING),
+                ordinals=struct("StatefulSetOrdinals", start=INT32)),
+    status=struct("StatefulSetStatus", observedGeneration=INT64, **dict.fromkeys((
+        "replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "collisionCount",
+        "availableReplicas"), INT32), currentRevision=STRING, updateRevision=STRING,
+        conditions=ListOf(struct("StatefulSetCondition", **CONDITION_FIELDS))))
+# core/v1 ReplicationController: a ReplicaSet whose selector is a plain map.
+REPLICATION_CONTROLLER = kind(
+    "ReplicationController",
+    spec=struct("ReplicationControllerSpec", replicas=INT32, minReadySeconds=INT32,
+                selector=STRING_MAP, template=POD_TEMPLATE),
+    status=struct("ReplicationControllerStatus", observedGeneration=INT64, **dict.fromkeys((
+        "replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas"), INT32),
+        conditions=ListOf(struct("ReplicationControllerCondition", **CONDITION_FIELDS))))
 
 # ------------------------------------------------------------------------------ the rest
 
@@ -292,6 +322,10 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
     DAEMON_SET,
     CONTROLLER_REVISION,
     PRIORITY_CLASS,
+    # --- i31-sts ---
+    STATEFUL_SET,
+    REPLICATION_CONTROLLER,
+    # ---
     NODE,
     kind("Namespace", spec=struct("NamespaceSpec", finalizers=STRINGS),
          status=struct("NamespaceStatus", phase=STRING, conditions=ANY)),

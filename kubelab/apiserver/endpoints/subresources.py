@@ -126,8 +126,11 @@ def scale_of(obj: Object, custom: CustomResourceSchema | None = None) -> Object:
     if custom is not None and custom.scale is not None:  # a custom resource's paths
         return custom.scale_of(obj)
     meta, spec = obj["metadata"], obj.get("spec") or {}
+    raw = spec.get("selector")
+    if obj.get("kind") == "ReplicationController":  # --- i31-sts --- a plain map of labels
+        raw = {"matchLabels": raw} if isinstance(raw, dict) else None
     try:
-        selector = str(selector_from_label_selector(spec.get("selector")))
+        selector = str(selector_from_label_selector(raw))
     except ParseError:
         selector = ""
     return {

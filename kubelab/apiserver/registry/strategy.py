@@ -52,6 +52,9 @@ STRATEGIES = {
     "services": Strategy(has_status=True, create_clears_status=True),
     # endpointslice/strategy.go: generation 1, bumped by any change beyond metadata.
     "endpointslices": Strategy(generation=True, custom=True),
+    # --- i31-sts --- pkg/registry/apps/statefulset, pkg/registry/core/replicationcontroller
+    "statefulsets": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "replicationcontrollers": Strategy(has_status=True, generation=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -101,6 +104,12 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
     elif resource == "jobs":
         generate_selector(obj)
         obj["status"] = {}
+    # --- i31-sts --- the status fields without omitempty
+    elif resource == "statefulsets":
+        obj["status"] = {"replicas": 0, "availableReplicas": 0}
+        drop_stateful_set_disabled_fields(obj, None)
+    elif resource == "replicationcontrollers":
+        obj["status"] = {"replicas": 0}
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,
@@ -144,6 +153,8 @@ def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Obje
         drop_type_dependent_fields(obj, old)
     if resource == "namespaces":
         obj.setdefault("spec", {})["finalizers"] = (old.get("spec") or {}).get("finalizers", [])
+    if resource == "statefulsets":  # --- i31-sts ---
+        drop_stateful_set_disabled_fields(obj, old)
     if resource == "daemonsets":
         before = int((old["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION, 0) or 0)
         changed = (obj.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
@@ -167,6 +178,22 @@ def _template_generation(obj: Object, generation: int) -> None:
     meta = obj["metadata"]
     if generation:
         meta["annotations"] = {**(meta.get("annotations") or {}), TEMPLATE_GENERATION: str(generation)}
+
+
+# --- i31-sts ---
+def drop_stateful_set_disabled_fields(obj: Object, old: Object | None) -> None:
+    """dropStatefulSetDisabledFields (pkg/registry/apps/statefulset/strategy.go): 1.34's
+    MaxUnavailableStatefulSet gate is alpha, off, so a new maxUnavailable is dropped unless
+    the old object already had one."""
+    def rolling(o: Object | None) -> Any:
+        strategy = ((o or {}).get("spec") or {}).get("updateStrategy")
+        return strategy.get("rollingUpdate") if isinstance(strategy, dict) else None
+    old_rolling = rolling(old)
+    if isinstance(old_rolling, dict) and old_rolling.get("maxUnavailable") is not None:
+        return
+    new_rolling = rolling(obj)
+    if isinstance(new_rolling, dict):
+        new_rolling.pop("maxUnavailable", None)
 
 
 def _spec_changed(strategy: Strategy, obj: Object, old: Object) -> bool:

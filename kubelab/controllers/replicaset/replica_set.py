@@ -58,6 +58,9 @@ def _tombstone(obj: Any) -> Object:
 
 class ReplicaSetController:
     NAME = "replicaset-controller"
+    # NewBaseController's parameters, which the replication manager sets for its own kind
+    # (kubelab/controllers/replication/): the kind it controls, its resource, the events' source.
+    KIND, RESOURCE, EVENT_SOURCE = "ReplicaSet", "replicasets", "replicaset-controller"
 
     def __init__(self, ctx: ComponentContext, informers: SharedInformerFactory, *,
                  burst_replicas: int = BURST_REPLICAS, workers: int = 5,
@@ -65,12 +68,12 @@ class ReplicaSetController:
         self.ctx, self.client, self.clock = ctx, ctx.client, ctx.clock
         self.burst_replicas = burst_replicas
         self.expectations = UIDTrackingControllerExpectations(ctx.clock)
-        self.pod_control = PodControl(ctx.client, ctx.recorder(self.NAME))
+        self.pod_control = PodControl(ctx.client, ctx.recorder(self.EVENT_SOURCE))
         self.controller = Controller(self.NAME, self.sync_replica_set, ctx.clock, workers=workers,
                                      cost=ctx.sync_cost if cost is None else cost,
                                      trace=ctx.trace, client=ctx.client)
         self.queue = self.controller.queue
-        rs_informer = informers.informer_for("replicasets")
+        rs_informer = informers.informer_for(self.RESOURCE)
         pod_informer = informers.informer_for("pods")
         self.rs_indexer = add_indexer_once(rs_informer, CONTROLLER_UID_INDEX, controller_uid_index_func)
         self.pod_indexer = add_indexer_once(pod_informer, POD_CONTROLLER_UID_INDEX,
@@ -83,6 +86,11 @@ class ReplicaSetController:
 
     def run(self) -> None:
         self.controller.run()
+
+    @staticmethod
+    def label_selector(rs: Object) -> Any:
+        """The owner's spec.selector as a LabelSelector (a ReplicaSet's already is one)."""
+        return rs["spec"].get("selector")
 
     def stop(self) -> None:
         self.controller.stop()
@@ -106,7 +114,7 @@ class ReplicaSetController:
         self.queue.add(key)
 
     def _resolve_controller_ref(self, namespace: str, ref: Object) -> Object | None:
-        if ref.get("kind") != "ReplicaSet":
+        if ref.get("kind") != self.KIND:
             return None
         rs, exists = self.rs_indexer.get_by_key(f"{namespace}/{ref.get('name')}")
         return rs if exists and rs["metadata"].get("uid") == ref.get("uid") else None
@@ -117,7 +125,7 @@ class ReplicaSetController:
         out = []
         for rs in self.rs_lister.by_namespace(pod["metadata"].get("namespace", "")).list():
             try:
-                selector = selector_from_label_selector(rs["spec"].get("selector"))
+                selector = selector_from_label_selector(self.label_selector(rs))
             except ParseError:
                 continue  # an invalid selector matches nothing
             if not selector.empty() and selector.matches(labels):  # empty selects nothing here
@@ -193,7 +201,7 @@ class ReplicaSetController:
             return
         rs_needs_sync = self.expectations.satisfied_expectations(key)
         try:
-            selector = selector_from_label_selector(rs["spec"].get("selector"))
+            selector = selector_from_label_selector(self.label_selector(rs))
         except ParseError:
             return  # validation keeps these out; upstream logs the error and gives up
         # Every pod it controls, even one that stopped matching (it must be released), and the
@@ -229,9 +237,9 @@ class ReplicaSetController:
         meta = rs["metadata"]
 
         def fresh() -> Object:
-            latest = self.client.get("replicasets", meta["name"], meta.get("namespace", "default"))
+            latest = self.client.get(self.RESOURCE, meta["name"], meta.get("namespace", "default"))
             if latest["metadata"].get("uid") != meta["uid"]:
-                raise ApiError(409, "Conflict", f"original ReplicaSet {meta.get('namespace')}/"
+                raise ApiError(409, "Conflict", f"original {self.KIND} {meta.get('namespace')}/"
                                f"{meta['name']} is gone: got uid {latest['metadata'].get('uid')}, "
                                f"wanted {meta['uid']}")
             return latest

@@ -70,5 +70,6 @@ def update_replica_set_status(client: Client, rs: Object, status: Object) -> Obj
             if attempt == 1:
                 raise
             meta = rs["metadata"]
-            current = client.get("replicasets", meta["name"], meta.get("namespace", "default"))
+            current = client.get(client.resource_for(rs).resource, meta["name"],
+                                 meta.get("namespace", "default"))
     return rs  # unreachable: the loop returns or raises

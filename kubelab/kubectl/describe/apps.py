@@ -330,3 +330,12 @@ DESCRIBERS: dict[str, Describer] = {
     "pods": describe_pod, "nodes": describe_node, "deployments": describe_deployment,
     "replicasets": describe_replica_set, "daemonsets": describe_daemon_set, "jobs": describe_job,
 }
+
+# --- i31-sts --- (imported last: workloads.py uses describe_pod_template from here)
+from kubelab.kubectl.describe.workloads import (  # noqa: E402
+    describe_replication_controller,
+    describe_stateful_set,
+)
+
+DESCRIBERS.update({"statefulsets": describe_stateful_set,
+                   "replicationcontrollers": describe_replication_controller})

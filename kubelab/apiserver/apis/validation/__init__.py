@@ -59,10 +59,20 @@ from kubelab.apiserver.apis.validation.flowcontrol import (
     validate_priority_level_configuration,
 )
 from kubelab.apiserver.apis.validation.meta import validate_meta, validate_meta_update
+from kubelab.apiserver.apis.validation.replication_controller import (
+    validate_replication_controller,
+    validate_replication_controller_status_update,
+    validate_replication_controller_update,
+)
 from kubelab.apiserver.apis.validation.services import (
     validate_service,
     validate_service_status_update,
     validate_service_update,
+)
+from kubelab.apiserver.apis.validation.statefulset import (
+    validate_stateful_set,
+    validate_stateful_set_status_update,
+    validate_stateful_set_update,
 )
 
 __all__ = ["validate_create", "validate_scale", "validate_update"]
@@ -119,6 +129,9 @@ CREATE_RULES: dict[str, Validator] = {
     "leases": validate_lease,
     "mutatingwebhookconfigurations": validate_mutating_webhook_configuration,
     "validatingwebhookconfigurations": validate_validating_webhook_configuration,
+    # --- i31-sts ---
+    "statefulsets": validate_stateful_set,
+    "replicationcontrollers": validate_replication_controller,
 }
 
 
@@ -145,6 +158,9 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "jobs": validate_job_update,
     "services": validate_service_update,
     "endpointslices": validate_endpoint_slice_update,
+    # --- i31-sts ---
+    "statefulsets": validate_stateful_set_update,
+    "replicationcontrollers": validate_replication_controller_update,
 }
 
 
@@ -158,6 +174,9 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "daemonsets": validate_daemon_set_status_update,
     "jobs": validate_job_status_update,
     "services": validate_service_status_update,
+    # --- i31-sts ---
+    "statefulsets": validate_stateful_set_status_update,
+    "replicationcontrollers": validate_replication_controller_status_update,
 }
 
 
