@@ -98,6 +98,13 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("services", "Service", short_names=("svc",), subresources=("status",),
                  name_rule="dns1035"),
     ResourceInfo("endpointslices", "EndpointSlice", group="discovery.k8s.io"),
+    # --- i31-cron-pdb ---
+    # batch/v1 CronJobs (kubelab/controllers/cronjob/) and policy/v1 PodDisruptionBudgets
+    # (kubelab/controllers/disruption/, checked by pods/eviction).
+    ResourceInfo("cronjobs", "CronJob", group="batch", short_names=("cj",),
+                 subresources=("status",)),
+    ResourceInfo("poddisruptionbudgets", "PodDisruptionBudget", group="policy",
+                 short_names=("pdb",), subresources=("status",)),
 )
 
 

@@ -84,13 +84,20 @@ CLUSTER_ROLES = [
     cluster_role("system:aggregate-to-edit", [
         rule(READ + WRITE, [""], ["pods", "configmaps", "secrets", "serviceaccounts"]),
         rule(READ + WRITE, ["apps"], [*APPS, "daemonsets"]),
-        rule(READ + WRITE, ["batch"], ["jobs"])], {AGGREGATE + "edit": "true"}),
+        rule(READ + WRITE, ["batch"], ["jobs"]),
+        # --- i31-cron-pdb ---
+        rule(READ + WRITE, ["batch"], ["cronjobs"]),
+        rule(READ + WRITE, ["policy"], ["poddisruptionbudgets"]),
+        rule(["create"], [""], ["pods/eviction"])], {AGGREGATE + "edit": "true"}),
     cluster_role("system:aggregate-to-view", [
         rule(READ, [""], ["pods", "pods/status", "configmaps", "serviceaccounts", "events",
                           "namespaces", "namespaces/status"]),
         rule(READ, ["apps"], [*APPS, "deployments/status", "replicasets/status", "daemonsets",
                               "daemonsets/status", "controllerrevisions"]),
-        rule(READ, ["batch"], ["jobs", "jobs/status"])],
+        rule(READ, ["batch"], ["jobs", "jobs/status"]),
+        # --- i31-cron-pdb ---
+        rule(READ, ["batch"], ["cronjobs", "cronjobs/status"]),
+        rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"])],
         {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.
@@ -120,6 +127,8 @@ CLUSTER_ROLES = [
         rule(["create"], ["coordination.k8s.io"], ["leases"]),
         {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]),
          "resourceNames": ["kube-controller-manager"]},
+        # --- i31-cron-pdb --- the CronJob controller creates Jobs
+        rule(["create"], ["batch"], ["jobs"]),
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),

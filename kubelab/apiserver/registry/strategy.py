@@ -52,6 +52,10 @@ STRATEGIES = {
     "services": Strategy(has_status=True, create_clears_status=True),
     # endpointslice/strategy.go: generation 1, bumped by any change beyond metadata.
     "endpointslices": Strategy(generation=True, custom=True),
+    # --- i31-cron-pdb ---
+    # pkg/registry/batch/cronjob/strategy.go, pkg/registry/policy/poddisruptionbudget/strategy.go
+    "cronjobs": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "poddisruptionbudgets": Strategy(has_status=True, generation=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -101,6 +105,12 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
     elif resource == "jobs":
         generate_selector(obj)
         obj["status"] = {}
+    # --- i31-cron-pdb ---
+    elif resource == "cronjobs":
+        obj["status"] = {}
+    elif resource == "poddisruptionbudgets":  # PodDisruptionBudgetStatus{}: no omitempty
+        obj["status"] = dict.fromkeys(("disruptionsAllowed", "currentHealthy", "desiredHealthy",
+                                       "expectedPods"), 0)
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,

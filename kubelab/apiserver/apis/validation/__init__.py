@@ -44,6 +44,11 @@ from kubelab.apiserver.apis.validation.core import (
     validate_pod_status_update,
     validate_pod_update,
 )
+from kubelab.apiserver.apis.validation.cronjob import (
+    validate_cron_job,
+    validate_cron_job_status_update,
+    validate_cron_job_update,
+)
 from kubelab.apiserver.apis.validation.discovery import (
     validate_endpoint_slice,
     validate_endpoint_slice_update,
@@ -53,6 +58,10 @@ from kubelab.apiserver.apis.validation.flowcontrol import (
     validate_priority_level_configuration,
 )
 from kubelab.apiserver.apis.validation.meta import validate_meta, validate_meta_update
+from kubelab.apiserver.apis.validation.policy import (
+    validate_pod_disruption_budget,
+    validate_pod_disruption_budget_status_update,
+)
 from kubelab.apiserver.apis.validation.services import (
     validate_service,
     validate_service_status_update,
@@ -113,6 +122,9 @@ CREATE_RULES: dict[str, Validator] = {
     "leases": validate_lease,
     "mutatingwebhookconfigurations": validate_mutating_webhook_configuration,
     "validatingwebhookconfigurations": validate_validating_webhook_configuration,
+    # --- i31-cron-pdb ---
+    "cronjobs": validate_cron_job,
+    "poddisruptionbudgets": validate_pod_disruption_budget,
 }
 
 
@@ -137,6 +149,8 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "jobs": validate_job_update,
     "services": validate_service_update,
     "endpointslices": validate_endpoint_slice_update,
+    # --- i31-cron-pdb ---
+    "cronjobs": validate_cron_job_update,
 }
 
 
@@ -150,6 +164,9 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "daemonsets": validate_daemon_set_status_update,
     "jobs": validate_job_status_update,
     "services": validate_service_status_update,
+    # --- i31-cron-pdb ---
+    "cronjobs": validate_cron_job_status_update,
+    "poddisruptionbudgets": validate_pod_disruption_budget_status_update,
 }
 
 
