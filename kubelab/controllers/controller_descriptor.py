@@ -17,6 +17,7 @@ from typing import Protocol
 
 from kubelab.client.component import ComponentContext
 from kubelab.client.shared_informer import SharedInformerFactory
+from kubelab.controllers.cronjob import ControllerV2
 from kubelab.controllers.daemon import DaemonSetsController
 from kubelab.controllers.deployment import DeploymentController
 from kubelab.controllers.endpointslice import EndpointSliceController
@@ -76,6 +77,8 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("ttl-after-finished",)))
     register(ControllerDescriptor("endpointslice-controller", EndpointSliceController,
                                   ("endpointslice",)))
+    # --- i31-cron-pdb ---
+    register(ControllerDescriptor("cronjob-controller", ControllerV2, ("cronjob",)))
     return descriptors
 
 
