@@ -20,6 +20,7 @@ from kubelab.client.shared_informer import SharedInformerFactory
 from kubelab.controllers.cronjob import ControllerV2
 from kubelab.controllers.daemon import DaemonSetsController
 from kubelab.controllers.deployment import DeploymentController
+from kubelab.controllers.disruption import DisruptionController
 from kubelab.controllers.endpointslice import EndpointSliceController
 from kubelab.controllers.garbage_collector import GarbageCollector
 from kubelab.controllers.job import JobController
@@ -79,6 +80,7 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("endpointslice",)))
     # --- i31-cron-pdb ---
     register(ControllerDescriptor("cronjob-controller", ControllerV2, ("cronjob",)))
+    register(ControllerDescriptor("disruption-controller", DisruptionController, ("disruption",)))
     return descriptors
 
 

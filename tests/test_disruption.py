@@ -1,0 +1,186 @@
+"""PodDisruptionBudgets: the disruption controller's status (after disruption_test.go's cases:
+minAvailable and maxUnavailable as numbers and percentages, scale from the pods' controller,
+unmanaged pods) and the eviction subresource that honours it (eviction_test.go: 429 with the
+budget's cause, the DisruptionTarget condition, unready pods, pods that can ignore the budget)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubelab.api.errors import ApiError
+from kubelab.cluster import Cluster
+from kubelab.controllers.disruption.disruption import get_scaled_value_from_int_or_percent
+
+Object = dict[str, Any]
+VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."
+
+
+def pdb(name: str = "web", app: str = "web", **spec: Any) -> Object:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": app}}, **spec}}
+
+
+def evict(c: Cluster, name: str) -> Object:
+    client = c.client
+    return client._send(client._request(  # what client-go's EvictV1 sends
+        "create", client.resource("pods"), "default", name, subresource="eviction",
+        body={"apiVersion": "policy/v1", "kind": "Eviction",
+              "metadata": {"name": name, "namespace": "default"}}))
+
+
+def live_pods(c: Cluster, app: str = "web") -> list[str]:
+    return sorted(p["metadata"]["name"] for p in c.get("pods", label_selector=f"app={app}")
+                  if not p["metadata"].get("deletionTimestamp"))
+
+
+@pytest.mark.parametrize(("value", "total", "up", "expected"), [
+    (2, 10, True, 2), ("50%", 3, True, 2), ("50%", 3, False, 1), ("0%", 5, True, 0),
+    ("100%", 7, True, 7), ("34%", 3, True, 2)])
+def test_get_scaled_value_from_int_or_percent(value: int | str, total: int, up: bool,
+                                              expected: int) -> None:
+    assert get_scaled_value_from_int_or_percent(value, total, up) == expected
+
+
+# spec, expected (expectedPods, desiredHealthy, currentHealthy, disruptionsAllowed)
+BUDGETS = [
+    ({"minAvailable": 2}, (3, 2, 3, 1)),
+    ({"minAvailable": 3}, (3, 3, 3, 0)),
+    ({"minAvailable": "50%"}, (3, 2, 3, 1)),  # rounded up: 1.5 -> 2
+    ({"minAvailable": "100%"}, (3, 3, 3, 0)),
+    ({"maxUnavailable": 1}, (3, 2, 3, 1)),
+    ({"maxUnavailable": "34%"}, (3, 1, 3, 2)),  # 1.02 -> 2 may be unavailable
+    ({"maxUnavailable": 0}, (3, 3, 3, 0)),
+    ({"maxUnavailable": "100%"}, (3, 0, 3, 3)),
+]
+
+
+def test_budget_status_for_a_deployment_of_three() -> None:
+    """One Deployment and one budget per case: a pod's events wake only the first budget
+    that selects it (getPdbForPod), so budgets must not share pods."""
+    c = Cluster(nodes=2)
+    for i, (spec, _) in enumerate(BUDGETS):
+        c.kubectl(f"create deployment d{i} --image=nginx:1.27 --replicas=3")
+        c.apply(pdb(f"d{i}", app=f"d{i}", **spec))
+    c.run(30)
+    for i, (spec, expected) in enumerate(BUDGETS):
+        st = c.get("poddisruptionbudgets", f"d{i}")["status"]
+        got = (st["expectedPods"], st["desiredHealthy"], st["currentHealthy"],
+               st["disruptionsAllowed"])
+        assert got == expected, spec
+        (cond,) = st["conditions"]
+        assert (cond["type"], cond["status"], cond["reason"]) == (
+            ("DisruptionAllowed", "True", "SufficientPods") if expected[3] else
+            ("DisruptionAllowed", "False", "InsufficientPods"))
+        assert st["observedGeneration"] == 1
+    out = str(c.kubectl("get pdb")).splitlines()
+    assert out[0].split() == ["NAME", "MIN", "AVAILABLE", "MAX", "UNAVAILABLE", "ALLOWED",
+                              "DISRUPTIONS", "AGE"]
+    assert out[1].split() == ["d0", "2", "N/A", "1", "30s"]
+    assert out[5].split() == ["d4", "N/A", "1", "1", "30s"]
+
+
+def test_two_budgets_for_one_pod_are_warned_about() -> None:
+    c = Cluster(nodes=1)
+    c.kubectl("create deployment web --image=nginx:1.27 --replicas=1")
+    c.apply(pdb("a", minAvailable=1))
+    c.apply(pdb("b", maxUnavailable=1))
+    c.run(20)
+    messages = {e["message"] for e in c.get("events") if e["reason"] == "MultiplePodDisruptionBudgets"}
+    (pod,) = live_pods(c)
+    assert messages == {f'Pod "default"/"{pod}" matches multiple PodDisruptionBudgets.  Chose "a" '
+                        "arbitrarily."}
+    with pytest.raises(ApiError) as err:
+        evict(c, pod)
+    assert (err.value.code, err.value.message) == (500, "This pod has more than one "
+                                                   "PodDisruptionBudget, which the eviction "
+                                                   "subresource does not support.")
+
+
+def test_a_percentage_follows_the_deployments_scale_not_the_pods_seen() -> None:
+    c = Cluster(nodes=2)
+    c.kubectl("create deployment web --image=nginx:1.27 --replicas=4")
+    c.apply(pdb(minAvailable="50%"))
+    c.run(30)
+    c.kubectl("scale deployment web --replicas=6")
+    c.run(0.5)  # the Deployment says 6 before its new pods exist
+    st = c.get("poddisruptionbudgets", "web")["status"]
+    assert (st["expectedPods"], st["desiredHealthy"]) == (6, 3)
+    c.run(30)
+    st = c.get("poddisruptionbudgets", "web")["status"]
+    assert (st["currentHealthy"], st["disruptionsAllowed"]) == (6, 3)
+
+
+def test_unmanaged_pods_with_a_percentage_are_warned_about() -> None:
+    c = Cluster(nodes=1)
+    c.kubectl("run lone --image=nginx:1.27 --labels=app=lone")
+    c.apply(pdb("lone", app="lone", minAvailable="50%"))
+    c.apply(pdb("nobody", app="nobody", minAvailable=1))
+    c.run(20)
+    reasons = {(e["involvedObject"]["name"], e["reason"]) for e in c.get("events")
+               if e["involvedObject"]["kind"] == "PodDisruptionBudget"}
+    assert ("lone", "UnmanagedPods") in reasons and ("nobody", "NoPods") in reasons
+    st = c.get("poddisruptionbudgets", "lone")["status"]
+    assert (st["expectedPods"], st["disruptionsAllowed"]) == (0, 0)  # nothing is expected
+
+
+def test_eviction_spends_the_budget_then_answers_429() -> None:
+    c = Cluster(nodes=2)
+    c.kubectl("create deployment web --image=nginx:1.27 --replicas=3")
+    c.apply(pdb(minAvailable=2))
+    c.run(30)
+    first, second = live_pods(c)[:2]
+    assert evict(c, first)["status"] == "Success"
+    pod = c.get("pods", first)
+    assert pod["metadata"]["deletionTimestamp"]
+    (cond,) = [x for x in pod["status"]["conditions"] if x["type"] == "DisruptionTarget"]
+    assert (cond["status"], cond["reason"], cond["message"]) == (
+        "True", "EvictionByEvictionAPI", "Eviction API: evicting")
+    st = c.get("poddisruptionbudgets", "web")["status"]
+    assert st["disruptionsAllowed"] == 0 and list(st["disruptedPods"]) == [first]
+    with pytest.raises(ApiError) as err:
+        evict(c, second)
+    assert (err.value.code, err.value.reason, err.value.message) == (429, "TooManyRequests", VIOLATES)
+    assert err.value.details["causes"] == [{
+        "reason": "DisruptionBudget",
+        "message": "The disruption budget web needs 2 healthy pods and has 3 currently"}]
+    assert not c.get("pods", second)["metadata"].get("deletionTimestamp")  # nothing lost
+    c.run(60)  # the replacement is Ready: one disruption is allowed again
+    st = c.get("poddisruptionbudgets", "web")["status"]
+    assert (st["currentHealthy"], st["disruptionsAllowed"]) == (3, 1) and "disruptedPods" not in st
+    assert evict(c, second)["status"] == "Success"
+
+
+def test_a_budget_not_yet_observed_refuses_with_retry_after() -> None:
+    c = Cluster(nodes=1, components=["scheduler", "kubelet"])  # nobody observes the budget
+    c.kubectl("run web --image=nginx:1.27 --labels=app=web")
+    c.run(20)
+    c.apply(pdb(minAvailable=0))
+    with pytest.raises(ApiError) as err:
+        evict(c, "web")
+    assert err.value.code == 429 and err.value.details["retryAfterSeconds"] == 10
+    assert err.value.details["causes"][0]["message"] == \
+        "The disruption budget web is still being processed by the server."
+
+
+def test_unready_and_pending_pods() -> None:
+    c = Cluster(nodes=1)
+    c.kubectl("create deployment web --image=nginx:1.27 --replicas=2")
+    c.apply(pdb(minAvailable=2))
+    c.apply(pdb("sick", app="sick", minAvailable=1, unhealthyPodEvictionPolicy="AlwaysAllow"))
+    c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "sick", "labels": {"app": "sick"},
+        "annotations": {"kubelab.dev/behavior": "unready=0"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1.27",
+                                 "readinessProbe": {"httpGet": {"port": 80}}}]}})
+    c.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stuck", "labels": {"app": "web"}},
+             "spec": {"nodeSelector": {"no": "such-node"},
+                      "containers": [{"name": "c", "image": "nginx:1.27"}]}})
+    c.run(40)
+    assert c.get("pods", "sick")["status"]["phase"] == "Running"
+    assert evict(c, "sick")["status"] == "Success"  # unready, and the policy says AlwaysAllow
+    assert evict(c, "stuck")["status"] == "Success"  # Pending: it disrupts nothing
+    with pytest.raises(ApiError) as err:
+        evict(c, live_pods(c)[0])
+    assert err.value.code == 429
