@@ -292,3 +292,37 @@ def test_history_limits_keep_the_newest_finished_jobs() -> None:
     counts = cron_events(c)
     assert counts["SuccessfulCreate"] == 12 and counts["SuccessfulDelete"] == 10
     assert counts["SawCompletedJob"] == 12
+
+
+# ------------------------------------------------------------------ kubectl
+
+
+def test_kubectl_create_cronjob_job_from_it_and_describe() -> None:
+    c = Cluster(nodes=0, components=["controller-manager"])
+    assert str(c.kubectl("create cronjob backup --image=busybox:1.36 --schedule='*/30 * * * *' "
+                         "-- sh -c 'echo hi'")) == "cronjob.batch/backup created"
+    template = c.get("cronjobs", "backup")["spec"]["jobTemplate"]
+    (container,) = template["spec"]["template"]["spec"]["containers"]
+    assert (container["name"], container["command"]) == ("backup", ["sh", "-c", "echo hi"])
+    assert template["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+    assert str(c.kubectl("create job backup-now --from=cronjob/backup")) == \
+        "job.batch/backup-now created"
+    job = c.get("jobs", "backup-now")
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    owner = job["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("CronJob", "backup", True)
+    assert str(c.kubectl("create cronjob nightly --image=busybox")) == \
+        "error: --schedule must be specified"
+    assert str(c.kubectl("create job nothing")) == "error: either --image or --from must be specified"
+    c.run(1800 + 1)
+    out = str(c.kubectl("describe cronjob backup"))
+    lines = [line.split(":", 1)[0] for line in out.splitlines() if line and line[0] != " "]
+    assert lines[:14] == ["Name", "Namespace", "Labels", "Annotations", "Schedule",
+                          "Concurrency Policy", "Suspend", "Successful Job History Limit",
+                          "Failed Job History Limit", "Starting Deadline Seconds", "Selector",
+                          "Parallelism", "Completions", "Pod Template"]
+    assert "Last Schedule Time:  Wed, 01 Jan 2025 00:30:00 +0000" in out
+    assert "Active Jobs:         backup-28928190" in out
+    assert "Created job backup-28928190" in out  # the event
+    # The manual Job is controlled by the CronJob without being in its active list.
+    assert "Saw a job that the controller did not create or forgot: backup-now" in out

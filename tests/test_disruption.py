@@ -184,3 +184,15 @@ def test_unready_and_pending_pods() -> None:
     with pytest.raises(ApiError) as err:
         evict(c, live_pods(c)[0])
     assert err.value.code == 429
+
+
+def test_describe_pdb() -> None:
+    c = Cluster(nodes=1)
+    c.kubectl("create deployment web --image=nginx:1.27 --replicas=2")
+    c.apply(pdb(maxUnavailable="50%"))
+    c.run(30)
+    lines = str(c.kubectl("describe pdb web")).splitlines()
+    assert [line.split() for line in lines[:9]] == [
+        ["Name:", "web"], ["Namespace:", "default"], ["Max", "unavailable:", "50%"],
+        ["Selector:", "app=web"], ["Status:"], ["Allowed", "disruptions:", "1"],
+        ["Current:", "2"], ["Desired:", "1"], ["Total:", "2"]]

@@ -101,6 +101,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--as", dest="as_user", default="")
     p.add_argument("--as-group", dest="as_groups", action="append", default=[])
     p.add_argument("--as-uid", dest="as_uid", default="")
+    # --- i31-cron-pdb --- create cronjob / create job --from
+    p.add_argument("--schedule", default="")
+    p.add_argument("--restart", default="")
+    p.add_argument("--from", dest="from_", default="")
     return p
 
 
