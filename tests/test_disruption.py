@@ -196,3 +196,44 @@ def test_describe_pdb() -> None:
         ["Name:", "web"], ["Namespace:", "default"], ["Max", "unavailable:", "50%"],
         ["Selector:", "app=web"], ["Status:"], ["Allowed", "disruptions:", "1"],
         ["Current:", "2"], ["Desired:", "1"], ["Total:", "2"]]
+
+
+def test_kubelabs_drain_waits_for_the_budget_every_5_seconds() -> None:
+    c = Cluster(nodes=2)
+    c.kubectl("cordon node-2")  # both replicas on node-1
+    c.kubectl("create deployment web --image=nginx:1.27 --replicas=2")
+    c.apply(pdb(minAvailable=1))
+    c.run(30)
+    c.kubectl("uncordon node-2")
+    first, second = live_pods(c)
+    start = c.clock.now
+    out = str(c.kubectl("drain node-1 --ignore-daemonsets --timeout=2m"))
+    assert out.splitlines() == [
+        "node/node-1 cordoned", f"evicting pod default/{first}", f"evicting pod default/{second}",
+        f'error when evicting pods/"{second}" -n "default" (will retry after 5s): {VIOLATES}',
+        f"pod/{first} evicted", f"pod/{second} evicted", "node/node-1 drained"]
+    assert c.clock.now - start >= 5  # it waited on the cluster's clock
+    assert {p["spec"]["nodeName"] for p in c.get("pods", label_selector="app=web")} == {"node-2"}
+
+
+def test_drain_refuses_unmanaged_pods_and_gives_up_at_its_timeout() -> None:
+    c = Cluster(nodes=1)
+    c.kubectl("run lone --image=nginx:1.27 --labels=app=lone")
+    c.kubectl("create deployment web --image=nginx:1.27 --replicas=1")
+    c.apply(pdb(minAvailable=1))
+    c.run(30)
+    out = str(c.kubectl("drain node-1"))
+    assert out.splitlines()[1:] == [
+        'error: unable to drain node "node-1" due to error: cannot delete Pods that declare no '
+        "controller (use --force to override): default/lone, continuing command...",
+        "There are pending nodes to be drained:", " node-1",
+        "cannot delete Pods that declare no controller (use --force to override): default/lone"]
+    c.kubectl("delete pod lone")
+    c.run(35)  # a terminating pod without a controller still stops a drain: let it go
+    (web,) = live_pods(c)
+    out = c.kubectl("drain node-1 --timeout=12s")
+    retries = [line for line in out.splitlines() if "will retry after 5s" in line]
+    assert len(retries) == 3  # at 0 s, 5 s and 10 s; the next would pass the timeout
+    assert out.splitlines()[-1] == (f'error when evicting pods/"{web}" -n "default": global '
+                                    "timeout reached: 12s")
+    assert out.exit_code == 1

@@ -410,7 +410,7 @@ class Cluster(ReplicaWiring, AnatomyWiring):
 
     def kubectl(self, command: str, stdin: str = "") -> Output:
         """kubectl's output for a command line, e.g. c.kubectl("get pods -o wide")."""
-        return kubectl(self.client, command, now=self.clock.now, stdin=stdin)
+        return kubectl(self.client, command, now=self.clock.now, stdin=stdin, sleep=self.run)
 
     def events(self, namespace: str | None = None) -> list[Object]:
         """core/v1 Events in the order they happened."""

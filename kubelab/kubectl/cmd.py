@@ -14,18 +14,21 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
+from typing import Any
 
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.request import Impersonation
 from kubelab.client.client import Client
 from kubelab.kubectl.common import KubectlError, Printed, UsageError, Verb
 from kubelab.kubectl.create import VERBS as CREATE_VERBS
+from kubelab.kubectl.drain import drain
 from kubelab.kubectl.get import VERBS as GET_VERBS
 from kubelab.kubectl.verbs import VERBS as OTHER_VERBS
 
 __all__ = ["KubectlError", "Output", "UsageError", "kubectl", "split_command"]
 
-VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS}
+VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS, "drain": drain}
 # The kubeconfig user kubectl runs as, as kubelab serve's kubeconfig names it; clientcmd's
 # errors about the user's settings name it.
 AUTH_INFO = "kubernetes-admin"
@@ -105,6 +108,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", default="")
     p.add_argument("--restart", default="")
     p.add_argument("--from", dest="from_", default="")
+    p.add_argument("--ignore-daemonsets", action="store_true")
+    p.add_argument("--force", action="store_true")
+    p.add_argument("--delete-emptydir-data", action="store_true")
+    p.add_argument("--timeout", default="0")
     return p
 
 
@@ -113,8 +120,10 @@ class _Parser(argparse.ArgumentParser):
         raise KubectlError(message)
 
 
-def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> Output:
-    """Run one kubectl command line against `client`."""
+def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "",
+            sleep: Callable[[float], Any] | None = None) -> Output:
+    """Run one kubectl command line against `client`. sleep(seconds), if given, is how a
+    command that waits (drain's retries) lets time pass: Cluster.kubectl runs the cluster."""
     try:
         words = split_command(command)
         if words and words[0] == "kubectl":
@@ -122,6 +131,7 @@ def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "") -> 
         if not words:
             raise KubectlError("You must specify a command: kubectl <command> [flags]")
         args, unknown = _parser().parse_known_intermixed_args(words)
+        args.sleep = sleep
         handler = VERBS.get(args.verb)
         if handler is None:
             raise KubectlError(f'unknown command "{args.verb}" for "kubectl"')
