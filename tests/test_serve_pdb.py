@@ -74,3 +74,27 @@ def test_drain_retries_evictions_the_budget_refuses(served: Served) -> None:
         "disruption budget.")
     described = served.kubectl("describe", "pdb", "web").stdout
     assert "Min available:  1" in described
+
+
+def test_the_official_python_client_reads_both_kinds(served: Served) -> None:
+    kubernetes = pytest.importorskip("kubernetes")
+    api_client = kubernetes.config.new_client_from_config(config_file=str(served.kubeconfig))
+    batch = kubernetes.client.BatchV1Api(api_client)
+    body = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "py"},
+            "spec": {"schedule": "@hourly", "timeZone": "Europe/Paris", "jobTemplate": {"spec": {
+                "template": {"spec": {"restartPolicy": "Never",
+                                      "containers": [{"name": "c", "image": "busybox"}]}}}}}}
+    created = batch.create_namespaced_cron_job("default", body)
+    assert (created.spec.concurrency_policy, created.spec.successful_jobs_history_limit,
+            created.spec.time_zone) == ("Allow", 3, "Europe/Paris")
+    policy = kubernetes.client.PolicyV1Api(api_client)
+    pdb = policy.create_namespaced_pod_disruption_budget("default", {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "py"},
+        "spec": {"maxUnavailable": "25%", "selector": {"matchLabels": {"app": "nothing"}}}})
+    assert pdb.spec.max_unavailable == "25%" and pdb.status.disruptions_allowed == 0
+    listed = policy.list_namespaced_pod_disruption_budget("default").items
+    assert "py" in {p.metadata.name for p in listed}
+    with pytest.raises(kubernetes.client.ApiException) as err:
+        batch.create_namespaced_cron_job("default", {**body, "metadata": {"name": "tz"},
+                                                     "spec": {**body["spec"], "timeZone": "Local"}})
+    assert err.value.status == 422
