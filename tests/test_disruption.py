@@ -237,3 +237,56 @@ def test_drain_refuses_unmanaged_pods_and_gives_up_at_its_timeout() -> None:
     assert out.splitlines()[-1] == (f'error when evicting pods/"{web}" -n "default": global '
                                     "timeout reached: 12s")
     assert out.exit_code == 1
+
+
+WIDGET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {"group": "example.com", "scope": "Namespaced",
+             "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+             "versions": [{"name": "v1", "served": True, "storage": True,
+                           "subresources": {"scale": {"specReplicasPath": ".spec.replicas",
+                                                      "statusReplicasPath": ".status.replicas"}},
+                           "schema": {"openAPIV3Schema": {
+                               "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def test_a_percentage_reads_any_controllers_scale_subresource() -> None:
+    """getScaleController: a custom controller's pods count against its scale, 4 here, though
+    only 2 of its pods exist."""
+    c = Cluster(nodes=1)
+    c.apply(WIDGET_CRD)
+    c.run(1)
+    widget = c.client.create({"apiVersion": "example.com/v1", "kind": "Widget",
+                              "metadata": {"name": "w"}, "spec": {"replicas": 4}})
+    for i in range(2):
+        c.client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": f"w-{i}", "labels": {"app": "w"}, "ownerReferences": [{
+                "apiVersion": "example.com/v1", "kind": "Widget", "name": "w",
+                "uid": widget["metadata"]["uid"], "controller": True}]},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}})
+    c.apply(pdb("w", app="w", minAvailable="50%"))
+    c.run(30)
+    st = c.get("poddisruptionbudgets", "w")["status"]
+    assert (st["expectedPods"], st["desiredHealthy"], st["currentHealthy"],
+            st["disruptionsAllowed"]) == (4, 2, 2, 0)
+
+
+def test_a_budget_that_cannot_be_computed_fails_safe() -> None:
+    """failSafe: the pod's controller has no scale (a ConfigMap, for the sake of it), so the
+    budget cannot be computed and no disruption is allowed (SyncFailed)."""
+    c = Cluster(nodes=1)
+    owner = c.client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "g"}})
+    c.client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "odd", "labels": {"app": "odd"}, "ownerReferences": [{
+            "apiVersion": "v1", "kind": "ConfigMap", "name": "g",
+            "uid": owner["metadata"]["uid"], "controller": True}]},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}})
+    c.apply(pdb("odd", app="odd", maxUnavailable="50%"))
+    c.run(20)
+    (cond,) = c.get("poddisruptionbudgets", "odd")["status"]["conditions"]
+    assert (cond["status"], cond["reason"], cond["message"]) == (
+        "False", "SyncFailed", 'found no controllers for pod "odd"')
+    with pytest.raises(ApiError) as err:
+        evict(c, "odd")
+    assert err.value.code == 429

@@ -291,8 +291,6 @@ class DisruptionController:
         """getScaleController: any other controller that serves a scale subresource."""
         try:
             info = self.client.resource(str(ref.get("kind", "")))
-            if "scale" not in info.subresources:
-                return None
             scale = self.client.get_scale(info.resource, str(ref.get("name", "")), namespace)
         except ApiError as err:
             if err.code == 404:
