@@ -324,7 +324,53 @@ print(c.kubectl("get pods"))
 GraphView(object_graph(c), title="after --cascade=orphan")
 
 # %% [markdown]
-# ## 7. Break it yourself
+# ## 7. Drain a node, with a disruption budget
+#
+# `kubectl drain` empties a node before maintenance: it cordons it, then **evicts** each pod
+# (`pods/<name>/eviction`), a delete that asks first. The API server checks the
+# PodDisruptionBudgets that select the pod; the **disruption controller** keeps each budget's
+# status (`currentHealthy`, `desiredHealthy`, `disruptionsAllowed`). A budget that allows no
+# disruption now answers 429 *Cannot evict pod as it would violate the pod's disruption
+# budget.*, and drain tries that pod again 5 s later, as the real kubectl does.
+#
+# **Predict** before you run: two `web` pods, both on `node-1`, and a budget of
+# `minAvailable: 1`. How many evictions are refused, and when does the second pod go?
+
+# %%
+c3 = Cluster(nodes=2, seed=3)
+c3.kubectl("cordon node-2")  # both replicas start on node-1
+c3.kubectl("create deployment web --image=nginx:1.25 --replicas=2")
+c3.apply("""
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+""")
+c3.run(30)
+c3.kubectl("uncordon node-2")
+print(c3.kubectl("get pdb"))
+
+# %%
+start = c3.clock.now
+print(c3.kubectl("drain node-1 --ignore-daemonsets --timeout=2m"))
+print(f"drained in {c3.clock.now - start:.0f} virtual seconds")
+print(c3.kubectl("get pods -o wide"))
+
+# %% [markdown]
+# One disruption was allowed, so the first eviction passed and spent it (the pod went into the
+# budget's `status.disruptedPods`). The second was refused until the first pod's replacement
+# was Ready on `node-2`; then the controller allowed one disruption again, and the retry
+# passed. With `minAvailable: 2` no retry would ever pass: drain waits until its `--timeout`.
+# `kubectl describe pdb web` shows the counts; evicted pods carry the condition
+# `DisruptionTarget` (reason `EvictionByEvictionAPI`) while they terminate.
+
+# %%
+print(c3.kubectl("describe pdb web"))
+
+# %% [markdown]
+# ## 8. Break it yourself
 #
 # A fresh cluster with the `web` Deployment. Scale it, change the image, roll back, delete a pod,
 # and crash the controller manager in the middle of a rollout: while it is down, nothing moves
@@ -347,7 +393,7 @@ c2.run(10)
 ControllersPanel(c2, hollow=hollow2, step=2.0)
 
 # %% [markdown]
-# ## 8. Beside the Deployment: a StatefulSet and a DaemonSet
+# ## 9. Beside the Deployment: a StatefulSet and a DaemonSet
 #
 # Two more controllers of kube-controller-manager make pods from a template, each with a
 # promise of its own:

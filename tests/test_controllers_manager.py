@@ -43,9 +43,10 @@ def test_a_chosen_subset_through_the_replace_seam() -> None:
     c.run(3)
     assert c.get("replicasets", label_selector="app=web") == []  # no Deployment controller
     assert len(active_pods(c, "app=plain")) == 2
-    with pytest.raises(ValueError, match=r"unknown controller\(s\) \['cronjob'\]"):
+    # (kubelab runs no bootstrap-signer: an upstream name it does not know)
+    with pytest.raises(ValueError, match=r"unknown controller\(s\) \['bootstrapsigner'\]"):
         Cluster(nodes=0, components=["controller-manager"], replace={
-            "controller-manager": lambda ctx: ControllerManager(ctx, controllers=["cronjob"])})
+            "controller-manager": lambda ctx: ControllerManager(ctx, controllers=["bootstrapsigner"])})
 
 
 def test_a_manager_started_late_adopts_what_exists_instead_of_creating_more() -> None:

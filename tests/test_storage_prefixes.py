@@ -65,6 +65,9 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"):
         "/registry/prioritylevelconfigurations/",
     ("discovery.k8s.io", "endpointslices"): "/registry/endpointslices/",
+    # --- i31-cron-pdb ---
+    ("batch", "cronjobs"): "/registry/cronjobs/",
+    ("policy", "poddisruptionbudgets"): "/registry/poddisruptionbudgets/",
 }
 NOT_STORED = {("authorization.k8s.io", "selfsubjectaccessreviews")}
 

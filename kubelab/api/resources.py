@@ -113,6 +113,13 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  subresources=("status", "scale")),
     ResourceInfo("replicationcontrollers", "ReplicationController", short_names=("rc",),
                  subresources=("status", "scale")),
+    # --- i31-cron-pdb ---
+    # batch/v1 CronJobs (kubelab/controllers/cronjob/) and policy/v1 PodDisruptionBudgets
+    # (kubelab/controllers/disruption/, checked by pods/eviction).
+    ResourceInfo("cronjobs", "CronJob", group="batch", short_names=("cj",),
+                 subresources=("status",)),
+    ResourceInfo("poddisruptionbudgets", "PodDisruptionBudget", group="policy",
+                 short_names=("pdb",), subresources=("status",)),
 )
 
 # endpoints/deprecation (the types' APILifecycleDeprecated): the warning every request to a

@@ -88,7 +88,10 @@ CLUSTER_ROLES = [
         # --- i31-sts ---
         rule(READ + WRITE, ["apps"], ["statefulsets", "statefulsets/scale"]),
         rule(READ + WRITE, [""], ["replicationcontrollers", "replicationcontrollers/scale"]),
-    ], {AGGREGATE + "edit": "true"}),
+        # --- i31-cron-pdb ---
+        rule(READ + WRITE, ["batch"], ["cronjobs"]),
+        rule(READ + WRITE, ["policy"], ["poddisruptionbudgets"]),
+        rule(["create"], [""], ["pods/eviction"])], {AGGREGATE + "edit": "true"}),
     cluster_role("system:aggregate-to-view", [
         rule(READ, [""], ["pods", "pods/status", "configmaps", "serviceaccounts", "events",
                           "namespaces", "namespaces/status"]),
@@ -99,7 +102,10 @@ CLUSTER_ROLES = [
         rule(READ, ["apps"], ["statefulsets", "statefulsets/scale", "statefulsets/status"]),
         rule(READ, [""], ["replicationcontrollers", "replicationcontrollers/scale",
                           "replicationcontrollers/status"]),
-    ], {AGGREGATE + "view": "true"}),
+        # --- i31-cron-pdb ---
+        rule(READ, ["batch"], ["cronjobs", "cronjobs/status"]),
+        rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"])],
+        {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.
     cluster_role("system:basic-user", [
@@ -131,6 +137,8 @@ CLUSTER_ROLES = [
         rule(["create"], ["coordination.k8s.io"], ["leases"]),
         {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]),
          "resourceNames": ["kube-controller-manager"]},
+        # --- i31-cron-pdb --- the CronJob controller creates Jobs
+        rule(["create"], ["batch"], ["jobs"]),
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),

@@ -20,7 +20,7 @@ from kubelab.apiserver.apiextensions.versions import served_versions
 from kubelab.apiserver.apis.schema import SCHEMAS
 from kubelab.apiserver.auth.rbac import RBAC_RESOURCES
 from kubelab.apiserver.context import Served
-from kubelab.apiserver.printers import internalversion, services, workloads
+from kubelab.apiserver.printers import batch_policy, internalversion, services, workloads
 from kubelab.apiserver.printers.tablegenerator import TableConvertor, TableGenerator
 from kubelab.apiserver.registry.strategy import strategy_for
 from kubelab.apiserver.storage.codec import decode
@@ -59,7 +59,8 @@ class ServedResources:
         # The built-in kinds' printers, as each registry's printerstorage.TableConvertor has them.
         self.table_generator = TableGenerator().with_handlers(internalversion.add_handlers,
                                                               services.add_handlers,
-                                                              workloads.add_handlers)  # i31-sts
+                                                              workloads.add_handlers,  # i31-sts
+                                                              batch_policy.add_handlers)
         for info in table:
             self._serve_builtin(info)
 

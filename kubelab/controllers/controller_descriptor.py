@@ -17,8 +17,10 @@ from typing import Protocol
 
 from kubelab.client.component import ComponentContext
 from kubelab.client.shared_informer import SharedInformerFactory
+from kubelab.controllers.cronjob import ControllerV2
 from kubelab.controllers.daemon import DaemonSetsController
 from kubelab.controllers.deployment import DeploymentController
+from kubelab.controllers.disruption import DisruptionController
 from kubelab.controllers.endpointslice import EndpointSliceController
 from kubelab.controllers.garbage_collector import GarbageCollector
 from kubelab.controllers.job import JobController
@@ -82,6 +84,9 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
     register(ControllerDescriptor("statefulset-controller", StatefulSetController, ("statefulset",)))
     register(ControllerDescriptor("replicationcontroller-controller", ReplicationManager,
                                   ("replicationcontroller",)))
+    # --- i31-cron-pdb ---
+    register(ControllerDescriptor("cronjob-controller", ControllerV2, ("cronjob",)))
+    register(ControllerDescriptor("disruption-controller", DisruptionController, ("disruption",)))
     return descriptors
 
 

@@ -15,19 +15,21 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable
+from typing import Any
 
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.request import Impersonation
 from kubelab.client.client import Client
 from kubelab.kubectl.common import KubectlError, Output, Printed, UsageError, Verb
 from kubelab.kubectl.create import VERBS as CREATE_VERBS
+from kubelab.kubectl.drain import drain
 from kubelab.kubectl.exec import VERBS as EXEC_VERBS
 from kubelab.kubectl.get import VERBS as GET_VERBS
 from kubelab.kubectl.verbs import VERBS as OTHER_VERBS
 
 __all__ = ["KubectlError", "Output", "UsageError", "kubectl", "split_command"]
 
-VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS, **EXEC_VERBS}
+VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS, **EXEC_VERBS, "drain": drain}
 # The kubeconfig user kubectl runs as, as kubelab serve's kubeconfig names it; clientcmd's
 # errors about the user's settings name it.
 AUTH_INFO = "kubernetes-admin"
@@ -103,6 +105,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--as", dest="as_user", default="")
     p.add_argument("--as-group", dest="as_groups", action="append", default=[])
     p.add_argument("--as-uid", dest="as_uid", default="")
+    # --- i31-cron-pdb --- create cronjob / create job --from
+    p.add_argument("--schedule", default="")
+    p.add_argument("--restart", default="")
+    p.add_argument("--from", dest="from_", default="")
+    p.add_argument("--ignore-daemonsets", action="store_true")
+    p.add_argument("--force", action="store_true")
+    p.add_argument("--delete-emptydir-data", action="store_true")
+    p.add_argument("--timeout", default="0")
     return p
 
 
@@ -118,9 +128,9 @@ def _warnings(client: Client) -> str:
 
 
 def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "",
-            wait: Callable[[float], None] | None = None) -> Output:
+            wait: Callable[[float], Any] | None = None) -> Output:
     """Run one kubectl command line against `client`. wait(seconds) lets virtual time pass
-    (the cluster's run): exec and logs -f need it to see a process advance."""
+    (the cluster's run): exec, logs -f and drain's retries need it."""
     try:
         words = split_command(command)
         if words and words[0] == "kubectl":

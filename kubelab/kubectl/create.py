@@ -1,8 +1,9 @@
-"""`kubectl apply -f`, `create -f`, `create namespace|deployment|configmap` and `run`.
+"""`kubectl apply -f`, `create -f`, `create namespace|deployment|configmap|cronjob|job` and `run`.
 
 Follows k8s.io/kubectl pkg/cmd/apply/apply.go, pkg/cmd/create/create.go (NameFromCommandArgs),
 create_namespace.go, create_deployment.go (buildPodSpec: the container is named after the
-image), create_configmap.go (--from-literal) and pkg/cmd/run/run.go, with their usage errors.
+image), create_configmap.go (--from-literal), create_cronjob.go, create_job.go (--from=cronjob/X)
+and pkg/cmd/run/run.go, with their usage errors.
 `create configmap` and `create deployment` say what the server refused as their Run does:
 `error: failed to create configmap: configmaps "x" already exists`.
 """
@@ -79,6 +80,11 @@ def _create(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
         if data:
             cm["data"] = data
         return _created(client, cm, args.namespace, "configmap")
+    # --- i31-cron-pdb ---
+    if sub in ("cronjob", "cj"):
+        return _created(client, _cron_job(args), args.namespace)
+    if sub == "job":
+        return _created(client, _job(client, args), args.namespace)
     # Not a subcommand: create itself, whose ValidateArgs refuses any argument.
     raise UsageError("create", f"Unexpected args: [{' '.join(args.args)}]")
 
@@ -136,6 +142,70 @@ def _run(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
            "spec": {"containers": [container], "restartPolicy": restart}}
     client.create(pod, args.namespace)
     return f"pod/{name} created"
+
+
+# --- i31-cron-pdb ---
+def _name_and_command(args: argparse.Namespace, path: str) -> tuple[str, list[str]]:
+    """NAME, then the container's command after `--` (kubectl's ArgsLenAtDash)."""
+    if len(args.args) < 2:
+        raise UsageError(path, "NAME is required")
+    return str(args.args[1]), [str(a) for a in args.args[2:]]
+
+
+def _cron_job(args: argparse.Namespace) -> Object:
+    """create_cronjob.go: Validate (image, schedule) and createCronJob."""
+    name, command = _name_and_command(args, "create cronjob")
+    if not args.image:
+        raise KubectlError("--image must be specified")
+    if not args.schedule:
+        raise KubectlError("--schedule must be specified")
+    container: Object = {"name": name, "image": args.image[-1]}
+    if command:
+        container["command"] = command
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": name, "namespace": args.namespace},
+            "spec": {"schedule": args.schedule, "jobTemplate": {
+                "metadata": {"name": name},
+                "spec": {"template": {"spec": {"containers": [container],
+                                               "restartPolicy": args.restart or "OnFailure"}}}}}}
+
+
+def _job(client: Client, args: argparse.Namespace) -> Object:
+    """create_job.go: a Job from --image, or from a CronJob's template with --from=cronjob/NAME
+    (createJobFromCronJob: the annotation cronjob.kubernetes.io/instantiate=manual and the
+    CronJob as its controller)."""
+    name, command = _name_and_command(args, "create job")
+    if bool(args.image) == bool(args.from_):
+        raise KubectlError("either --image or --from must be specified")
+    if args.image:
+        container: Object = {"name": name, "image": args.image[-1]}
+        if command:
+            container["command"] = command
+        return {"apiVersion": "batch/v1", "kind": "Job",
+                "metadata": {"name": name, "namespace": args.namespace},
+                "spec": {"template": {"spec": {"containers": [container],
+                                               "restartPolicy": args.restart or "Never"}}}}
+    if command:
+        raise KubectlError("cannot specify --from and command")
+    kind, sep, source = str(args.from_).partition("/")
+    info = client.resource(kind) if sep and source else None
+    if info is None:
+        raise KubectlError(f'from must be of the form <resource>/<name>, got "{args.from_}"')
+    cron_job = client.get(info.resource, source, args.namespace)
+    if info.resource != "cronjobs":
+        raise KubectlError(f"unknown object type *v1.{info.kind}")
+    template = (cron_job.get("spec") or {}).get("jobTemplate") or {}
+    template_meta = template.get("metadata") or {}
+    meta: Object = {"name": name, "namespace": args.namespace,
+                    "annotations": {"cronjob.kubernetes.io/instantiate": "manual",
+                                    **(template_meta.get("annotations") or {})},
+                    "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob",
+                                         "name": cron_job["metadata"]["name"],
+                                         "uid": cron_job["metadata"]["uid"], "controller": True}]}
+    if template_meta.get("labels"):
+        meta["labels"] = dict(template_meta["labels"])
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+            "spec": dict(template.get("spec") or {})}
 
 
 VERBS: dict[str, Verb] = {"apply": _apply, "create": _create, "run": _run}

@@ -148,6 +148,22 @@ def _job(obj: Object) -> None:
         _template(spec)
 
 
+# --- i31-cron-pdb ---
+def _cronjob(obj: Object) -> None:
+    """SetDefaults_CronJob (pkg/apis/batch/v1/defaults.go), and the pod template's defaults
+    (the job template itself gets SetDefaults_Job only when the controller creates a Job)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+    job_spec = (spec.get("jobTemplate") or {}).get("spec")
+    if isinstance(job_spec, dict):
+        _template(job_spec)
+
+
 def _namespace(obj: Object) -> None:
     # The immutable label every namespace carries (NamespaceDefaultLabelName, since 1.21).
     meta = obj.get("metadata")
@@ -247,6 +263,8 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     # --- i31-sts ---
     "statefulsets": _statefulset,
     "replicationcontrollers": _replication_controller,
+    # --- i31-cron-pdb ---
+    "cronjobs": _cronjob,
 }
 
 

@@ -296,6 +296,29 @@ JOB = kind(
                                                  failed=STRINGS),
                   ready=INT32))
 
+# --- i31-cron-pdb ---
+# batch/v1 CronJob (kubelab/controllers/cronjob/) and policy/v1 PodDisruptionBudget
+# (kubelab/controllers/disruption/).
+CRON_JOB = kind(
+    "CronJob",
+    spec=struct("CronJobSpec", schedule=STRING, timeZone=STRING, startingDeadlineSeconds=INT64,
+                concurrencyPolicy=STRING, suspend=BOOL,
+                jobTemplate=struct("JobTemplateSpec", metadata=OBJECT_META,
+                                   spec=JOB.fields["spec"]),
+                successfulJobsHistoryLimit=INT32, failedJobsHistoryLimit=INT32),
+    status=struct("CronJobStatus", active=ListOf(OBJECT_REFERENCE), lastScheduleTime=STRING,
+                  lastSuccessfulTime=STRING))
+POD_DISRUPTION_BUDGET = kind(
+    "PodDisruptionBudget",
+    spec=struct("PodDisruptionBudgetSpec", minAvailable=INT_OR_STRING, selector=LABEL_SELECTOR,
+                maxUnavailable=INT_OR_STRING, unhealthyPodEvictionPolicy=STRING),
+    status=struct("PodDisruptionBudgetStatus", observedGeneration=INT64,
+                  disruptedPods=STRING_MAP, disruptionsAllowed=INT32, currentHealthy=INT32,
+                  desiredHealthy=INT32, expectedPods=INT32,
+                  conditions=ListOf(struct("Condition", **_strings(
+                      "type", "status", "lastTransitionTime", "reason", "message"),
+                      observedGeneration=INT64))))
+
 # admissionregistration/v1 webhooks (kubelab/apiserver/admission/webhook/).
 _WEBHOOK_FIELDS: dict[str, Type] = {
     **_strings("name", "failurePolicy", "matchPolicy", "sideEffects"),
@@ -375,4 +398,7 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
     kind("Scale", spec=struct("ScaleSpec", replicas=INT32),
          status=struct("ScaleStatus", replicas=INT32, selector=STRING)),
     JOB,
+    # --- i31-cron-pdb ---
+    CRON_JOB,
+    POD_DISRUPTION_BUDGET,
 )}

@@ -1,10 +1,10 @@
 """Reading the protobuf bodies that kubectl's typed clients send.
 
 kubectl talks JSON to most endpoints, but its typed clients (`kubectl create configmap`,
-`create namespace`, `create deployment`, `run`, `drain`'s evictions, `auth can-i`'s access
-reviews, `debug node/` and `debug --copy-to`'s pods, with their volumes) send
-`Content-Type: application/vnd.kubernetes.protobuf`. The body is the Kubernetes protobuf
-envelope (k8s.io/apimachinery pkg/runtime/serializer/protobuf): the magic
+`create namespace`, `create deployment`, `create cronjob`, `create job`, `run`, `drain`'s
+evictions, `auth can-i`'s access reviews, `debug node/` and `debug --copy-to`'s pods, with
+their volumes) send `Content-Type: application/vnd.kubernetes.protobuf`. The body is the
+Kubernetes protobuf envelope (k8s.io/apimachinery pkg/runtime/serializer/protobuf): the magic
 bytes "k8s\\0", then a runtime.Unknown message whose typeMeta names the kind and whose raw
 field holds the object, encoded by the field numbers of k8s.io/api's generated.proto files.
 
@@ -160,6 +160,20 @@ MESSAGES: dict[str, _F] = {
     "Subject": {1: ("kind", "str", ""), 2: ("apiGroup", "str", ""), 3: ("name", "str", ""),
                 4: ("namespace", "str", "")},
     "RoleRef": {1: ("apiGroup", "str", ""), 2: ("kind", "str", ""), 3: ("name", "str", "")},
+    # --- i31-cron-pdb --- batch/v1: `kubectl create cronjob` and `create job`
+    "CronJob": {1: ("metadata", "ObjectMeta", ""), 2: ("spec", "CronJobSpec", "")},
+    "CronJobSpec": {1: ("schedule", "str", ""), 2: ("startingDeadlineSeconds", "int", "ptr"),
+                    3: ("concurrencyPolicy", "str", ""), 4: ("suspend", "bool", "ptr"),
+                    5: ("jobTemplate", "JobTemplateSpec", ""),
+                    6: ("successfulJobsHistoryLimit", "int", "ptr"),
+                    7: ("failedJobsHistoryLimit", "int", "ptr"), 8: ("timeZone", "str", "ptr")},
+    "JobTemplateSpec": {1: ("metadata", "ObjectMeta", ""), 2: ("spec", "JobSpec", "")},
+    "Job": {1: ("metadata", "ObjectMeta", ""), 2: ("spec", "JobSpec", "")},
+    "JobSpec": {1: ("parallelism", "int", "ptr"), 2: ("completions", "int", "ptr"),
+                3: ("activeDeadlineSeconds", "int", "ptr"), 4: ("selector", "LabelSelector", ""),
+                5: ("manualSelector", "bool", "ptr"), 6: ("template", "PodTemplateSpec", ""),
+                7: ("backoffLimit", "int", "ptr"), 8: ("ttlSecondsAfterFinished", "int", "ptr"),
+                9: ("completionMode", "str", "ptr"), 10: ("suspend", "bool", "ptr")},
 }
 # The special messages of apimachinery, each with its own JSON form.
 _QUANTITY = {1: ("string", "str", "")}

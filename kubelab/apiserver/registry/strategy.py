@@ -55,6 +55,10 @@ STRATEGIES = {
     # --- i31-sts --- pkg/registry/apps/statefulset, pkg/registry/core/replicationcontroller
     "statefulsets": Strategy(has_status=True, generation=True, create_clears_status=True),
     "replicationcontrollers": Strategy(has_status=True, generation=True, create_clears_status=True),
+    # --- i31-cron-pdb ---
+    # pkg/registry/batch/cronjob/strategy.go, pkg/registry/policy/poddisruptionbudget/strategy.go
+    "cronjobs": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "poddisruptionbudgets": Strategy(has_status=True, generation=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -110,6 +114,12 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
         drop_stateful_set_disabled_fields(obj, None)
     elif resource == "replicationcontrollers":
         obj["status"] = {"replicas": 0}
+    # --- i31-cron-pdb ---
+    elif resource == "cronjobs":
+        obj["status"] = {}
+    elif resource == "poddisruptionbudgets":  # PodDisruptionBudgetStatus{}: no omitempty
+        obj["status"] = dict.fromkeys(("disruptionsAllowed", "currentHealthy", "desiredHealthy",
+                                       "expectedPods"), 0)
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,

@@ -49,6 +49,11 @@ from kubelab.apiserver.apis.validation.core import (
     validate_pod_status_update,
     validate_pod_update,
 )
+from kubelab.apiserver.apis.validation.cronjob import (
+    validate_cron_job,
+    validate_cron_job_status_update,
+    validate_cron_job_update,
+)
 from kubelab.apiserver.apis.validation.discovery import (
     validate_endpoint_slice,
     validate_endpoint_slice_update,
@@ -59,6 +64,10 @@ from kubelab.apiserver.apis.validation.flowcontrol import (
     validate_priority_level_configuration,
 )
 from kubelab.apiserver.apis.validation.meta import validate_meta, validate_meta_update
+from kubelab.apiserver.apis.validation.policy import (
+    validate_pod_disruption_budget,
+    validate_pod_disruption_budget_status_update,
+)
 from kubelab.apiserver.apis.validation.replication_controller import (
     validate_replication_controller,
     validate_replication_controller_status_update,
@@ -132,6 +141,9 @@ CREATE_RULES: dict[str, Validator] = {
     # --- i31-sts ---
     "statefulsets": validate_stateful_set,
     "replicationcontrollers": validate_replication_controller,
+    # --- i31-cron-pdb ---
+    "cronjobs": validate_cron_job,
+    "poddisruptionbudgets": validate_pod_disruption_budget,
 }
 
 
@@ -161,6 +173,8 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     # --- i31-sts ---
     "statefulsets": validate_stateful_set_update,
     "replicationcontrollers": validate_replication_controller_update,
+    # --- i31-cron-pdb ---
+    "cronjobs": validate_cron_job_update,
 }
 
 
@@ -177,6 +191,9 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     # --- i31-sts ---
     "statefulsets": validate_stateful_set_status_update,
     "replicationcontrollers": validate_replication_controller_status_update,
+    # --- i31-cron-pdb ---
+    "cronjobs": validate_cron_job_status_update,
+    "poddisruptionbudgets": validate_pod_disruption_budget_status_update,
 }
 
 

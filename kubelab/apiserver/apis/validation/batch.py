@@ -76,7 +76,9 @@ def validate_job(job: Object) -> list[FieldError]:
     return validate_generated_selector(job) + validate_job_spec(_dict(job.get("spec")))
 
 
-def validate_job_spec(spec: Object) -> list[FieldError]:
+def validate_job_spec(spec: Object, *, job_template: bool = False) -> list[FieldError]:
+    """validateJobSpec, and with it ValidateJobSpec's selector check unless job_template (a
+    CronJob's job template has no selector yet: ValidateJobTemplateSpec)."""
     errs: list[FieldError] = []
     for field in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
                   "ttlSecondsAfterFinished"):
@@ -102,7 +104,11 @@ def validate_job_spec(spec: Object) -> list[FieldError]:
                                                                                "TerminatingOrFailed"]
         if replacement not in allowed:
             errs.append(field_not_supported("spec.podReplacementPolicy", replacement, allowed))
-    errs += _selector_and_template(spec, template)
+    if job_template:
+        errs += validate_labels(_dict(template.get("metadata")).get("labels") or {},
+                                "spec.template.metadata.labels")
+    else:
+        errs += _selector_and_template(spec, template)
     errs += validate_pod_spec(pod_spec, "spec.template.spec")
     # SetDefaults_PodSpec may have made it Always: both that and "" are "not given".
     policy, path = pod_spec.get("restartPolicy") or "", "spec.template.spec.restartPolicy"
