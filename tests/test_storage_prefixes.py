@@ -62,6 +62,10 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"):
         "/registry/prioritylevelconfigurations/",
     ("discovery.k8s.io", "endpointslices"): "/registry/endpointslices/",
+    # --- i31-storage ---
+    ("", "persistentvolumes"): "/registry/persistentvolumes/",
+    ("", "persistentvolumeclaims"): "/registry/persistentvolumeclaims/",
+    ("storage.k8s.io", "storageclasses"): "/registry/storageclasses/",
 }
 NOT_STORED = {("authorization.k8s.io", "selfsubjectaccessreviews")}
 

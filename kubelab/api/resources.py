@@ -98,6 +98,14 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("services", "Service", short_names=("svc",), subresources=("status",),
                  name_rule="dns1035"),
     ResourceInfo("endpointslices", "EndpointSlice", group="discovery.k8s.io"),
+    # --- i31-storage ---
+    # Storage (kubelab/controllers/volume/): the claim, the volume, the class that provisions it.
+    ResourceInfo("persistentvolumes", "PersistentVolume", namespaced=False, short_names=("pv",),
+                 subresources=("status",)),
+    ResourceInfo("persistentvolumeclaims", "PersistentVolumeClaim", short_names=("pvc",),
+                 subresources=("status",)),
+    ResourceInfo("storageclasses", "StorageClass", group="storage.k8s.io", namespaced=False,
+                 short_names=("sc",)),
 )
 
 

@@ -84,14 +84,17 @@ CLUSTER_ROLES = [
     cluster_role("system:aggregate-to-edit", [
         rule(READ + WRITE, [""], ["pods", "configmaps", "secrets", "serviceaccounts"]),
         rule(READ + WRITE, ["apps"], [*APPS, "daemonsets"]),
-        rule(READ + WRITE, ["batch"], ["jobs"])], {AGGREGATE + "edit": "true"}),
+        rule(READ + WRITE, ["batch"], ["jobs"]),
+        rule(READ + WRITE, [""], ["persistentvolumeclaims"]),  # --- i31-storage ---
+    ], {AGGREGATE + "edit": "true"}),
     cluster_role("system:aggregate-to-view", [
         rule(READ, [""], ["pods", "pods/status", "configmaps", "serviceaccounts", "events",
                           "namespaces", "namespaces/status"]),
         rule(READ, ["apps"], [*APPS, "deployments/status", "replicasets/status", "daemonsets",
                               "daemonsets/status", "controllerrevisions"]),
-        rule(READ, ["batch"], ["jobs", "jobs/status"])],
-        {AGGREGATE + "view": "true"}),
+        rule(READ, ["batch"], ["jobs", "jobs/status"]),
+        rule(READ, [""], ["persistentvolumeclaims", "persistentvolumeclaims/status"]),  # i31-storage
+    ], {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.
     cluster_role("system:basic-user", [
@@ -110,6 +113,10 @@ CLUSTER_ROLES = [
         rule(["patch", "update"], [""], ["pods/status"]),
         rule(READ, [""], ["nodes", "namespaces", "configmaps"]),
         rule(READ, ["apps"], ["replicasets"]),
+        # --- i31-storage --- the VolumeBinding plugin (policy.go: volumescheduling)
+        rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
+        rule(["patch", "update"], [""], ["persistentvolumeclaims"]),
+        rule(READ, ["storage.k8s.io"], ["storageclasses", "csinodes"]),
     ]),
     cluster_role("system:kube-controller-manager", [
         # The garbage collector and namespace controller must reach every resource.
@@ -120,6 +127,8 @@ CLUSTER_ROLES = [
         rule(["create"], ["coordination.k8s.io"], ["leases"]),
         {**rule(["get", "update"], ["coordination.k8s.io"], ["leases"]),
          "resourceNames": ["kube-controller-manager"]},
+        # --- i31-storage --- the PV controller and the provisioner create volumes
+        rule(["create"], [""], ["persistentvolumes"]),
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),
@@ -129,6 +138,8 @@ CLUSTER_ROLES = [
         rule(READ, [""], ["configmaps", "secrets", "services"]),
         rule([*READ, "create", "update", "patch", "delete"], ["coordination.k8s.io"],
              ["leases"]),
+        # --- i31-storage --- the volume manager reads the claims and volumes it mounts
+        rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
     ]),
     # kube-proxy (notebook 09): policy.go's system:node-proxier, bound to system:kube-proxy.
     cluster_role("system:node-proxier", [

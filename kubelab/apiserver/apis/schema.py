@@ -336,3 +336,38 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
          status=struct("ScaleStatus", replicas=INT32, selector=STRING)),
     JOB,
 )}
+
+# --- i31-storage ---
+# core/v1 PersistentVolume and PersistentVolumeClaim, storage.k8s.io/v1 StorageClass (k8s.io/api
+# core/v1 types.go, storage/v1 types.go). The volume sources' insides are not checked (ANY).
+_NODE_SELECTOR = struct("NodeSelector", nodeSelectorTerms=ListOf(struct(
+    "NodeSelectorTerm", **dict.fromkeys(("matchExpressions", "matchFields"), ListOf(struct(
+        "NodeSelectorRequirement", key=STRING, operator=STRING, values=STRINGS))))))
+_PV_SOURCES = ("hostPath", "local", "csi", "nfs", "iscsi", "fc", "rbd", "cephfs",
+               "awsElasticBlockStore", "gcePersistentDisk", "azureDisk", "azureFile")
+PERSISTENT_VOLUME = kind(
+    "PersistentVolume",
+    spec=struct("PersistentVolumeSpec", capacity=RESOURCES, accessModes=STRINGS,
+                claimRef=OBJECT_REFERENCE, persistentVolumeReclaimPolicy=STRING,
+                storageClassName=STRING, mountOptions=STRINGS, volumeMode=STRING,
+                volumeAttributesClassName=STRING,
+                nodeAffinity=struct("VolumeNodeAffinity", required=_NODE_SELECTOR),
+                **dict.fromkeys(_PV_SOURCES, ANY)),
+    status=struct("PersistentVolumeStatus", **_strings("phase", "message", "reason",
+                                                        "lastPhaseTransitionTime")))
+PERSISTENT_VOLUME_CLAIM = kind(
+    "PersistentVolumeClaim",
+    spec=struct("PersistentVolumeClaimSpec", accessModes=STRINGS, selector=LABEL_SELECTOR,
+                resources=struct("VolumeResourceRequirements", limits=RESOURCES,
+                                 requests=RESOURCES),
+                **_strings("volumeName", "storageClassName", "volumeMode",
+                           "volumeAttributesClassName"),
+                dataSource=ANY, dataSourceRef=ANY),
+    status=struct("PersistentVolumeClaimStatus", phase=STRING, accessModes=STRINGS,
+                  capacity=RESOURCES, conditions=ANY, allocatedResources=RESOURCES,
+                  allocatedResourceStatuses=STRING_MAP, **_strings(
+                      "currentVolumeAttributesClassName"), modifyVolumeStatus=ANY))
+STORAGE_CLASS = kind("StorageClass", provisioner=STRING, parameters=STRING_MAP,
+                     reclaimPolicy=STRING, mountOptions=STRINGS, allowVolumeExpansion=BOOL,
+                     volumeBindingMode=STRING, allowedTopologies=ANY)
+SCHEMAS.update({s.name: s for s in (PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS)})

@@ -52,6 +52,11 @@ STRATEGIES = {
     "services": Strategy(has_status=True, create_clears_status=True),
     # endpointslice/strategy.go: generation 1, bumped by any change beyond metadata.
     "endpointslices": Strategy(generation=True, custom=True),
+    # --- i31-storage ---
+    # pkg/registry/core/persistentvolume{,claim}/strategy.go: status is a subresource, create
+    # starts Pending; no generation.
+    "persistentvolumes": Strategy(has_status=True, create_clears_status=True),
+    "persistentvolumeclaims": Strategy(has_status=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -101,6 +106,8 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
     elif resource == "jobs":
         generate_selector(obj)
         obj["status"] = {}
+    elif resource in ("persistentvolumes", "persistentvolumeclaims"):  # --- i31-storage ---
+        obj["status"] = {"phase": "Pending"}
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,

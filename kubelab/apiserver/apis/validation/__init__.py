@@ -58,6 +58,15 @@ from kubelab.apiserver.apis.validation.services import (
     validate_service_status_update,
     validate_service_update,
 )
+from kubelab.apiserver.apis.validation.storage import (
+    validate_persistent_volume,
+    validate_persistent_volume_claim,
+    validate_persistent_volume_claim_status_update,
+    validate_persistent_volume_claim_update,
+    validate_persistent_volume_update,
+    validate_storage_class,
+    validate_storage_class_update,
+)
 
 __all__ = ["validate_create", "validate_scale", "validate_update"]
 
@@ -113,6 +122,10 @@ CREATE_RULES: dict[str, Validator] = {
     "leases": validate_lease,
     "mutatingwebhookconfigurations": validate_mutating_webhook_configuration,
     "validatingwebhookconfigurations": validate_validating_webhook_configuration,
+    # --- i31-storage ---
+    "persistentvolumes": validate_persistent_volume,
+    "persistentvolumeclaims": validate_persistent_volume_claim,
+    "storageclasses": validate_storage_class,
 }
 
 
@@ -137,6 +150,10 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "jobs": validate_job_update,
     "services": validate_service_update,
     "endpointslices": validate_endpoint_slice_update,
+    # --- i31-storage ---
+    "persistentvolumes": validate_persistent_volume_update,
+    "persistentvolumeclaims": validate_persistent_volume_claim_update,
+    "storageclasses": validate_storage_class_update,
 }
 
 
@@ -150,6 +167,8 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "daemonsets": validate_daemon_set_status_update,
     "jobs": validate_job_status_update,
     "services": validate_service_status_update,
+    # --- i31-storage ---
+    "persistentvolumeclaims": validate_persistent_volume_claim_status_update,
 }
 
 
