@@ -26,6 +26,12 @@ from kubelab.controllers.namespace import NamespaceController
 from kubelab.controllers.node_lifecycle import NodeLifecycleController, TaintEvictionController
 from kubelab.controllers.replicaset.replica_set import ReplicaSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
+from kubelab.controllers.volume import (
+    LocalPathProvisioner,
+    PersistentVolumeController,
+    PVCProtectionController,
+    PVProtectionController,
+)
 
 __all__ = ["Controller", "ControllerDescriptor", "controller_aliases", "new_controller_descriptors"]
 
@@ -76,6 +82,15 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("ttl-after-finished",)))
     register(ControllerDescriptor("endpointslice-controller", EndpointSliceController,
                                   ("endpointslice",)))
+    # --- i31-storage ---
+    register(ControllerDescriptor("persistentvolume-binder-controller", PersistentVolumeController,
+                                  ("persistentvolume-binder",)))
+    register(ControllerDescriptor("persistentvolumeclaim-protection-controller",
+                                  PVCProtectionController, ("pvc-protection",)))
+    register(ControllerDescriptor("persistentvolume-protection-controller", PVProtectionController,
+                                  ("pv-protection",)))
+    # kind's local-path provisioner, an add-on Deployment upstream (docs/ARCHITECTURE.md).
+    register(ControllerDescriptor("local-path-provisioner", LocalPathProvisioner))
     return descriptors
 
 

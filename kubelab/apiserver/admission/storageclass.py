@@ -16,7 +16,7 @@ from kubelab.api import Object
 from kubelab.apiserver.admission.chain import CREATE, AdmissionPlugin, Attributes, Lister
 from kubelab.apiserver.printers.storage import BETA_CLASS, is_default_annotation
 
-__all__ = ["DefaultStorageClass", "get_default_class"]
+__all__ = ["DefaultStorageClass", "StorageObjectInUseProtection", "get_default_class"]
 
 
 class ClassLister(Lister, Protocol):
@@ -55,3 +55,25 @@ class DefaultStorageClass(AdmissionPlugin):
             "storageclasses", "storage.k8s.io"))
         if default is not None:
             spec["storageClassName"] = default["metadata"]["name"]
+
+
+PROTECTION_FINALIZERS = {"persistentvolumeclaims": "kubernetes.io/pvc-protection",
+                         "persistentvolumes": "kubernetes.io/pv-protection"}
+
+
+class StorageObjectInUseProtection(AdmissionPlugin):
+    """plugin/pkg/admission/storage/storageobjectinuseprotection/admission.go: every new claim
+    and volume carries its protection finalizer, which the protection controllers remove once
+    nothing uses it (kubelab/controllers/volume/protection.py)."""
+
+    name = "StorageObjectInUseProtection"
+
+    def mutate(self, attrs: Attributes) -> None:
+        finalizer = PROTECTION_FINALIZERS.get(attrs.resource)
+        if attrs.operation != CREATE or finalizer is None or attrs.group or attrs.subresource or \
+                not isinstance(attrs.object, dict) or not isinstance(attrs.object.get("metadata"), dict):
+            return
+        meta = attrs.object["metadata"]
+        finalizers = meta.get("finalizers") or []
+        if isinstance(finalizers, list) and finalizer not in finalizers:
+            meta["finalizers"] = [*finalizers, finalizer]
