@@ -101,6 +101,11 @@ def test_a_claims_spec_is_immutable_but_for_what_upstream_lets_change() -> None:
     assert _errors(validate_persistent_volume_claim_update(
         pvc("data", "500Mi", storageClassName="standard", volumeName="pv1"), bound)) == [
         "spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"]
+    # a claim bound to a bigger volume than it asked for keeps its request
+    roomy = _with_status(pvc(storageClassName="", volumeName="pv1"), "Bound", "5Gi")
+    assert validate_persistent_volume_claim_update(
+        {**pvc(storageClassName="", volumeName="pv1"), "metadata": {"name": "data",
+                                                                   "finalizers": []}}, roomy) == []
     # The binder fills volumeName in once; changing it later is refused.
     assert validate_persistent_volume_claim_update(
         pvc(storageClassName="standard", volumeName="pv1"), old) == []

@@ -17,7 +17,9 @@ in-tree deleter: event VolumeFailedDelete); Recycle has no recycler (VolumeFaile
 
 Binding writes the volume first (claimRef, phase Bound), then the claim (volumeName, the
 bind-completed and bound-by-controller annotations, then its status), as bind() does; a write
-that fails is retried by the claim's next sync.
+that fails is retried by the claim's next sync, and every claim and volume is looked at again
+every 15 s (--pvclaimbinder-sync-period), so a claim waiting for a volume finds one created
+later.
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ from kubelab.controllers.volume.util import (
     claim_class,
     find_matching_volume,
 )
+from kubelab.sim.clock import Timer
 
 __all__ = ["PersistentVolumeController"]
 
 NORMAL, WARNING = "Normal", "Warning"
+SYNC_PERIOD = 15.0  # --pvclaimbinder-sync-period
 WAIT_FOR_FIRST_CONSUMER = "waiting for first consumer to be created before binding"
 
 
@@ -67,17 +71,40 @@ class PersistentVolumeController:
         volumes = informers.informer_for("persistentvolumes")
         classes = informers.informer_for("storageclasses")
         self.claims, self.volumes, self.classes = claims.indexer, volumes.indexer, classes.indexer
-        claims.add_event_handler(self.claim_controller.handler())
+        self._timer: Timer | None = None
+        claims.add_event_handler(ResourceEventHandler(
+            self.claim_controller.enqueue, lambda _old, new: self.claim_controller.enqueue(new),
+            self._delete_claim))
         volumes.add_event_handler(ResourceEventHandler(
             self._volume_event, lambda _old, new: self._volume_event(new), self._volume_event))
 
     def run(self) -> None:
         self.claim_controller.run()
         self.volume_controller.run()
+        self._timer = self.clock.call_later(SYNC_PERIOD, self.resync, background=True)
 
     def stop(self) -> None:
         self.claim_controller.stop()
         self.volume_controller.stop()
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def resync(self) -> None:
+        """resync, every --pvclaimbinder-sync-period: a claim waiting for a volume that
+        appeared since is looked at again."""
+        for claim in self.claims.list():
+            self.claim_controller.enqueue(claim)
+        for volume in self.volumes.list():
+            self.volume_controller.enqueue(volume)
+        self._timer = self.clock.call_later(SYNC_PERIOD, self.resync, background=True)
+
+    def _delete_claim(self, obj: Any) -> None:
+        """deleteClaim: its volume is to be released now."""
+        claim = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        self.claim_controller.enqueue(obj)
+        name = (claim.get("spec") or {}).get("volumeName") if isinstance(claim, dict) else None
+        if name:
+            self.volume_controller.queue.add(str(name))
 
     def _volume_event(self, obj: Any) -> None:
         volume = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj

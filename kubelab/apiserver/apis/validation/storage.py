@@ -160,11 +160,15 @@ def validate_persistent_volume_claim_update(pvc: Object, old: Object) -> list[Fi
     if spec != old_spec:
         errs.append(field_forbidden("spec", IMMUTABLE_SPEC))
     elif bound:
+        # A smaller request than before (recovering from a failed expansion) must stay above
+        # the volume's size (RecoverVolumeExpansionFailure, GA in 1.34).
         new_size = _dict(_dict(_dict(pvc.get("spec")).get("resources")).get("requests")).get("storage")
+        old_size = _dict(_dict(_dict(old.get("spec")).get("resources")).get("requests")).get("storage")
         capacity = _dict(_dict(old.get("status")).get("capacity")).get("storage")
         try:
-            smaller = capacity is not None and new_size is not None and \
-                parse_quantity(new_size).cmp(parse_quantity(capacity)) < 0
+            smaller = capacity is not None and new_size is not None and old_size is not None and \
+                parse_quantity(new_size).cmp(parse_quantity(old_size)) < 0 and \
+                parse_quantity(new_size).cmp(parse_quantity(capacity)) <= 0
         except (ParseError, TypeError):
             smaller = False
         if smaller:
