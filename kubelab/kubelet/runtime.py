@@ -92,6 +92,8 @@ class ContainerRuntime:
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[str], None]] = []
         self.processes: dict[str, Callable[[], bool]] = {}  # image -> is its process up?
+        # --- i31-storage --- the node's directories (hostPath, local volumes): path -> files
+        self.host_paths: dict[str, dict[str, bytes]] = {}
 
     @classmethod
     def for_node(cls, node: str, index: int, registry: ImageRegistry, clock: Clock,
