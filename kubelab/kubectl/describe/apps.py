@@ -28,6 +28,7 @@ from kubelab.kubectl.describe.describe import (
     since,
     tolerations_multiline,
 )
+from kubelab.kubectl.describe.storage import STORAGE_DESCRIBERS
 from kubelab.kubectl.tabwriter import PrefixWriter
 from kubelab.kubectl.taint import to_string
 
@@ -330,3 +331,6 @@ DESCRIBERS: dict[str, Describer] = {
     "pods": describe_pod, "nodes": describe_node, "deployments": describe_deployment,
     "replicasets": describe_replica_set, "daemonsets": describe_daemon_set, "jobs": describe_job,
 }
+
+# --- i31-storage --- PersistentVolumes, claims and StorageClasses (storage.py)
+DESCRIBERS.update(STORAGE_DESCRIBERS)
