@@ -85,3 +85,18 @@ def test_the_official_client_reads_claims_and_classes(served: Served) -> None:
                                        "metadata": {"name": "bad"},
                                        "spec": {"capacity": {"storage": "1Gi"}}})
     assert err.value.status == 422 and "spec.accessModes: Required value" in err.value.body
+
+
+def test_kubectl_gets_the_networking_kinds(served: Served) -> None:
+    rows = {r[0]: r for r in _rows(served.kubectl("api-resources", "--no-headers").stdout)}
+    assert rows["ingresses"][1:5] == ["ing", "networking.k8s.io/v1", "true", "Ingress"]
+    assert rows["networkpolicies"][1:5] == ["netpol", "networking.k8s.io/v1", "true", "NetworkPolicy"]
+    served.kubectl("apply", "-f", "-", stdin="""
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny-all}
+spec: {podSelector: {}}
+""")
+    out = served.kubectl("get", "ingress,networkpolicies", "-A").stdout.splitlines()
+    assert out[0].split() == ["NAMESPACE", "NAME", "POD-SELECTOR", "AGE"]
+    assert out[1].split()[:3] == ["default", "networkpolicy.networking.k8s.io/deny-all", "<none>"]

@@ -106,6 +106,13 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  subresources=("status",)),
     ResourceInfo("storageclasses", "StorageClass", group="storage.k8s.io", namespaced=False,
                  short_names=("sc",)),
+    # networking.k8s.io/v1: served and validated; kind ships no ingress controller and kubelab
+    # runs none, and no component enforces NetworkPolicies (docs/ARCHITECTURE.md, departures).
+    ResourceInfo("ingresses", "Ingress", group="networking.k8s.io", short_names=("ing",),
+                 subresources=("status",)),
+    ResourceInfo("ingressclasses", "IngressClass", group="networking.k8s.io", namespaced=False),
+    ResourceInfo("networkpolicies", "NetworkPolicy", group="networking.k8s.io",
+                 short_names=("netpol",)),
 )
 
 

@@ -21,6 +21,7 @@ from kubelab.apiserver.apis.schema import SCHEMAS
 from kubelab.apiserver.auth.rbac import RBAC_RESOURCES
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.printers import internalversion, services
+from kubelab.apiserver.printers import networking as networking_printers
 from kubelab.apiserver.printers import storage as storage_printers
 from kubelab.apiserver.printers.tablegenerator import TableConvertor, TableGenerator
 from kubelab.apiserver.registry.strategy import strategy_for
@@ -60,7 +61,8 @@ class ServedResources:
         # The built-in kinds' printers, as each registry's printerstorage.TableConvertor has them.
         self.table_generator = TableGenerator().with_handlers(internalversion.add_handlers,
                                                               services.add_handlers,
-                                                              storage_printers.add_handlers)
+                                                              storage_printers.add_handlers,
+                                                              networking_printers.add_handlers)
         for info in table:
             self._serve_builtin(info)
 

@@ -22,6 +22,7 @@ from kubelab.apiserver.apis.defaults_flowcontrol import (
 )
 from kubelab.apiserver.apis.defaults_services import set_endpoint_slice_defaults, set_service_defaults
 from kubelab.apiserver.apis.defaults_storage import (
+    set_network_policy_defaults,
     set_persistent_volume_claim_defaults,
     set_persistent_volume_defaults,
     set_storage_class_defaults,
@@ -194,6 +195,7 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "persistentvolumes": set_persistent_volume_defaults,
     "persistentvolumeclaims": set_persistent_volume_claim_defaults,
     "storageclasses": set_storage_class_defaults,
+    "networkpolicies": set_network_policy_defaults,
 }
 
 

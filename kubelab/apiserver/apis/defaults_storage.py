@@ -1,6 +1,6 @@
 """The defaults of the storage kinds: pkg/apis/core/v1/defaults.go (SetDefaults_PersistentVolume,
-SetDefaults_PersistentVolumeClaim) and pkg/apis/storage/v1/defaults.go
-(SetDefaults_StorageClass).
+SetDefaults_PersistentVolumeClaim), pkg/apis/storage/v1/defaults.go (SetDefaults_StorageClass)
+and pkg/apis/networking/v1/defaults.go (SetDefaults_NetworkPolicy).
 
 A volume is kept (Retain) unless it says otherwise; a class's volumes are deleted with their
 claim (Delete) and bound at once (Immediate); both volumes and claims are file systems and start
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from kubelab.api import Object
 
-__all__ = ["set_persistent_volume_claim_defaults", "set_persistent_volume_defaults",
-           "set_storage_class_defaults"]
+__all__ = ["set_network_policy_defaults", "set_persistent_volume_claim_defaults",
+           "set_persistent_volume_defaults", "set_storage_class_defaults"]
 
 
 def _spec(obj: Object) -> Object | None:
@@ -47,3 +47,18 @@ def set_persistent_volume_claim_defaults(obj: Object) -> None:
 def set_storage_class_defaults(obj: Object) -> None:
     obj.setdefault("reclaimPolicy", "Delete")
     obj.setdefault("volumeBindingMode", "Immediate")
+
+
+def set_network_policy_defaults(obj: Object) -> None:
+    """networking/v1 SetDefaults_NetworkPolicy and SetDefaults_NetworkPolicyPort: ports are
+    TCP; policyTypes is Ingress, plus Egress when egress rules are given."""
+    spec = _spec(obj)
+    if spec is None:
+        return
+    for direction in ("ingress", "egress"):
+        for rule in spec.get(direction) or []:
+            for port in (rule.get("ports") or []) if isinstance(rule, dict) else []:
+                if isinstance(port, dict):
+                    port.setdefault("protocol", "TCP")
+    if not spec.get("policyTypes"):
+        spec["policyTypes"] = ["Ingress", *(["Egress"] if spec.get("egress") else [])]

@@ -57,6 +57,10 @@ STRATEGIES = {
     # starts Pending; no generation.
     "persistentvolumes": Strategy(has_status=True, create_clears_status=True),
     "persistentvolumeclaims": Strategy(has_status=True, create_clears_status=True),
+    # networking/ingress/strategy.go: generation bumps on spec changes; status is a subresource.
+    "ingresses": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "ingressclasses": Strategy(generation=True),
+    "networkpolicies": Strategy(generation=True),
 }
 PLAIN = Strategy()
 

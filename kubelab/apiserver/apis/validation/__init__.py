@@ -53,6 +53,11 @@ from kubelab.apiserver.apis.validation.flowcontrol import (
     validate_priority_level_configuration,
 )
 from kubelab.apiserver.apis.validation.meta import validate_meta, validate_meta_update
+from kubelab.apiserver.apis.validation.networking import (
+    validate_ingress,
+    validate_ingress_class,
+    validate_network_policy,
+)
 from kubelab.apiserver.apis.validation.services import (
     validate_service,
     validate_service_status_update,
@@ -126,6 +131,9 @@ CREATE_RULES: dict[str, Validator] = {
     "persistentvolumes": validate_persistent_volume,
     "persistentvolumeclaims": validate_persistent_volume_claim,
     "storageclasses": validate_storage_class,
+    "ingresses": validate_ingress,
+    "ingressclasses": validate_ingress_class,
+    "networkpolicies": validate_network_policy,
 }
 
 
