@@ -86,6 +86,7 @@ CLUSTER_ROLES = [
         rule(READ + WRITE, ["apps"], [*APPS, "daemonsets"]),
         rule(READ + WRITE, ["batch"], ["jobs"]),
         rule(READ + WRITE, [""], ["persistentvolumeclaims"]),  # --- i31-storage ---
+        rule(READ + WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
     ], {AGGREGATE + "edit": "true"}),
     cluster_role("system:aggregate-to-view", [
         rule(READ, [""], ["pods", "pods/status", "configmaps", "serviceaccounts", "events",
@@ -94,6 +95,7 @@ CLUSTER_ROLES = [
                               "daemonsets/status", "controllerrevisions"]),
         rule(READ, ["batch"], ["jobs", "jobs/status"]),
         rule(READ, [""], ["persistentvolumeclaims", "persistentvolumeclaims/status"]),  # i31-storage
+        rule(READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
     ], {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.
