@@ -124,6 +124,12 @@ def test_what_each_container_reads() -> None:
         with pytest.raises(PermissionError, match="Read-only file system"):
             vm.write_file(pod, "app", path, b"no")
     assert not vm.write_file(pod, "app", "/tmp/elsewhere", b"x")
+    described = [" ".join(line.split()) for line in str(c.kubectl("describe pod web")).splitlines()]
+    for line in ("/app.conf from config (rw,path=\"conf/app.conf\")", "/etc/creds from creds (ro)",
+                 "Type: ConfigMap (a volume populated by a ConfigMap)", "Name: cm",
+                 "Type: EmptyDir (a temporary directory that shares a pod's lifetime)",
+                 "metadata.labels -> labels", "TokenExpirationSeconds: 600"):
+        assert line in described, line
     # an edited ConfigMap shows in the files at the next sync
     cm = c.client.get("configmaps", "cm", "default")
     cm["data"]["app.conf"] = "mode=slow"
