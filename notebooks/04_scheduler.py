@@ -330,8 +330,9 @@ print(c.components["scheduler"].explain("small").table())
 # Each score cell reads `weighted (raw->normalized)`. Under `NodeResourcesFit x1`, `68 (68->68)`
 # is a raw score of 68 (how much would be left free, LeastAllocated), already on the 0..100
 # scale, times weight 1. `TaintToleration x3` counts the taints the pod does not tolerate
-# (raw 0), normalizes so that fewer is better (100) and weighs 3. NodeAffinity and
-# PodTopologySpread had nothing to check for this pod, so they *skipped*. Here all three
+# (raw 0), normalizes so that fewer is better (100) and weighs 3. NodeAffinity,
+# VolumeBinding (the pod has no claims) and PodTopologySpread had nothing to check for this
+# pod, so they *skipped*. Here all three
 # nodes total 449: a tie, broken at random, and the same seed breaks it the same way.
 #
 # When no node fits, the explanation shows each node's first failed filter, the same facts

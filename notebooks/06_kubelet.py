@@ -472,6 +472,108 @@ panel_cluster.run(20)
 KubeletPanel(panel_cluster)
 
 # %% [markdown]
+# ## 11. Volumes: from a claim to a mounted directory
+#
+# Before SyncPod starts a single container, the kubelet's **volume manager** mounts every volume
+# the pod names: an `emptyDir` (a scratch directory shared by the pod's containers), a
+# `configMap` or `secret` (its keys as files), `downwardAPI` and `projected` files, and a
+# `persistentVolumeClaim`, which is a claim on storage that someone else must first find or
+# create. Three other parts take part in that last one, none of them the kubelet:
+# - the **PV controller** in the controller manager binds a claim to a PersistentVolume;
+# - kind's **local-path provisioner** creates a volume when the claim's StorageClass asks for it;
+# - the scheduler's **VolumeBinding** plugin decides *where*, because a local volume lives on
+#   one node.
+#
+# kind's default StorageClass `standard` says `volumeBindingMode: WaitForFirstConsumer`.
+# **Predict:** you create a claim of 1Gi and nothing else. After five seconds, is there a
+# PersistentVolume? What is the claim's STATUS?
+
+# %%
+from kubelab.cluster.anatomy import STANDARD_STORAGE_CLASS
+
+s = Cluster(nodes=2, seed=31)
+s.apply(STANDARD_STORAGE_CLASS)
+s.apply("""
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+""")
+s.run(5)
+print(s.kubectl("get pvc,pv"))
+print([e["message"] for e in s.events() if e["involvedObject"]["name"] == "data"])
+
+# %% [markdown]
+# No volume: the claim waits "for first consumer to be created before binding". A volume on
+# `node-1` would be useless to a pod that cannot run there (no room, a taint, a node selector),
+# so nothing is created before a pod needs the claim and the scheduler has chosen its node.
+# The claim got the class `standard` without asking: the DefaultStorageClass admission plugin
+# filled in the default.
+#
+# Now a pod that mounts the claim *and* a ConfigMap that does not exist yet.
+# **Predict:** will the pod be scheduled? Will the claim be bound? What will
+# `kubectl get pods` say?
+
+# %%
+s.apply("""
+apiVersion: v1
+kind: Pod
+metadata: {name: db}
+spec:
+  containers:
+  - name: db
+    image: postgres:16
+    volumeMounts:
+    - {name: data, mountPath: /var/lib/postgresql/data}
+    - {name: config, mountPath: /etc/db}
+  volumes:
+  - {name: data, persistentVolumeClaim: {claimName: data}}
+  - {name: config, configMap: {name: db-config}}
+""")
+s.run(20)
+print(s.kubectl("get pvc,pv"))
+print(s.kubectl("get pods"))
+for e in s.events():
+    if e["involvedObject"]["name"] in ("db", "data") and e["reason"] != "WaitForFirstConsumer":
+        print(f"{e['reason']:<22} {e['message'][:100]}")
+
+# %% [markdown]
+# Read the events in order. The scheduler's VolumeBinding plugin found that the claim could be
+# provisioned on either node, picked one, and wrote the annotation
+# `volume.kubernetes.io/selected-node` on the claim (its PreBind step); then it *waited*. The PV
+# controller handed the claim to the external provisioner named by the class
+# (`ExternalProvisioning`), the provisioner created `pvc-<uid>`, a directory on that node with
+# node affinity pinning it there, and the PV controller bound the two. Only then did the
+# scheduler bind the pod, to the volume's node.
+#
+# The pod is `ContainerCreating`, and will stay so: the kubelet retries the ConfigMap with a
+# back-off (0.5 s doubling up to 2m2s), each failure a `FailedMount` event, and starts no
+# container while a volume is missing. Create the ConfigMap and watch the pod heal by itself:
+
+# %%
+s.kubectl("create configmap db-config --from-literal=postgresql.conf=max_connections=20")
+s.run(60)
+print(s.kubectl("get pods"))
+db = s.get("pods", "db")
+volumes = s.components[f"kubelet/{db['spec']['nodeName']}"].volume_manager
+volumes.write_file(db, "db", "/var/lib/postgresql/data/PG_VERSION", b"16")
+print(volumes.container_files(db, "db"))
+
+# %% [markdown]
+# `container_files` is what the container can read: the ConfigMap's key as a file under
+# `/etc/db`, and what the database wrote to its volume. A claim's data belongs to the node's
+# disk, not to the pod: delete the pod, and a new pod that mounts the same claim reads the same
+# file (and, with `WaitForFirstConsumer` done, lands on the same node: the volume's node
+# affinity says so). Deleting the claim while a pod uses it only marks it `Terminating`: the
+# `kubernetes.io/pvc-protection` finalizer waits for the pod to go. Try it:
+# `s.kubectl("delete pvc data --wait=false")`, then `s.kubectl("get pvc")`.
+#
+# On a real kind cluster: `kubectl get sc`, `kubectl describe pvc data` (the same annotations
+# and events), and `docker exec kind-worker ls /var/local-path-provisioner` shows the directory.
+
+# %% [markdown]
 # ## Pitfalls
 #
 # - **`Running` is not `Ready`.** A running pod whose readiness probe fails gets no Service

@@ -207,7 +207,8 @@ def test_default_profile_matches_upstream_defaults() -> None:
                                      "PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1,
                                      "ImageLocality": 1}
     assert profile.plugins["filter"] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                                         "NodeResourcesFit", "PodTopologySpread"]
+                                         "NodeResourcesFit", "VolumeBinding", "PodTopologySpread"]
+    assert profile.plugins["preBind"] == ["VolumeBinding"]
     assert profile.plugins["bind"] == ["DefaultBinder"]
     assert profile.plugin_config["NodeResourcesFit"]["scoringStrategy"]["type"] == "LeastAllocated"
     assert load_config(None).profiles[0].plugins == profile.plugins
@@ -356,7 +357,7 @@ def test_explanation_records_filters_and_scores_and_renders_a_table() -> None:
     table = explanation.table()
     assert "pod default/web (scheduler default-scheduler) -> big" in table
     assert "NodeResourcesFit: Insufficient cpu" in table and "big *" in table
-    assert "PreFilter: NodeAffinity skip; PodTopologySpread skip" in table
+    assert "PreFilter: NodeAffinity skip; VolumeBinding skip; PodTopologySpread skip" in table
     assert schedule_pod(fwk, CycleState(), make_pod("quiet"), snap).explanation is None
 
 

@@ -68,6 +68,13 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     # --- i31-cron-pdb ---
     ("batch", "cronjobs"): "/registry/cronjobs/",
     ("policy", "poddisruptionbudgets"): "/registry/poddisruptionbudgets/",
+    # --- i31-storage ---
+    ("", "persistentvolumes"): "/registry/persistentvolumes/",
+    ("", "persistentvolumeclaims"): "/registry/persistentvolumeclaims/",
+    ("storage.k8s.io", "storageclasses"): "/registry/storageclasses/",
+    ("networking.k8s.io", "ingresses"): "/registry/ingress/",
+    ("networking.k8s.io", "ingressclasses"): "/registry/ingressclasses/",
+    ("networking.k8s.io", "networkpolicies"): "/registry/networkpolicies/",
 }
 NOT_STORED = {("authorization.k8s.io", "selfsubjectaccessreviews")}
 

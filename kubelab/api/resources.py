@@ -120,6 +120,21 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  subresources=("status",)),
     ResourceInfo("poddisruptionbudgets", "PodDisruptionBudget", group="policy",
                  short_names=("pdb",), subresources=("status",)),
+    # --- i31-storage ---
+    # Storage (kubelab/controllers/volume/): the claim, the volume, the class that provisions it.
+    ResourceInfo("persistentvolumes", "PersistentVolume", namespaced=False, short_names=("pv",),
+                 subresources=("status",)),
+    ResourceInfo("persistentvolumeclaims", "PersistentVolumeClaim", short_names=("pvc",),
+                 subresources=("status",)),
+    ResourceInfo("storageclasses", "StorageClass", group="storage.k8s.io", namespaced=False,
+                 short_names=("sc",)),
+    # networking.k8s.io/v1: served and validated; kind ships no ingress controller and kubelab
+    # runs none, and no component enforces NetworkPolicies (docs/ARCHITECTURE.md, departures).
+    ResourceInfo("ingresses", "Ingress", group="networking.k8s.io", short_names=("ing",),
+                 subresources=("status",)),
+    ResourceInfo("ingressclasses", "IngressClass", group="networking.k8s.io", namespaced=False),
+    ResourceInfo("networkpolicies", "NetworkPolicy", group="networking.k8s.io",
+                 short_names=("netpol",)),
 )
 
 # endpoints/deprecation (the types' APILifecycleDeprecated): the warning every request to a

@@ -91,7 +91,10 @@ CLUSTER_ROLES = [
         # --- i31-cron-pdb ---
         rule(READ + WRITE, ["batch"], ["cronjobs"]),
         rule(READ + WRITE, ["policy"], ["poddisruptionbudgets"]),
-        rule(["create"], [""], ["pods/eviction"])], {AGGREGATE + "edit": "true"}),
+        rule(["create"], [""], ["pods/eviction"]),
+        rule(READ + WRITE, [""], ["persistentvolumeclaims"]),  # --- i31-storage ---
+        rule(READ + WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
+    ], {AGGREGATE + "edit": "true"}),
     cluster_role("system:aggregate-to-view", [
         rule(READ, [""], ["pods", "pods/status", "configmaps", "serviceaccounts", "events",
                           "namespaces", "namespaces/status"]),
@@ -104,8 +107,10 @@ CLUSTER_ROLES = [
                           "replicationcontrollers/status"]),
         # --- i31-cron-pdb ---
         rule(READ, ["batch"], ["cronjobs", "cronjobs/status"]),
-        rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"])],
-        {AGGREGATE + "view": "true"}),
+        rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
+        rule(READ, [""], ["persistentvolumeclaims", "persistentvolumeclaims/status"]),  # i31-storage
+        rule(READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
+    ], {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.
     cluster_role("system:basic-user", [
@@ -126,6 +131,10 @@ CLUSTER_ROLES = [
         rule(["patch", "update"], [""], ["pods/status"]),
         rule(READ, [""], ["nodes", "namespaces", "configmaps"]),
         rule(READ, ["apps"], ["replicasets"]),
+        # --- i31-storage --- the VolumeBinding plugin (policy.go: volumescheduling)
+        rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
+        rule(["patch", "update"], [""], ["persistentvolumeclaims"]),
+        rule(READ, ["storage.k8s.io"], ["storageclasses", "csinodes"]),
     ]),
     cluster_role("system:kube-controller-manager", [
         # The garbage collector and namespace controller must reach every resource.
@@ -139,6 +148,8 @@ CLUSTER_ROLES = [
          "resourceNames": ["kube-controller-manager"]},
         # --- i31-cron-pdb --- the CronJob controller creates Jobs
         rule(["create"], ["batch"], ["jobs"]),
+        # --- i31-storage --- the PV controller and the provisioner create volumes
+        rule(["create"], [""], ["persistentvolumes"]),
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),
@@ -148,6 +159,8 @@ CLUSTER_ROLES = [
         rule(READ, [""], ["configmaps", "secrets", "services"]),
         rule([*READ, "create", "update", "patch", "delete"], ["coordination.k8s.io"],
              ["leases"]),
+        # --- i31-storage --- the volume manager reads the claims and volumes it mounts
+        rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
     ]),
     # kube-proxy (notebook 09): policy.go's system:node-proxier, bound to system:kube-proxy.
     cluster_role("system:node-proxier", [

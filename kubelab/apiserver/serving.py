@@ -21,6 +21,8 @@ from kubelab.apiserver.apis.schema import SCHEMAS
 from kubelab.apiserver.auth.rbac import RBAC_RESOURCES
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.printers import batch_policy, internalversion, services, workloads
+from kubelab.apiserver.printers import networking as networking_printers
+from kubelab.apiserver.printers import storage as storage_printers
 from kubelab.apiserver.printers.tablegenerator import TableConvertor, TableGenerator
 from kubelab.apiserver.registry.strategy import strategy_for
 from kubelab.apiserver.storage.codec import decode
@@ -60,7 +62,9 @@ class ServedResources:
         self.table_generator = TableGenerator().with_handlers(internalversion.add_handlers,
                                                               services.add_handlers,
                                                               workloads.add_handlers,  # i31-sts
-                                                              batch_policy.add_handlers)
+                                                              batch_policy.add_handlers,
+                                                              storage_printers.add_handlers,
+                                                              networking_printers.add_handlers)
         for info in table:
             self._serve_builtin(info)
 

@@ -17,7 +17,8 @@ This module holds those manifests, in kubeadm's and kind's shape (names, labels,
   labels component and tier, priorityClassName system-node-critical, hostNetwork);
 - kube-proxy with its ServiceAccount and the binding kubeadm:node-proxier
   (phases/addons/proxy/manifests.go), kindnet (kind's pkg/build/nodeimage/const_cni.go),
-  coredns and kube-dns (phases/addons/dns/manifests.go), and the two PriorityClasses.
+  coredns and kube-dns (phases/addons/dns/manifests.go), and the two PriorityClasses;
+- kind's default StorageClass `standard` (rancher.io/local-path, WaitForFirstConsumer, Delete).
 
 What the wiring does with them is in cluster.py: the static pods' containers and the kube-proxy
 pods' containers stand for the components they are (kubelab/kubelet/runtime.py `processes`),
@@ -52,6 +53,13 @@ ADDON_IMAGES = {
     "coredns": "registry.k8s.io/coredns/coredns:v1.12.1",
 }
 APISERVER_PORT = 6443
+# --- i31-storage --- kind's StorageClass `standard`, as its const_storage.go applies it.
+STANDARD_STORAGE_CLASS: Object = {
+    "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+    "metadata": {"name": "standard",
+                 "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+    "provisioner": "rancher.io/local-path", "volumeBindingMode": "WaitForFirstConsumer",
+    "reclaimPolicy": "Delete"}
 
 
 def control_plane_names(count: int) -> list[str]:
@@ -214,4 +222,8 @@ def addon_objects() -> list[Object]:
         _service_account("coredns"),
         coredns,
         kube_dns,
+        # --- i31-storage --- kind's default storage (pkg/build/nodeimage/const_storage.go):
+        # the local-path provisioner's class, the cluster's default. The provisioner itself is
+        # simulated in the controller manager (kubelab/controllers/volume/provisioner.py).
+        STANDARD_STORAGE_CLASS,
     ]

@@ -30,6 +30,12 @@ from kubelab.controllers.replicaset.replica_set import ReplicaSetController
 from kubelab.controllers.replication import ReplicationManager
 from kubelab.controllers.statefulset import StatefulSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
+from kubelab.controllers.volume import (
+    LocalPathProvisioner,
+    PersistentVolumeController,
+    PVCProtectionController,
+    PVProtectionController,
+)
 
 __all__ = ["Controller", "ControllerDescriptor", "controller_aliases", "new_controller_descriptors"]
 
@@ -87,6 +93,15 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
     # --- i31-cron-pdb ---
     register(ControllerDescriptor("cronjob-controller", ControllerV2, ("cronjob",)))
     register(ControllerDescriptor("disruption-controller", DisruptionController, ("disruption",)))
+    # --- i31-storage ---
+    register(ControllerDescriptor("persistentvolume-binder-controller", PersistentVolumeController,
+                                  ("persistentvolume-binder",)))
+    register(ControllerDescriptor("persistentvolumeclaim-protection-controller",
+                                  PVCProtectionController, ("pvc-protection",)))
+    register(ControllerDescriptor("persistentvolume-protection-controller", PVProtectionController,
+                                  ("pv-protection",)))
+    # kind's local-path provisioner, an add-on Deployment upstream (docs/ARCHITECTURE.md).
+    register(ControllerDescriptor("local-path-provisioner", LocalPathProvisioner))
     return descriptors
 
 

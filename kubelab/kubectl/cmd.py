@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timestamps", action="store_true")
     p.add_argument("--follow", action="store_true")
     p.add_argument("--since", default="")
-    p.add_argument("--restart", default="Always")
+    p.add_argument("--restart", default="")  # run: Always; create job: Never; cronjob: OnFailure
     p.add_argument("--command", action="store_true")
     p.add_argument("--env", action="append", default=[])
     p.add_argument("-i", "--stdin", action="store_true")
@@ -107,7 +107,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--as-uid", dest="as_uid", default="")
     # --- i31-cron-pdb --- create cronjob / create job --from
     p.add_argument("--schedule", default="")
-    p.add_argument("--restart", default="")
     p.add_argument("--from", dest="from_", default="")
     p.add_argument("--ignore-daemonsets", action="store_true")
     p.add_argument("--force", action="store_true")

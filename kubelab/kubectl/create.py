@@ -132,7 +132,7 @@ def _run(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
         container.update(stdin=True, stdinOnce=True)
     if args.tty:
         container["tty"] = True
-    restart = args.restart
+    restart = args.restart or "Always"  # run's default; create job|cronjob default theirs
     if restart not in ("Always", "OnFailure", "Never"):
         raise KubectlError(f"invalid restart policy: {restart}")
     if args.port is not None:

@@ -9,7 +9,8 @@ HandlePodCleanups) and kubelet_pods.go (generateAPIPodStatus):
 - anything that concerns a pod (the API changed it, a container exited, a probe result
   changed) asks that pod's worker to sync it (pod_workers.py);
 - a sync computes the status from what the runtime reports (status.py), hands it to the status
-  manager (status_manager.py), then drives the runtime towards the spec (kuberuntime.py);
+  manager (status_manager.py), mounts the pod's volumes (volumemanager/: until they are all
+  mounted no container starts), then drives the runtime towards the spec (kuberuntime.py);
 - a pod with a deletionTimestamp is terminated: its containers are stopped within the grace
   period, then the status manager deletes it for good;
 - a pod gone from the API, or found in the runtime and unknown (after a kubelet restart), is
@@ -43,6 +44,7 @@ from kubelab.kubelet.runtime import RUNNING, SANDBOX_READY, Container, Container
 from kubelab.kubelet.static_pods import MirrorClient, is_mirror_pod, static_pods_from
 from kubelab.kubelet.status import KUBELET_CONDITIONS, container_statuses, get_phase, pod_conditions
 from kubelab.kubelet.status_manager import StatusManager
+from kubelab.kubelet.volumemanager import VolumeManager
 from kubelab.sim.clock import Timer
 from kubelab.sim.tasks import Step
 
@@ -96,6 +98,10 @@ class Kubelet:
                                        node_ip=self.node_ip, pod_cidr=self.runtime.pod_cidr,
                                        alive=alive, get_node=self._node, trace=ctx.trace, name=self.name)
         self.mirror_client = MirrorClient(self.client, self.node_name)
+        self.volume_manager = VolumeManager(self.client, self.clock, self.event,
+                                            self.runtime.host_paths)
+        # What a container's cat and ls see of its volumes: what the volume manager mounted.
+        self.kuberuntime.container_files = self.volume_manager.container_files
         self._unsubscribe = self.runtime.subscribe(self._on_container_event)
         self.event(self.heartbeat.ref, "Normal", "Starting", "Starting kubelet.")
         self.heartbeat.register()
@@ -244,6 +250,10 @@ class Kubelet:
                 self.mirror_client.ensure(pod, self.mirrors.get(namespace_key(pod)))
             except Exception as err:  # the API is away: the static pod runs anyway
                 mirror_error = f"mirror pod: {err}"
+        # WaitForAttachAndMount: no container starts before the pod's volumes are mounted.
+        unmounted = self.volume_manager.wait_for_attach_and_mount(pod)
+        if unmounted is not None:
+            return unmounted
         version, reasons = self.runtime.version, dict(self.reasons.get(uid, {}))
         result: SyncResult = yield from self.kuberuntime.sync_pod(pod)
         latest = self.pods.get(uid)
@@ -259,6 +269,7 @@ class Kubelet:
         yield from self.kuberuntime.kill_containers(pod, self.kuberuntime._grace(pod))
         self.runtime.stop_pod_sandbox(uid)
         self.probes.remove_pod(uid)
+        self.volume_manager.unmount_pod(uid)
         latest = self.pods.get(uid, pod)
         self.status_manager.set_pod_status(latest, self.generate_api_status(latest, terminal=True))
         self.status_manager.terminated(uid)
@@ -274,6 +285,7 @@ class Kubelet:
                     yield self.runtime.stop_container(c.id, self.config.minimum_grace_period)
         self.runtime.remove_pod(uid)
         self.probes.remove_pod(uid)
+        self.volume_manager.unmount_pod(uid)
         self.status_manager.forget(uid)
         self.reasons.pop(uid, None)
         self.removed.pop(uid, None)

@@ -138,6 +138,8 @@ class ContainerRuntime:
         self._listeners: list[Callable[[str], None]] = []
         self.processes: dict[str, Callable[[], bool]] = {}  # image -> is its process up?
         self.network: ContainerNetwork | None = None         # the pod network (the wiring's)
+        # --- i31-storage --- the node's directories (hostPath, local volumes): path -> files
+        self.host_paths: dict[str, dict[str, bytes]] = {}
 
     @classmethod
     def for_node(cls, node: str, index: int, registry: ImageRegistry, clock: Clock,

@@ -59,11 +59,12 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 # default_plugins.go getDefaultPlugins, keeping the plugins kubelab implements, in order.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("NodeUnschedulable", 0), ("NodeName", 0), ("TaintToleration", 3), ("NodeAffinity", 2),
-    ("NodeResourcesFit", 1), ("PodTopologySpread", 2), ("NodeResourcesBalancedAllocation", 1),
+    ("NodeResourcesFit", 1), ("VolumeBinding", 0), ("PodTopologySpread", 2),
+    ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1), ("DefaultBinder", 0),
 )
 # Extension points we run; the others (queueSort, reserve, ...) are recognised but empty.
-RUN_POINTS = ("preFilter", "filter", "postFilter", "preScore", "score", "bind")
+RUN_POINTS = ("preFilter", "filter", "postFilter", "preScore", "score", "preBind", "bind")
 
 SchedulerConfigError = v.SchedulerConfigError
 

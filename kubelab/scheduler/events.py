@@ -174,6 +174,9 @@ IN_TREE_EVENTS: dict[str, list[Registration]] = {
         (ClusterEvent("Node", ActionType.Add | ActionType.Delete | ActionType.UpdateNodeLabel
                       | ActionType.UpdateNodeTaint), None)],
     "NodeResourcesBalancedAllocation": [], "ImageLocality": [], "DefaultBinder": [],
+    # --- i31-storage --- (upstream also registers PVC, PV, StorageClass and CSINode events;
+    # the scheduler has no informers for them: volume_binding.py)
+    "VolumeBinding": [(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel), None)],
 }
 
 

@@ -69,8 +69,11 @@ class Framework:
 
     def __init__(self, profile: Profile | None = None, *, rand: random.Random | None = None,
                  bind: Callable[[Object, str], None] | None = None,
-                 registry: Mapping[str, PluginFactory] | None = None, global_percentage: int = 0) -> None:
-        """registry: out-of-tree plugins by name, added to the in-tree ones."""
+                 registry: Mapping[str, PluginFactory] | None = None, global_percentage: int = 0,
+                 client: Any = None) -> None:
+        """registry: out-of-tree plugins by name, added to the in-tree ones; client: the
+        scheduler's client (Handle.ClientSet()), for plugins that write (VolumeBinding)."""
+        self.client = client
         profile = profile if profile is not None else default_profile()
         self.profile_name = profile.scheduler_name
         # percentageOfNodesToScore (profile, then global; 0 is adaptive): the filter search stops
@@ -99,6 +102,7 @@ class Framework:
         self.pre_score_plugins: list[PreScorePlugin] = at("preScore")
         self.score_plugins: list[ScorePlugin] = at("score")
         self.bind_plugins: list[BindPlugin] = at("bind")
+        self.pre_bind_plugins: list[Any] = at("preBind")  # --- i31-storage ---
         self.score_weights = {p.name: profile.score_weights.get(p.name, 1) for p in self.score_plugins}
         # ScoreExtensions() of each score plugin, asked once: None when it has no NormalizeScore.
         self.score_plugin_extensions: dict[str, ScoreExtensions | None] = {
@@ -271,6 +275,19 @@ class Framework:
                                           [s.score for s in plugin_to_node_scores[pl.name]],
                                           self.score_weights[pl.name])
         return all_node_plugin_scores
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Object, node_name: str) -> Status | None:
+        """RunPreBindPlugins: each in order; Wait (VolumeBinding's claims are not bound yet)
+        and any failure stop the run."""
+        for pl in self.pre_bind_plugins:
+            status: Status | None = pl.pre_bind(state, pod, node_name)
+            if status is None or status.is_success():
+                continue
+            if status.code == Code.Wait:
+                return status.with_plugin(pl.name)
+            return Status(Code.Error, f'running PreBind plugin "{pl.name}": {status.message()}',
+                          plugin=pl.name)
+        return None
 
     def run_bind_plugins(self, state: CycleState, pod: Object, node_name: str) -> Status | None:
         """Bind plugins are tried in order; the first that does not Skip decides."""

@@ -64,6 +64,8 @@ NOTE_LENGTH_LIMIT = 1024  # pkg/apis/core/validation NoteLengthLimit: the longes
 # enough to spread pods well, few enough to stay fast on 5,000 nodes.
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+# VolumeBinding's PreBind waits for the claims to be bound: bindTimeoutSeconds, polled each second.
+PRE_BIND_TIMEOUT, PRE_BIND_POLL = 600.0, 1.0
 
 
 class SchedulingError(Exception):
@@ -340,9 +342,23 @@ def _binding_cycle(sched: Scheduler, fwk: Framework, state: CycleState, assumed_
 
 
 def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed_info: QueuedPodInfo,
-          host: str) -> None:
+          host: str, waiting_since: float | None = None) -> None:
     assumed = assumed_info.pod
-    status = fwk.run_bind_plugins(state, assumed, host)  # DefaultBinder: POST pods/<name>/binding
+    # PreBind (VolumeBinding: bind the claims, then wait for the PV controller, polling).
+    status = fwk.run_pre_bind_plugins(state, assumed, host)
+    if status is not None and status.code == Code.Wait:
+        now = sched.ctx.clock.now
+        since = now if waiting_since is None else waiting_since
+        if not sched.running:
+            return
+        if now - since < PRE_BIND_TIMEOUT:
+            sched.ctx.clock.call_later(PRE_BIND_POLL, _bind, sched, fwk, state, assumed_info, host,
+                                       since)
+            return
+        status = Status(Code.Error, f'running PreBind plugin "{status.plugin}": binding volumes: '
+                        "context deadline exceeded", plugin=status.plugin)
+    if status is None:
+        status = fwk.run_bind_plugins(state, assumed, host)  # DefaultBinder: POST pods/<name>/binding
     if not sched.running:
         return  # the request arrived, but nobody is left to read the answer
     sched.cache.finish_binding(assumed, sched.ctx.clock.now)

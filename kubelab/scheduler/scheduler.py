@@ -84,7 +84,7 @@ class Scheduler:
             self.profiles[profile.scheduler_name] = Framework(
                 profile, rand=ctx.rand, registry=registry,
                 bind=lambda pod, node: schedule_one.bind_through_api(self, pod, node),
-                global_percentage=self.config.percentage_of_nodes_to_score)
+                global_percentage=self.config.percentage_of_nodes_to_score, client=ctx.client)
             # Events name the profile as their source, as upstream's per-profile recorders do.
             self.recorders[profile.scheduler_name] = ctx.recorder(profile.scheduler_name)
         hint_map = {name: {plugin: events_for_plugin(plugin, obj) for plugin, obj in fwk.plugins.items()}

@@ -6,6 +6,10 @@
   (k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go).
 - DefaultTolerationSeconds (mutating): pods tolerate not-ready/unreachable nodes for 300s, so
   their eviction waits five minutes (plugin/pkg/admission/defaulttolerationseconds).
+- DefaultStorageClass (mutating): a claim without a class gets the default StorageClass
+  (storageclass.py).
+- StorageObjectInUseProtection (mutating): new claims and volumes carry the pvc-protection and
+  pv-protection finalizers (storageclass.py).
 - MutatingAdmissionWebhook (mutating): the MutatingWebhookConfigurations' webhooks, after the
   built-in mutating plugins (webhook/mutating.py).
 - NodeRestriction (validating): a kubelet may only change its own Node, its own Lease and the
@@ -30,6 +34,7 @@ from kubelab.apiserver.admission.chain import (
     admission_forbidden,
 )
 from kubelab.apiserver.admission.policy import ValidatingAdmissionPolicy
+from kubelab.apiserver.admission.storageclass import DefaultStorageClass, StorageObjectInUseProtection
 from kubelab.apiserver.admission.webhook import MutatingAdmissionWebhook, ValidatingAdmissionWebhook
 from kubelab.apiserver.apis.defaults import set_defaults
 
@@ -176,6 +181,8 @@ def _name(attrs: Attributes) -> str:
 
 
 def default_plugins() -> list[AdmissionPlugin]:
-    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), MutatingAdmissionWebhook(),
+    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(),
+            DefaultStorageClass(), StorageObjectInUseProtection(),  # --- i31-storage ---
+            MutatingAdmissionWebhook(),
             NodeRestriction(), ValidatingAdmissionPolicy(), ValidatingAdmissionWebhook()]
 

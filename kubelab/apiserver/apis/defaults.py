@@ -21,6 +21,12 @@ from kubelab.apiserver.apis.defaults_flowcontrol import (
     set_priority_level_defaults,
 )
 from kubelab.apiserver.apis.defaults_services import set_endpoint_slice_defaults, set_service_defaults
+from kubelab.apiserver.apis.defaults_storage import (
+    set_network_policy_defaults,
+    set_persistent_volume_claim_defaults,
+    set_persistent_volume_defaults,
+    set_storage_class_defaults,
+)
 from kubelab.apiserver.registry.batch import set_defaults_job
 
 __all__ = ["DEFAULTERS", "SYSTEM_PRIORITIES", "image_pull_policy", "set_defaults"]
@@ -265,6 +271,11 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "replicationcontrollers": _replication_controller,
     # --- i31-cron-pdb ---
     "cronjobs": _cronjob,
+    # --- i31-storage ---
+    "persistentvolumes": set_persistent_volume_defaults,
+    "persistentvolumeclaims": set_persistent_volume_claim_defaults,
+    "storageclasses": set_storage_class_defaults,
+    "networkpolicies": set_network_policy_defaults,
 }
 
 

@@ -402,3 +402,64 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
     CRON_JOB,
     POD_DISRUPTION_BUDGET,
 )}
+
+# --- i31-storage ---
+# core/v1 PersistentVolume and PersistentVolumeClaim, storage.k8s.io/v1 StorageClass (k8s.io/api
+# core/v1 types.go, storage/v1 types.go). The volume sources' insides are not checked (ANY).
+_NODE_SELECTOR = struct("NodeSelector", nodeSelectorTerms=ListOf(struct(
+    "NodeSelectorTerm", **dict.fromkeys(("matchExpressions", "matchFields"), ListOf(struct(
+        "NodeSelectorRequirement", key=STRING, operator=STRING, values=STRINGS))))))
+_PV_SOURCES = ("hostPath", "local", "csi", "nfs", "iscsi", "fc", "rbd", "cephfs",
+               "awsElasticBlockStore", "gcePersistentDisk", "azureDisk", "azureFile")
+PERSISTENT_VOLUME = kind(
+    "PersistentVolume",
+    spec=struct("PersistentVolumeSpec", capacity=RESOURCES, accessModes=STRINGS,
+                claimRef=OBJECT_REFERENCE, persistentVolumeReclaimPolicy=STRING,
+                storageClassName=STRING, mountOptions=STRINGS, volumeMode=STRING,
+                volumeAttributesClassName=STRING,
+                nodeAffinity=struct("VolumeNodeAffinity", required=_NODE_SELECTOR),
+                **dict.fromkeys(_PV_SOURCES, ANY)),
+    status=struct("PersistentVolumeStatus", **_strings("phase", "message", "reason",
+                                                        "lastPhaseTransitionTime")))
+PERSISTENT_VOLUME_CLAIM = kind(
+    "PersistentVolumeClaim",
+    spec=struct("PersistentVolumeClaimSpec", accessModes=STRINGS, selector=LABEL_SELECTOR,
+                resources=struct("VolumeResourceRequirements", limits=RESOURCES,
+                                 requests=RESOURCES),
+                **_strings("volumeName", "storageClassName", "volumeMode",
+                           "volumeAttributesClassName"),
+                dataSource=ANY, dataSourceRef=ANY),
+    status=struct("PersistentVolumeClaimStatus", phase=STRING, accessModes=STRINGS,
+                  capacity=RESOURCES, conditions=ANY, allocatedResources=RESOURCES,
+                  allocatedResourceStatuses=STRING_MAP, **_strings(
+                      "currentVolumeAttributesClassName"), modifyVolumeStatus=ANY))
+STORAGE_CLASS = kind("StorageClass", provisioner=STRING, parameters=STRING_MAP,
+                     reclaimPolicy=STRING, mountOptions=STRINGS, allowVolumeExpansion=BOOL,
+                     volumeBindingMode=STRING, allowedTopologies=ANY)
+SCHEMAS.update({s.name: s for s in (PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS)})
+
+# networking.k8s.io/v1 Ingress, IngressClass, NetworkPolicy (k8s.io/api networking/v1 types.go).
+_SERVICE_BACKEND = struct("IngressServiceBackend", "v1", name=STRING, port=struct(
+    "ServiceBackendPort", name=STRING, number=INT32))
+_TYPED_REF = struct("TypedLocalObjectReference", apiGroup=STRING, kind=STRING, name=STRING)
+_BACKEND = struct("IngressBackend", service=_SERVICE_BACKEND, resource=_TYPED_REF)
+INGRESS = kind(
+    "Ingress",
+    spec=struct("IngressSpec", ingressClassName=STRING, defaultBackend=_BACKEND,
+                tls=ListOf(struct("IngressTLS", hosts=STRINGS, secretName=STRING)),
+                rules=ListOf(struct("IngressRule", host=STRING, http=struct(
+                    "HTTPIngressRuleValue", paths=ListOf(struct(
+                        "HTTPIngressPath", path=STRING, pathType=STRING, backend=_BACKEND)))))),
+    status=struct("IngressStatus", loadBalancer=struct("IngressLoadBalancerStatus", ingress=ANY)))
+INGRESS_CLASS = kind("IngressClass", spec=struct(
+    "IngressClassSpec", controller=STRING, parameters=struct(
+        "IngressClassParametersReference", **_strings("apiGroup", "kind", "name", "scope",
+                                                       "namespace"))))
+_PEER = struct("NetworkPolicyPeer", podSelector=LABEL_SELECTOR, namespaceSelector=LABEL_SELECTOR,
+               ipBlock=struct("IPBlock", cidr=STRING, **{"except": STRINGS}))
+_NP_PORT = struct("NetworkPolicyPort", protocol=STRING, port=INT_OR_STRING, endPort=INT32)
+NETWORK_POLICY = kind("NetworkPolicy", spec=struct(
+    "NetworkPolicySpec", podSelector=LABEL_SELECTOR, policyTypes=STRINGS,
+    ingress=ListOf(struct("NetworkPolicyIngressRule", ports=ListOf(_NP_PORT), **{"from": ListOf(_PEER)})),
+    egress=ListOf(struct("NetworkPolicyEgressRule", ports=ListOf(_NP_PORT), to=ListOf(_PEER)))))
+SCHEMAS.update({s.name: s for s in (INGRESS, INGRESS_CLASS, NETWORK_POLICY)})

@@ -59,6 +59,15 @@ STRATEGIES = {
     # pkg/registry/batch/cronjob/strategy.go, pkg/registry/policy/poddisruptionbudget/strategy.go
     "cronjobs": Strategy(has_status=True, generation=True, create_clears_status=True),
     "poddisruptionbudgets": Strategy(has_status=True, generation=True, create_clears_status=True),
+    # --- i31-storage ---
+    # pkg/registry/core/persistentvolume{,claim}/strategy.go: status is a subresource, create
+    # starts Pending; no generation.
+    "persistentvolumes": Strategy(has_status=True, create_clears_status=True),
+    "persistentvolumeclaims": Strategy(has_status=True, create_clears_status=True),
+    # networking/ingress/strategy.go: generation bumps on spec changes; status is a subresource.
+    "ingresses": Strategy(has_status=True, generation=True, create_clears_status=True),
+    "ingressclasses": Strategy(generation=True),
+    "networkpolicies": Strategy(generation=True),
 }
 PLAIN = Strategy()
 
@@ -120,6 +129,8 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
     elif resource == "poddisruptionbudgets":  # PodDisruptionBudgetStatus{}: no omitempty
         obj["status"] = dict.fromkeys(("disruptionsAllowed", "currentHealthy", "desiredHealthy",
                                        "expectedPods"), 0)
+    elif resource in ("persistentvolumes", "persistentvolumeclaims"):  # --- i31-storage ---
+        obj["status"] = {"phase": "Pending"}
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,

@@ -29,6 +29,7 @@ from kubelab.kubectl.describe.describe import (
     since,
     tolerations_multiline,
 )
+from kubelab.kubectl.describe.storage import STORAGE_DESCRIBERS
 from kubelab.kubectl.tabwriter import PrefixWriter
 from kubelab.kubectl.taint import to_string
 
@@ -342,3 +343,5 @@ from kubelab.kubectl.describe.workloads import (  # noqa: E402
 
 DESCRIBERS.update({"statefulsets": describe_stateful_set,
                    "replicationcontrollers": describe_replication_controller})
+# --- i31-storage --- PersistentVolumes, claims and StorageClasses (storage.py)
+DESCRIBERS.update(STORAGE_DESCRIBERS)

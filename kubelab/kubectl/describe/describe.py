@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.duration import human_duration
@@ -137,7 +138,7 @@ def describe_pod(client: Client, pod: Object, events: list[Object], now: float) 
         w.write(0, "Conditions:\n  Type\tStatus\n")
         for c in status["conditions"]:
             w.write(1, f"{c.get('type')} \t{c.get('status')} \n")
-    w.write(0, "Volumes:\t<none>\n")
+    describe_volumes(w, spec.get("volumes") or [])
     w.write(0, f"QoS Class:\t{status.get('qosClass', '')}\n")
     labels_multiline(w, "Node-Selectors", spec.get("nodeSelector"))
     tolerations_multiline(w, "Tolerations", spec.get("tolerations"))
@@ -190,7 +191,78 @@ def describe_containers(w: PrefixWriter, label: str, containers: list[Object],
         w.write(2, "Environment:\n" if env else "Environment:\t<none>\n")
         for e in env:
             w.write(3, f"{e.get('name')}:\t{e.get('value', '')}\n")
-        w.write(2, "Mounts:\t<none>\n")
+        describe_container_volumes(w, c)
+
+
+def describe_container_volumes(w: PrefixWriter, c: Object) -> None:
+    """describeContainerVolumes: each mount by path, "from" its volume, (ro|rw[,path=...])."""
+    mounts = sorted(c.get("volumeMounts") or [], key=lambda m: str(m.get("mountPath", "")))
+    w.write(2, "Mounts:\n" if mounts else "Mounts:\t<none>\n")
+    for m in mounts:
+        flags = ["ro" if m.get("readOnly") else "rw"]
+        if m.get("subPath"):
+            flags.append(f'path="{m["subPath"]}"')
+        w.write(3, f"{m.get('mountPath', '')} from {m.get('name', '')} ({','.join(flags)})\n")
+
+
+def _optional(value: Any) -> str:
+    return "<nil>" if value is None else str(bool(value)).lower()
+
+
+def describe_volumes(w: PrefixWriter, volumes: list[Object]) -> None:
+    """describeVolumes, for the volume types the kubelet mounts."""
+    if not volumes:
+        w.write(0, "Volumes:\t<none>\n")
+        return
+    w.write(0, "Volumes:\n")
+    for v in volumes:
+        w.write(1, f"{v.get('name', '')}:\n")
+        if v.get("hostPath") is not None:
+            w.write(2, "Type:\tHostPath (bare host directory volume)\n"
+                    f"    Path:\t{v['hostPath'].get('path', '')}\n"
+                    f"    HostPathType:\t{v['hostPath'].get('type', '')}\n")
+        elif v.get("emptyDir") is not None:
+            w.write(2, "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)\n"
+                    f"    Medium:\t{v['emptyDir'].get('medium', '')}\n"
+                    f"    SizeLimit:\t{v['emptyDir'].get('sizeLimit') or '<unset>'}\n")
+        elif v.get("secret") is not None:
+            w.write(2, "Type:\tSecret (a volume populated by a Secret)\n"
+                    f"    SecretName:\t{v['secret'].get('secretName', '')}\n"
+                    f"    Optional:\t{str(bool(v['secret'].get('optional'))).lower()}\n")
+        elif v.get("configMap") is not None:
+            w.write(2, "Type:\tConfigMap (a volume populated by a ConfigMap)\n"
+                    f"    Name:\t{v['configMap'].get('name', '')}\n"
+                    f"    Optional:\t{str(bool(v['configMap'].get('optional'))).lower()}\n")
+        elif v.get("persistentVolumeClaim") is not None:
+            claim = v["persistentVolumeClaim"]
+            w.write(2, "Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the "
+                    f"same namespace)\n    ClaimName:\t{claim.get('claimName', '')}\n"
+                    f"    ReadOnly:\t{str(bool(claim.get('readOnly'))).lower()}\n")
+        elif v.get("downwardAPI") is not None:
+            w.write(2, "Type:\tDownwardAPI (a volume populated by information about the pod)\n"
+                    "    Items:\n")
+            for item in v["downwardAPI"].get("items") or []:
+                ref = (item.get("fieldRef") or {}).get("fieldPath") or \
+                    (item.get("resourceFieldRef") or {}).get("resource", "")
+                w.write(3, f"{ref} -> {item.get('path', '')}\n")
+        elif v.get("projected") is not None:
+            w.write(2, "Type:\tProjected (a volume that contains injected data from multiple "
+                    "sources)\n")
+            for source in v["projected"].get("sources") or []:
+                if source.get("secret") is not None:
+                    w.write(2, f"SecretName:\t{source['secret'].get('name', '')}\n"
+                            f"    SecretOptionalName:\t{_optional(source['secret'].get('optional'))}\n")
+                elif source.get("downwardAPI") is not None:
+                    w.write(2, "DownwardAPI:\ttrue\n")
+                elif source.get("configMap") is not None:
+                    w.write(2, f"ConfigMapName:\t{source['configMap'].get('name', '')}\n"
+                            f"    ConfigMapOptional:\t{_optional(source['configMap'].get('optional'))}\n")
+                elif source.get("serviceAccountToken") is not None:
+                    seconds = source["serviceAccountToken"].get("expirationSeconds", 3600)
+                    w.write(2, f"TokenExpirationSeconds:\t{seconds}\n")
+        else:
+            kind = next((k for k in v if k != "name"), "")
+            w.write(2, f"Type:\t{kind[:1].upper() + kind[1:]}\n")
 
 
 def _describe_state(w: PrefixWriter, title: str, state: Object) -> None:

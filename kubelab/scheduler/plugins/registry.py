@@ -1,7 +1,8 @@
 """The in-tree registry: plugin name -> class (pkg/scheduler/framework/plugins/registry.go).
 
 A plugin class is built as cls(args, handle); which extension points it serves is read from
-the methods it has (pre_filter, filter, post_filter, pre_score, score, normalize_score, bind),
+the methods it has (pre_filter, filter, post_filter, pre_score, score, normalize_score,
+pre_bind, bind),
 as Go checks which interfaces a plugin type implements.
 """
 
@@ -20,6 +21,7 @@ from kubelab.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from kubelab.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from kubelab.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from kubelab.scheduler.plugins.taint_toleration import TaintToleration
+from kubelab.scheduler.plugins.volume_binding import VolumeBinding
 
 __all__ = ["EXTENSION_POINTS", "UPSTREAM_ONLY", "PluginFactory", "extension_points", "in_tree_registry"]
 
@@ -32,6 +34,7 @@ EXTENSION_POINTS = {
     "postFilter": "post_filter",
     "preScore": "pre_score",
     "score": "score",
+    "preBind": "pre_bind",
     "bind": "bind",
 }
 
@@ -39,7 +42,7 @@ EXTENSION_POINTS = {
 # real configurations often do, but not enable them.
 UPSTREAM_ONLY = frozenset({
     "PrioritySort", "SchedulingGates", "NodePorts", "VolumeRestrictions", "EBSLimits",
-    "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits", "VolumeBinding", "VolumeZone",
+    "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits", "VolumeZone",
     "InterPodAffinity", "DefaultPreemption", "DynamicResources", "NodeDeclaredFeatures",
 })
 
@@ -47,7 +50,8 @@ UPSTREAM_ONLY = frozenset({
 def in_tree_registry() -> dict[str, PluginFactory]:
     return {cls.name: cls for cls in (
         NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodeResourcesFit,
-        PodTopologySpread, NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder)}
+        PodTopologySpread, NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder,
+        VolumeBinding)}
 
 
 def extension_points(factory: object) -> list[str]:

@@ -64,6 +64,11 @@ from kubelab.apiserver.apis.validation.flowcontrol import (
     validate_priority_level_configuration,
 )
 from kubelab.apiserver.apis.validation.meta import validate_meta, validate_meta_update
+from kubelab.apiserver.apis.validation.networking import (
+    validate_ingress,
+    validate_ingress_class,
+    validate_network_policy,
+)
 from kubelab.apiserver.apis.validation.policy import (
     validate_pod_disruption_budget,
     validate_pod_disruption_budget_status_update,
@@ -82,6 +87,15 @@ from kubelab.apiserver.apis.validation.statefulset import (
     validate_stateful_set,
     validate_stateful_set_status_update,
     validate_stateful_set_update,
+)
+from kubelab.apiserver.apis.validation.storage import (
+    validate_persistent_volume,
+    validate_persistent_volume_claim,
+    validate_persistent_volume_claim_status_update,
+    validate_persistent_volume_claim_update,
+    validate_persistent_volume_update,
+    validate_storage_class,
+    validate_storage_class_update,
 )
 
 __all__ = ["validate_create", "validate_scale", "validate_update"]
@@ -144,6 +158,13 @@ CREATE_RULES: dict[str, Validator] = {
     # --- i31-cron-pdb ---
     "cronjobs": validate_cron_job,
     "poddisruptionbudgets": validate_pod_disruption_budget,
+    # --- i31-storage ---
+    "persistentvolumes": validate_persistent_volume,
+    "persistentvolumeclaims": validate_persistent_volume_claim,
+    "storageclasses": validate_storage_class,
+    "ingresses": validate_ingress,
+    "ingressclasses": validate_ingress_class,
+    "networkpolicies": validate_network_policy,
 }
 
 
@@ -175,6 +196,10 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "replicationcontrollers": validate_replication_controller_update,
     # --- i31-cron-pdb ---
     "cronjobs": validate_cron_job_update,
+    # --- i31-storage ---
+    "persistentvolumes": validate_persistent_volume_update,
+    "persistentvolumeclaims": validate_persistent_volume_claim_update,
+    "storageclasses": validate_storage_class_update,
 }
 
 
@@ -194,6 +219,8 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     # --- i31-cron-pdb ---
     "cronjobs": validate_cron_job_status_update,
     "poddisruptionbudgets": validate_pod_disruption_budget_status_update,
+    # --- i31-storage ---
+    "persistentvolumeclaims": validate_persistent_volume_claim_status_update,
 }
 
 
