@@ -9,8 +9,9 @@
   (the simulated seconds from the apply to the last pod Running, over the wall seconds; the
   run polls every 5 simulated seconds, so it ends on a multiple of 5). Run in a child
   process so that the memory figure is its own.
-  The issue's 1,000 nodes x 30 pods takes 4 to 5 minutes; KUBELAB_BENCH_QUICK=1 runs
-  100 x 30 instead (about 25 s), a tenth of the work but not the figure the issue names.
+  The issue's 1,000 nodes x 30 pods takes minutes; KUBELAB_BENCH_QUICK=1 runs 100 x 30 instead
+  (the same rows, a tenth of the work, not the figure the issue names). Progress (simulated
+  time, pods Running) goes to the terminal (kubelab/widgets/progress.py).
 
     python -m benchmarks kubelet                      # the figures
     python -m benchmarks.bench_kubelet 100 30         # one density run, prints JSON (progress on stderr)
@@ -67,6 +68,7 @@ def idle_heartbeats(rounds: int = 2) -> float:
 def density(nodes: int, pods_per_node: int, deployments: int = 30) -> dict[str, Any]:
     """One run in this process: seconds from apply to every pod Running."""
     from kubelab.cluster import COMPONENTS, Cluster
+    from kubelab.widgets.progress import RunProgress
 
     components = [n for n in ("controller-manager", "scheduler", "kubelet") if n in COMPONENTS]
     c = Cluster(nodes=nodes, components=components)
@@ -85,6 +87,7 @@ def density(nodes: int, pods_per_node: int, deployments: int = 30) -> dict[str, 
     c.client.watch("pods", on_event)
     per = [total // deployments + (1 if i < total % deployments else 0) for i in range(deployments)]
     start, virtual_start = time.perf_counter(), c.clock.now
+    progress = RunProgress(total, f"{nodes:,} nodes x {pods_per_node} (full kubelets)")
     for i, replicas in enumerate(per):
         labels = {"app": f"density-{i}"}
         c.apply({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": f"density-{i}"},
@@ -94,8 +97,8 @@ def density(nodes: int, pods_per_node: int, deployments: int = 30) -> dict[str, 
                                "resources": {"requests": {"cpu": "10m", "memory": "10Mi"}}}]}}}})
     while len(running) < total and c.clock.now < 3600:
         c.run(5.0)
-        print(f"t={c.clock.now:.0f}s running={len(running)} wall={time.perf_counter() - start:.0f}s",
-              file=sys.stderr, flush=True)
+        progress.update(c.clock.now - virtual_start, len(running))
+    progress.close()
     return {"seconds": time.perf_counter() - start, "running": len(running), "total": total,
             "virtual": c.clock.now, "simulated": c.clock.now - virtual_start,
             "max_rss_mib": peak_memory_mib()}
@@ -103,7 +106,7 @@ def density(nodes: int, pods_per_node: int, deployments: int = 30) -> dict[str, 
 
 def _child(*args: str) -> dict[str, Any]:
     out = subprocess.run([sys.executable, "-m", "benchmarks.bench_kubelet", *args],
-                         capture_output=True, text=True, check=True)
+                         stdout=subprocess.PIPE, text=True, check=True)  # progress: this terminal
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -119,8 +122,11 @@ def run() -> list[Figure]:
         figures.append(Figure(name, r["seconds"], "s", "<= 60" if nodes == 1000 else ""))
         figures.append(Figure(f"density {nodes} x {pods} peak memory", r["max_rss_mib"], "MiB",
                               "<= 2048" if nodes == 1000 else ""))
-        figures.append(Figure(f"density {nodes} x {pods} simulated seconds per wall second",
-                              r["simulated"] / r["seconds"], "sim s / s"))
+        # The issue's figure: the simulation keeps up with the cluster it simulates, at
+        # upstream's default client-side limits (kubelab/cluster/components.py).
+        figures.append(Figure(f"density {nodes} x {pods} simulated seconds per wall second "
+                              "(default client limits)", r["simulated"] / r["seconds"], "sim s / s",
+                              ">= 1" if nodes == 1000 else ""))
     return figures
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import resource
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +53,25 @@ def peak_memory_mib() -> float:
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def deep_size(objects: object, seen: set[int] | None = None) -> int:
+    """Bytes of objects and everything they hold (sys.getsizeof walk over dicts, lists, tuples
+    and sets), each Python object counted once: what a cache keeps alive, shared strings once."""
+    seen = set() if seen is None else seen
+    total, stack = 0, [objects]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            stack.extend(obj)
+    return total
 
 
 def machine_speed(rounds: int = 3) -> float:

@@ -4,6 +4,7 @@ concurrency limits, and the seats the work estimators give."""
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import pytest
 
@@ -218,3 +219,63 @@ def test_the_configuration_is_read_through_listers_the_watch_cache_feeds() -> No
     assert len(syncs) == before + 1
     assert _classify(second, "bob", [], Request("list", "pods", "default")) == \
         ("bob-3", "workload-low")
+
+
+# k8s.io/apiserver pkg/apis/flowcontrol/bootstrap/default.go at kubernetes-1.34.0, transcribed:
+# every level (name, shares, lendablePercent, queues, handSize, queueLengthLimit; 0 queues:
+# Reject) and every schema (name, level, precedence, distinguisher, subjects as kind:name).
+UPSTREAM_LEVELS = {
+    "catch-all": (5, 0, 0, 0, 0), "system": (30, 33, 64, 6, 50), "node-high": (40, 25, 64, 6, 50),
+    "leader-election": (10, 0, 16, 4, 50), "workload-high": (40, 50, 128, 6, 50),
+    "workload-low": (100, 90, 128, 6, 50), "global-default": (20, 50, 128, 6, 50),
+}
+EVERYONE = ("Group:system:unauthenticated", "Group:system:authenticated")
+UPSTREAM_SCHEMAS = {
+    "exempt": ("exempt", 1, "", ("Group:system:masters",)),
+    "catch-all": ("catch-all", 10000, "ByUser", EVERYONE),
+    "system-nodes": ("system", 500, "ByUser", ("Group:system:nodes",)),
+    "system-node-high": ("node-high", 400, "ByUser", ("Group:system:nodes",)),
+    "probes": ("exempt", 2, "", EVERYONE),
+    "system-leader-election": ("leader-election", 100, "ByUser", (
+        "User:system:kube-controller-manager", "User:system:kube-scheduler",
+        "ServiceAccount:kube-system/*")),
+    "kube-controller-manager": ("workload-high", 800, "ByNamespace",
+                                ("User:system:kube-controller-manager",)),
+    "kube-scheduler": ("workload-high", 800, "ByNamespace", ("User:system:kube-scheduler",)),
+    "kube-system-service-accounts": ("workload-high", 900, "ByNamespace", ("ServiceAccount:kube-system/*",)),
+    "service-accounts": ("workload-low", 9000, "ByUser", ("Group:system:serviceaccounts",)),
+    "global-default": ("global-default", 9900, "ByUser", EVERYONE),
+}
+
+
+def _subject(s: dict[str, Any]) -> str:
+    if s["kind"] == "ServiceAccount":
+        return f"ServiceAccount:{s['serviceAccount']['namespace']}/{s['serviceAccount']['name']}"
+    return f"{s['kind']}:{s[s['kind'].lower()]['name']}"
+
+
+def test_the_bootstrap_configuration_is_upstreams() -> None:
+    # 1.34 dropped endpoint-controller and workload-leader-election (kubernetes commit
+    # 2800c16c, "Remove FlowSchemas handling non-leases-backed leader election").
+    c = Cluster(nodes=0, components=[], apf=True)
+    levels, schemas = {}, {}
+    for pl in c.client.list("prioritylevelconfigurations")["items"]:
+        if pl["spec"]["type"] == "Exempt":
+            assert pl["metadata"]["name"] == "exempt"
+            assert pl["spec"]["exempt"] == {"nominalConcurrencyShares": 0, "lendablePercent": 0}
+            continue
+        limited = pl["spec"]["limited"]
+        queuing = limited["limitResponse"].get("queuing", {})
+        levels[pl["metadata"]["name"]] = (limited["nominalConcurrencyShares"], limited["lendablePercent"],
+                                          queuing.get("queues", 0), queuing.get("handSize", 0),
+                                          queuing.get("queueLengthLimit", 0))
+    for fs in c.client.list("flowschemas")["items"]:
+        spec = fs["spec"]
+        assert len(spec["rules"]) == 1 and fs["metadata"]["annotations"] == {
+            "apf.kubernetes.io/autoupdate-spec": "true"}
+        schemas[fs["metadata"]["name"]] = (
+            spec["priorityLevelConfiguration"]["name"], spec["matchingPrecedence"],
+            (spec.get("distinguisherMethod") or {}).get("type", ""),
+            tuple(_subject(s) for s in spec["rules"][0]["subjects"]))
+    assert levels == UPSTREAM_LEVELS
+    assert schemas == UPSTREAM_SCHEMAS

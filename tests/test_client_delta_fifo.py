@@ -427,3 +427,46 @@ def test_on_ready_wakes_consumer_through_clock() -> None:
 def test_on_ready_needs_a_clock() -> None:
     with pytest.raises(ValueError, match="needs a clock"):
         DeltaFIFO().on_ready(lambda: None)
+
+
+def test_transformer_sees_each_object_exactly_once() -> None:
+    # upstream's TestDeltaFIFO_transformer: adds, an update, a delete and the tombstones two
+    # Replaces make; every object in every Delta went through the transformer once.
+    seen: list[int] = []
+
+    def xfrm(obj: Any) -> Any:
+        seen.append(id(obj))
+        obj["data"]["xfrm"] = obj["data"].get("xfrm", 0) + 1
+        return obj
+
+    f = DeltaFIFO(transformer=xfrm)
+    f.add(mk("foo", 10))
+    f.add(mk("bar", 11))
+    f.update(mk("foo", 12))
+    f.delete(mk("foo", 15))
+    f.replace([], "")
+    f.add(mk("bar", 16))
+    f.replace([], "")
+    assert f.list_keys() == ["foo", "bar"]
+    objects = []
+    for _ in range(2):
+        for delta in pop(f):
+            obj = delta.object.obj if isinstance(delta.object, DeletedFinalStateUnknown) else delta.object
+            objects.append(obj)
+            assert obj["data"]["xfrm"] == 1, delta
+    assert len(seen) == 5 and len(set(seen)) == 5  # five objects were queued, no tombstone twice
+    assert sum(isinstance(o, dict) for o in objects) == len(objects)
+
+
+def test_transformer_is_not_run_on_resync() -> None:
+    cached = mk("foo", 1)
+    f = DeltaFIFO(known_objects=Literal(cached), transformer=lambda o: {**o, "changed": True})
+    f.resync()
+    assert pop(f) == [D(Sync, cached)]  # the cache's object went through it already
+
+
+def test_transformer_result_is_what_is_queued() -> None:
+    f = DeltaFIFO(transformer=lambda o: {**o, "data": {"val": "trimmed"}})
+    f.add(mk("foo", 1))
+    f.replace([mk("foo", 3), mk("bar", 2)], "")
+    assert [val(pop_newest(f)) for _ in range(2)] == ["trimmed", "trimmed"]

@@ -276,3 +276,42 @@ def test_edge_triggered_controller_stays_wrong_after_a_lost_event() -> None:
     assert c.get("configmaps", "a-copy", namespace="default")["data"] == {"v": "2"}
     assert c.get("configmaps", "a-copy", namespace="edge")["data"] == {"v": "1"}
     assert c.components["edge"].errors == 1
+
+
+def _server_side_apply(c: Cluster, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+    from kubelab.api.request import Request
+
+    return c.apiserver.handle(Request(
+        "patch", resource, namespace="default", name=obj["metadata"]["name"], body=obj,
+        options={"patchType": "apply", "fieldManager": "kubectl"},
+        token=c.apiserver.token_for("admin")))
+
+
+def test_the_controller_manager_caches_objects_without_managed_fields() -> None:
+    # CreateControllerContext's trim; 1.34's scheduler keeps them (kubernetes#132367).
+    c = Cluster(nodes=1, components=["controller-manager", "scheduler"])
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    _server_side_apply(c, "pods", pod)
+    _server_side_apply(c, "configmaps", cm("settings"))
+    c.run(2)
+    assert c.client.get("pods", "web")["metadata"]["managedFields"]
+    cm_informers = c.components["controller-manager"].informers
+    cached, exists = cm_informers.informer_for("pods").indexer.get_by_key("default/web")
+    assert exists and "managedFields" not in cached["metadata"]
+    assert cached["spec"]["containers"][0]["image"] == "nginx"  # nothing else is dropped
+    sched_cached, exists = c.components["scheduler"].pod_informer.indexer.get_by_key("default/web")
+    assert exists and sched_cached["metadata"]["managedFields"]
+
+
+def test_set_transform_only_before_the_informer_runs() -> None:
+    c = Cluster(nodes=0, components=[])
+    factory = SharedInformerFactory(c.client, c.clock)
+    informer = factory.informer_for("configmaps")
+    informer.set_transform(lambda o: {**o, "data": {"v": "seen"}})
+    factory.start()
+    c.client.create(cm("a"))
+    c.run(1)
+    assert informer.indexer.get_by_key("default/a")[0]["data"] == {"v": "seen"}
+    with pytest.raises(RuntimeError, match="informer has already started"):
+        informer.set_transform(None)

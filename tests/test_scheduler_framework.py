@@ -134,6 +134,44 @@ def test_num_feasible_nodes_to_find_configured_percentages() -> None:
     assert num_feasible_nodes_to_find(0, 1000, global_percentage=20) == 420  # the profile's 0 means adaptive
 
 
+# pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind, transcribed:
+# (name, global percentageOfNodesToScore, the profile's (None: unset), nodes, wanted).
+NUM_FEASIBLE_NODES_TO_FIND = [
+    ("not set percentageOfNodesToScore and nodes number not more than 50", 0, None, 10, 10),
+    ("set profile percentageOfNodesToScore and nodes number not more than 50", 0, 40, 10, 10),
+    ("not set percentageOfNodesToScore and nodes number more than 50", 0, None, 1000, 420),
+    ("set profile percentageOfNodesToScore and nodes number more than 50", 0, 40, 1000, 400),
+    ("set global and profile percentageOfNodesToScore and nodes number more than 50", 100, 40, 1000, 400),
+    ("set global percentageOfNodesToScore and nodes number more than 50", 40, None, 1000, 400),
+    ("not set profile percentageOfNodesToScore and nodes number more than 50*125", 0, None, 6000, 300),
+    ("set profile percentageOfNodesToScore and nodes number more than 50*125", 0, 40, 6000, 2400),
+]
+
+
+@pytest.mark.parametrize(("name", "global_percentage", "profile_percentage", "nodes", "want"),
+                         NUM_FEASIBLE_NODES_TO_FIND, ids=[row[0] for row in NUM_FEASIBLE_NODES_TO_FIND])
+def test_num_feasible_nodes_to_find_upstream(name: str, global_percentage: int,
+                                             profile_percentage: int | None, nodes: int, want: int) -> None:
+    assert num_feasible_nodes_to_find(profile_percentage, nodes, global_percentage) == want
+
+
+def test_a_cluster_sets_percentage_of_nodes_to_score_in_the_scheduler_config() -> None:
+    # As a scale test's KubeSchedulerConfiguration does; SchedulingBasic keeps the default.
+    from kubelab.cluster import Cluster
+    from kubelab.scheduler import Scheduler
+
+    nodes = [make_node(f"n{i:03}") for i in range(250)]
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "percentageOfNodesToScore": 60}
+    c = Cluster(nodes=nodes, components=["scheduler"],
+                replace={"scheduler": lambda ctx: Scheduler(ctx, config=config)})
+    c.client.create(make_pod("p"))
+    c.run(2)
+    fwk = c.components["scheduler"].profiles["default-scheduler"]
+    assert fwk.global_percentage == 60
+    assert fwk.next_start_node_index == 150  # 60% of 250 looked at, not the adaptive 120
+
+
 def test_round_robin_start_index_carries_across_cycles() -> None:
     snap = Snapshot([make_node(f"n{i:03}") for i in range(250)])
     fwk = Framework(rand=random.Random(0))

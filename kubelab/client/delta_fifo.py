@@ -11,7 +11,9 @@ Three more things happen here that the informer relies on:
   tombstone, DeletedFinalStateUnknown, for every object the cache knew but the list lacks: its
   delete event was missed while the watch was down, so its final state is unknown;
 * resync() emits Sync for every cached object that has nothing pending;
-* has_synced() turns true once everything from the first replace has been popped.
+* has_synced() turns true once everything from the first replace has been popped;
+* a transformer (DeltaFIFOOptions.Transformer, set by SharedIndexInformer.set_transform) sees
+  every object once, as it enters: an informer keeps what it returns, not what was listed.
 """
 
 from __future__ import annotations
@@ -28,8 +30,12 @@ from kubelab.sim.clock import Clock, Timer
 __all__ = [
     "Added", "Deleted", "DeletedFinalStateUnknown", "Delta", "DeltaFIFO", "DeltaType", "Deltas",
     "FIFOClosedError", "KeyListerGetter", "PopProcessFunc", "Replaced", "RequeueError", "Sync",
-    "Updated", "deletion_handling_meta_namespace_key_func",
+    "TransformFunc", "Updated", "deletion_handling_meta_namespace_key_func",
 ]
+
+# TransformFunc (tools/cache/controller.go): given an object as it was listed or watched,
+# return the object to keep. It may change its argument (the object is the informer's own).
+TransformFunc = Callable[[Any], Any]
 
 
 class DeltaType(StrEnum):
@@ -136,8 +142,10 @@ class DeltaFIFO:
         emit_delta_type_replaced: bool = True,
         clock: Clock | None = None,
         name: str = "DeltaFIFO",
+        transformer: TransformFunc | None = None,
     ) -> None:
         self.key_function = key_function
+        self.transformer = transformer
         self.known_objects = known_objects
         self.emit_delta_type_replaced = emit_delta_type_replaced
         self.name = name
@@ -303,6 +311,11 @@ class DeltaFIFO:
 
     def _queue_action(self, action: DeltaType, obj: Any) -> None:
         key = self.key_of(obj)
+        # Every object comes through here once: the place for the transformer. A tombstone
+        # and a Sync carry an object that went through it already (queueActionInternalLocked).
+        if self.transformer is not None and action != Sync \
+                and not isinstance(obj, DeletedFinalStateUnknown):
+            obj = self.transformer(obj)
         deltas = self._items.get(key)
         if deltas is None:
             deltas = self._items[key] = Deltas()

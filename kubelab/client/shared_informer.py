@@ -7,6 +7,16 @@ Components in one process share one informer, and so one LIST+WATCH, per resourc
 
 Objects handed to handlers and returned by listers are the cache's own: read-only. Copy before
 you change one (kubelab.api.deep_copy), exactly as client-go asks.
+
+set_transform (SetTransform) changes each object once, as it enters the DeltaFIFO, before the
+cache keeps it; a factory made with transform= (informers.WithTransform) sets it on every
+informer it makes. transform_strip_managed_fields is the `trim` kube-controller-manager sets
+on its whole factory (cmd/kube-controller-manager/app/controllermanager.go
+CreateControllerContext, kubernetes#118455: "Informer transform to trim ManagedFields for memory
+efficiency"); no controller reads managedFields from a cache. In 1.34 the other components keep
+them: kube-scheduler's newPodInformer sets the same trim, but its factory's InformerFor
+overwrites it with the factory's own nil transform (kubernetes#132367, fixed after 1.34), and
+the kubelet's and kube-proxy's informers have none.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from kubelab.client.delta_fifo import (
     DeltaFIFO,
     Deltas,
     DeltaType,
+    TransformFunc,
 )
 from kubelab.client.indexer import Indexer, IndexFunc, meta_namespace_index_func
 from kubelab.client.listers import GenericLister
@@ -29,7 +40,17 @@ from kubelab.client.reflector import Reflector
 from kubelab.sim.clock import Clock
 from kubelab.sim.trace import Trace
 
-__all__ = ["ResourceEventHandler", "SharedIndexInformer", "SharedInformerFactory"]
+__all__ = ["ResourceEventHandler", "SharedIndexInformer", "SharedInformerFactory",
+           "transform_strip_managed_fields"]
+
+
+def transform_strip_managed_fields(obj: Any) -> Any:
+    """Drop metadata.managedFields: only server-side apply reads them, and it reads the
+    stored object, never a cache. Tombstones and objects without metadata pass unchanged."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(meta, dict) and meta.get("managedFields") is not None:
+        del meta["managedFields"]
+    return obj
 
 @dataclass
 class ResourceEventHandler:
@@ -78,6 +99,13 @@ class SharedIndexInformer:
         if self._started and handler.on_add is not None:
             for obj in self.indexer.list():
                 handler.on_add(obj)
+
+    def set_transform(self, handler: TransformFunc | None) -> None:
+        """SetTransform: every object the informer receives goes through handler before it is
+        cached or handed to a handler. Only before run(), as upstream."""
+        if self._started:
+            raise RuntimeError("informer has already started")
+        self._fifo.transformer = handler
 
     def run(self) -> None:
         if self._started:
@@ -133,12 +161,15 @@ class SharedIndexInformer:
 
 
 class SharedInformerFactory:
-    """One informer per resource for everything in one process (a component)."""
+    """One informer per resource for everything in one process (a component). transform
+    (informers.WithTransform) is set on each informer the factory makes."""
 
     def __init__(self, client: Client, clock: Clock, *, resync_period: float = 0.0,
                  namespace: str = "", rand: random.Random | None = None,
-                 trace: Trace | None = None, name: str = "") -> None:
+                 trace: Trace | None = None, name: str = "",
+                 transform: TransformFunc | None = None) -> None:
         self.client, self.clock = client, clock
+        self.transform = transform
         self.resync_period, self.namespace = resync_period, namespace
         self.rand, self.trace, self.name = rand, trace, name
         self._informers: dict[tuple[str, str], SharedIndexInformer] = {}
@@ -153,6 +184,8 @@ class SharedInformerFactory:
                 self.client, resource, self.clock, namespace=self.namespace,
                 field_selector=field_selector, resync_period=self.resync_period,
                 indexers=indexers, rand=self.rand, trace=self.trace, name=self.name)
+            if self.transform is not None:
+                informer.set_transform(self.transform)
             self._informers[key] = informer
         elif indexers:
             informer.indexer.add_indexers(indexers)

@@ -28,7 +28,7 @@ from kubelab.client.component import ComponentContext
 from kubelab.client.flowcontrol import ClientConnection
 from kubelab.client.leaderelection.component import start_leader_election
 from kubelab.client.leaderelection.leaderelection import LeaderElector
-from kubelab.client.shared_informer import SharedInformerFactory
+from kubelab.client.shared_informer import SharedInformerFactory, transform_strip_managed_fields
 from kubelab.controllers.controller_descriptor import (
     Controller,
     ControllerDescriptor,
@@ -60,8 +60,10 @@ class ControllerManager:
         unknown = [n for n in names if n not in CONTROLLERS]
         if unknown:
             raise ValueError(f"unknown controller(s) {unknown}; known: {', '.join(CONTROLLERS)}")
+        # Informer transform to trim managedFields for memory efficiency (CreateControllerContext).
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand,
-                                               trace=ctx.trace, name=ctx.name)
+                                               trace=ctx.trace, name=ctx.name,
+                                               transform=transform_strip_managed_fields)
         self.controllers: dict[str, Controller] = {
             name: CONTROLLERS[name].init_func(_client_or_die(ctx), self.informers) for name in names}
         self.running = False

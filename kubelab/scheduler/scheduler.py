@@ -97,6 +97,10 @@ class Scheduler:
                                                name=ctx.name)
         self.pod_informer = self.informers.informer_for("pods",
                                                         field_selector=eventhandlers.POD_FIELD_SELECTOR)
+        # newPodInformer: non-terminal pods only. Its trim of managedFields ("Dropping
+        # `.metadata.managedFields` to improve memory usage") does not happen in 1.34: the
+        # factory's InformerFor sets its own transform, nil, over it (kubernetes#132367, fixed
+        # in 1.36 by #137473). So the scheduler's cache keeps managedFields, as 1.34's does.
         self.node_informer = self.informers.informer_for("nodes")
         self.explanations: dict[str, Explanation] = {}  # namespace/name -> last decision
         self.bind_conflicts: dict[str, bool] = {}  # pods whose last Binding got 409 Conflict

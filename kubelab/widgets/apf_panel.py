@@ -7,6 +7,12 @@ panel's RunControls play the cluster while it floods, and the table shows the fl
 the queues of its hand on global-default while node-high, where the kubelets renew their
 leases, carries on. The cluster needs priority and fairness on (Cluster(apf=True)); the panel
 says so when it is off. Every control calls a plain method, and each lands in the action log.
+
+What makes a tenant noisy is the seat-seconds it asks for, not its request count: a list of a
+few ConfigMaps holds one seat for about 1 ms (work_estimator.py), so 500 a second need half a
+seat and never wait, even on the 3 seats global-default gets of a 25-seat server. The default
+flood, 6,000 a second, asks for 6 seats: twice the level's share, so its queues fill and it
+gets 429s, as a real tenant's would.
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ __all__ = ["APFPanel"]
 
 
 class APFPanel:
-    def __init__(self, cluster: Any, tenant: str = "noisy-tenant", *, per_second: float = 500,
-                 seconds: float = 10, resource: str = "pods") -> None:
+    def __init__(self, cluster: Any, tenant: str = "noisy-tenant", *, per_second: float = 6000,
+                 seconds: float = 2, resource: str = "configmaps") -> None:
         self.cluster, self.tenant = cluster, tenant
         self.per_second, self.seconds, self.resource = per_second, seconds, resource
         self.floods: list[Any] = []

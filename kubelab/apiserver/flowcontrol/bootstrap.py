@@ -5,8 +5,10 @@ mandatory PriorityLevelConfigurations exempt and catch-all with their FlowSchema
 suggested ones (system, node-high, leader-election, workload-high, workload-low,
 global-default) with theirs. Each carries the annotation apf.kubernetes.io/autoupdate-spec:
 "true", as upstream's, meaning the server may rewrite it. 1.34 no longer suggests the
-FlowSchemas workload-leader-election and endpoint-controller (removed upstream in 1.31/1.32),
-so neither do we.
+FlowSchemas workload-leader-election and endpoint-controller: both served leader election
+through Endpoints and ConfigMaps, which is gone (kubernetes commit 2800c16c, "Remove
+FlowSchemas handling non-leases-backed leader election", first in 1.34.0), so neither do we.
+tests/test_apf_classify.py compares every object with default.go at kubernetes-1.34.0.
 """
 
 from __future__ import annotations
