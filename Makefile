@@ -94,7 +94,8 @@ bench-scale: venv
 doctor: venv
 	$(BIN)/kubelab doctor
 
-# The seeded fault-schedule soak: SEEDS seeds (make test runs a hundred), one line per seed.
+# The seeded fault-schedule soak: SEEDS seeds, one line per seed, each checked as tests/test_soak.py
+# checks the three seeds per family that make test runs (KUBELAB_SOAK=1 runs its hundred there).
 .PHONY: soak
 SEEDS ?= 1000
 soak: venv
