@@ -6,8 +6,9 @@ MaxPodCreateDeletePerSync (500) (pkg/controller/job/job_controller.go manageJob)
 slow-start batches of 1, 2, 4, ... (controller_utils.go slowStartBatch). These tests count the
 creates each sync makes, so the controller manager's client runs unthrottled here (UNLIMITED): at
 its default 20 QPS the 1,200 creates would take a minute of virtual time, and the cap is what is
-tested, not the pacing (tests/test_client_flowcontrol.py tests that). (What a Deployment of 5,000 replicas costs in wall time is
-benchmarks/bench_bad_input.py's: each pod event is a sync over every pod, as upstream.)"""
+tested, not the pacing (tests/test_client_flowcontrol.py tests that). (What a Deployment of
+5,000 replicas costs in wall time is benchmarks/bench_bad_input.py's: each pod event is a sync
+over every pod, as upstream.)"""
 
 from __future__ import annotations
 
