@@ -94,10 +94,13 @@ bench-scale: venv
 doctor: venv
 	$(BIN)/kubelab doctor
 
-# The seeded fault-schedule soak: SEEDS seeds (make test runs a hundred), one line per seed.
+# The long checks: the informer's 300 random fault schedules (make test runs 30), then the seeded
+# fault-schedule soak: SEEDS seeds, one line per seed, each checked as tests/test_soak.py checks
+# the three seeds per family that make test runs (KUBELAB_SOAK=1 runs its hundred there).
 .PHONY: soak
 SEEDS ?= 1000
 soak: venv
+	KUBELAB_SOAK=1 $(BIN)/python -m pytest -q tests/test_client_informer.py -k random_faults
 	$(BIN)/python -m benchmarks.soak $(SEEDS)
 
 # Regenerate each notebook's .ipynb from its jupytext source (notebooks/*.py), without outputs.

@@ -421,11 +421,15 @@ made = kopf_process is not None and await eventually(lambda: c.exists("jobs", "k
 print("kopf made the Job:", made)
 
 # %%
-if kopf_process is not None and not made:
-    made = await eventually(lambda: c.exists("jobs", "kopf-night-1"), 2.0)
+if kopf_process is not None and not made:  # a busy machine: kopf's imports take longer
+    print("kopf is still starting: waiting for it, at most 20 s")
+    made = await eventually(lambda: c.exists("jobs", "kopf-night-1"), 20.0)
 if kopf_process is not None and not made:
     print("kopf is still starting: run this cell again in a moment")
 elif kopf_process is not None:
+    # kopf writes its annotation after the handler returns: the Job may be there before it is
+    await eventually(lambda: "kopf.zalando.org/last-handled-configuration" in (
+        c.get("settlementjobs", "kopf-night")["metadata"].get("annotations") or {}))
     night = c.get("settlementjobs", "kopf-night")["metadata"]
     print("Job made by kopf | finalizers:", night.get("finalizers"))
     print("annotations:", sorted(night.get("annotations") or {}))
@@ -435,9 +439,12 @@ elif kopf_process is not None:
 
 # %%
 if kopf_process is not None:
+    held = "kopf.zalando.org/KopfFinalizerMarker" in (
+        c.get("settlementjobs", "kopf-night")["metadata"].get("finalizers") or [])
     c.client.delete("settlementjobs", "kopf-night")
-    print("deleted through kopf's finalizer:",
-          await eventually(lambda: not c.exists("settlementjobs", "kopf-night")))
+    gone = await eventually(lambda: not c.exists("settlementjobs", "kopf-night"))
+    print("deleted through kopf's finalizer:" if held else "deleted (kopf had not put its finalizer on it):",
+          gone)
     kopf_process.terminate()
     # kopf takes seconds to stop; its log is read to the end whatever happens (a cancelled
     # read would lose what it had read), and it is killed only if it does not stop in 10 s.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any
 
 import pytest
@@ -207,7 +208,13 @@ def start_copier(c: Cluster) -> None:
     c.add_component("copier", ConfigMapCopier)
 
 
-@pytest.mark.parametrize("seed", range(300))  # hundreds of random fault schedules
+# Hundreds of random fault schedules: 300 in `make soak` (KUBELAB_SOAK=1), the first 30 in
+# `make test` (measured: the 300 took 30 s of CPU, 340 s of wall time on a loaded machine; the 30
+# took 6 s and 25 s).
+FAULT_SCHEDULES = range(300 if os.environ.get("KUBELAB_SOAK") else 30)
+
+
+@pytest.mark.parametrize("seed", FAULT_SCHEDULES)
 def test_level_triggered_controller_converges_under_random_faults(seed: int) -> None:
     c = Cluster(nodes=0, seed=seed)
     rand = c.rand

@@ -8,6 +8,7 @@ jupytext writes no metadata into the paired .py (pyproject.toml [tool.jupytext])
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -163,3 +164,38 @@ def test_the_kernel_make_installs_has_the_venv_first_on_path_and_the_committed_n
     assert spec.env["PATH"].split(os.pathsep)[0] == venv_bin and spec.env["PATH"].endswith("${PATH}")
     committed = nbformat.read(ROOT / "notebooks" / "00_tour.ipynb", as_version=4).metadata["kernelspec"]
     assert committed["display_name"] == spec.display_name and committed["name"] == "python3"
+
+
+def test_the_notebook_filter_is_nbstripout_without_its_slow_import(tmp_path: Path) -> None:
+    """The clean filter git runs (for every save in the Lab, twice: the post-save hook) gives
+    nbstripout's own output, without importing rfc3987_syntax, whose Lark parsers cost 3 to 4 s
+    of CPU per run (scripts/git_filters.py: a save that slow let the next one find the file
+    changed, "File Changed ... Overwrite?")."""
+    git(tmp_path, "init", "-q")
+    setup = subprocess.run([sys.executable, str(ROOT / "scripts" / "git_filters.py"), "--python",
+                            sys.executable], cwd=tmp_path, capture_output=True, text=True)
+    assert setup.returncode == 0, setup
+    clean = git(tmp_path, "config", "--get", "filter.nbstripout.clean").strip()
+    nb = nbformat.read(ROOT / "notebooks" / "01_store.ipynb", as_version=4)
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    code.outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+    code.execution_count = 7
+    nb.metadata["widgets"] = {"state": {}}
+    text = nbformat.writes(nb)
+    env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
+
+    def run(command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(command, shell=True, input=text, cwd=tmp_path, env=env,
+                              capture_output=True, text=True)
+
+    ours = run(clean)
+    theirs = run(f"{sys.executable} -m nbstripout --keep-id")
+    assert ours.returncode == 0 and theirs.returncode == 0, (ours.stderr[-2000:], theirs.stderr[-2000:])
+    assert ours.stdout == theirs.stdout == git(ROOT, "show", "HEAD:notebooks/01_store.ipynb")
+    def imported(run: subprocess.CompletedProcess[str]) -> set[str]:
+        return {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines()}
+
+    assert {"nbformat", "jsonschema"} <= imported(ours)
+    assert not {"rfc3987_syntax.syntax_helpers", "lark"} & imported(ours)  # tried, refused
+    if importlib.util.find_spec("rfc3987_syntax"):  # what plain nbstripout pays
+        assert {"rfc3987_syntax.syntax_helpers", "lark"} <= imported(theirs)

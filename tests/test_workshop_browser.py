@@ -103,13 +103,20 @@ def workshop(tmp_path: Path) -> Iterator[dict[str, Any]]:
 PAGES: list[Any] = []  # the learners' pages: a "File Changed" question on any is answered
 
 
+ANSWERED: list[str] = []  # each "File Changed" question answered (printed at the end)
+
+
 def answer_file_changed() -> None:
     """Seen here at every save after the first (the Lab's autosave included): "File Changed ...
-    Overwrite?" for the paired notebook (not diagnosed; see README). The learner's answer is
-    Overwrite: the same notebook."""
+    Overwrite?" for the paired notebook. A save ran git's notebook filter twice, 3 to 4 s of CPU
+    each (scripts/git_filters.py, since made about eight times cheaper), and JupyterLab starts its
+    autosave even while a save is in flight: the second save finds the file the first one
+    wrote. Should a second save still start inside the first, the learner's answer is Overwrite:
+    the same notebook."""
     for page in PAGES:
         overwrite = page.locator(".jp-Dialog .jp-mod-accept", has_text="Overwrite")
         if overwrite.count() and overwrite.first.is_visible():
+            ANSWERED.append(page.url)
             overwrite.first.click()
 
 
@@ -212,9 +219,8 @@ def test_three_learners_and_an_instructor(workshop: dict[str, Any], tmp_path: Pa
             assert page.locator(".jp-NotebookPanel .jp-Cell").count() == cells
             page.keyboard.press("Control+s")
             page.wait_for_timeout(3000)
-            # Seen here: after the Lab's autosave, a second save of the paired notebook may ask
-            # "File Changed ... Overwrite?" (jupytext writes the .py after the .ipynb); the
-            # learner's answer is Overwrite, the same notebook.
+            # A second save that starts while one is in flight asks "File Changed ...
+            # Overwrite?" (see answer_file_changed); the learner's answer is Overwrite.
             answer_file_changed()
             page.wait_for_timeout(3000)
             clone = str(homes[first] / "kubelab")
@@ -253,5 +259,5 @@ def test_three_learners_and_an_instructor(workshop: dict[str, Any], tmp_path: Pa
         finally:
             for name, open_page in pages.items():
                 open_page.screenshot(path=str(shots / f"last-{name}.png"))
-            print(f"screenshots: {shots}")
+            print(f"screenshots: {shots}; File Changed questions answered: {len(ANSWERED)}")
             browser.close()
