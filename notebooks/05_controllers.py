@@ -406,7 +406,10 @@ ControllersPanel(c2, hollow=hollow2, step=2.0)
 #   `OrderedReady`, creates pod n+1 only once pods 0..n are Running and Ready.
 #
 # Both keep their templates' history in **ControllerRevisions**, where a Deployment keeps it
-# in ReplicaSets. Here are all three kinds on one graph, on a fresh cluster:
+# in ReplicaSets. Here are all three kinds on one graph, on a fresh cluster. (The containers
+# run what their images run: busybox's default command is `sh`, which exits at once without a
+# terminal, so the agent sleeps; postgres will not start without `POSTGRES_PASSWORD`, as the real
+# image does.)
 
 # %%
 c3, _ = new_cluster(seed=11)
@@ -419,7 +422,7 @@ spec:
   selector: {matchLabels: {app: agent}}
   template:
     metadata: {labels: {app: agent}}
-    spec: {containers: [{name: agent, image: busybox:1.37}]}
+    spec: {containers: [{name: agent, image: busybox:1.37, command: [sleep, infinity]}]}
 ---
 apiVersion: apps/v1
 kind: StatefulSet
@@ -430,7 +433,9 @@ spec:
   selector: {matchLabels: {app: db}}
   template:
     metadata: {labels: {app: db}}
-    spec: {containers: [{name: db, image: postgres:17}]}
+    spec:
+      containers:
+      - {name: db, image: postgres:17, env: [{name: POSTGRES_PASSWORD, value: example}]}
 """)
 c3.run_until(lambda: (c3.get("statefulsets", "db").get("status") or {}).get("readyReplicas") == 3,
              timeout=120)

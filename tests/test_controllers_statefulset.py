@@ -9,6 +9,7 @@ revision history) on a running cluster, and pkg/apis/apps/validation's messages.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from kubelab import Cluster
 from kubelab.api.errors import ApiError
 from kubelab.client.indexer import Indexer
+from kubelab.cluster.anatomy import STANDARD_STORAGE_CLASS
 from kubelab.controllers.statefulset.stateful_pod_control import (
     StatefulPodControl,
     has_unexpected_controller,
@@ -35,6 +37,14 @@ from kubelab.controllers.statefulset.stateful_set_utils import (
     update_storage,
 )
 
+
+def _cluster(nodes: int) -> Cluster:
+    """A cluster with kind's default StorageClass: the claims of volumeClaimTemplates need a
+    class to be provisioned (without one they stay Pending, and so does the pod, as on a cluster
+    that has no default class)."""
+    c = Cluster(nodes=nodes)
+    c.client.create(copy.deepcopy(STANDARD_STORAGE_CLASS))
+    return c
 
 def _set(replicas: int = 3, **spec: Any) -> dict[str, Any]:
     """newStatefulSet: a set "foo" with one claim template per volume mount ("datadir")."""
@@ -333,7 +343,7 @@ def _status(c: Cluster, name: str = "web") -> dict[str, Any]:
 
 
 def test_ordered_ready_creates_one_pod_at_a_time_with_stable_identities() -> None:
-    c = Cluster(nodes=2)
+    c = _cluster(nodes=2)
     c.apply(WEB)
     seen: list[tuple[list[str], list[str]]] = []
 
@@ -365,7 +375,10 @@ def test_ordered_ready_creates_one_pod_at_a_time_with_stable_identities() -> Non
     assert [(r["metadata"]["name"], r["revision"]) for r in revisions] == [(revision, 1)]
     assert revision.startswith("web-")
     events = [e["message"] for e in c.get("events") if e["involvedObject"]["kind"] == "StatefulSet"]
-    assert events == [f"create Pod web-{i} in StatefulSet web successful" for i in range(3)]
+    # Each pod's claim first (recordClaimEvent's words end in "success"), then the pod.
+    assert events == [m for i in range(3) for m in (
+        f"create Claim www-web-{i} Pod web-{i} in StatefulSet web success",
+        f"create Pod web-{i} in StatefulSet web successful")]
     table = c.kubectl("get sts -o wide").splitlines()
     assert table[0].split() == ["NAME", "READY", "AGE", "CONTAINERS", "IMAGES"]
     assert table[1].split()[:2] == ["web", "3/3"] and table[1].split()[3:] == ["nginx", "nginx:1.27"]
@@ -403,7 +416,7 @@ def test_ordered_ready_creates_one_pod_at_a_time_with_stable_identities() -> Non
 @pytest.mark.parametrize(("policy", "present_before_ready"), [("OrderedReady", 1), ("Parallel", 3)])
 def test_pod_management_policy(policy: str, present_before_ready: int) -> None:
     """OrderedReady waits for web-0 to be Ready before web-1 exists; Parallel creates them all."""
-    c = Cluster(nodes=2)
+    c = _cluster(nodes=2)
     template = {"metadata": {"labels": {"app": "nginx"},
                              "annotations": {"kubelab.dev/behavior": "startup=20"}},
                 "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27", "readinessProbe": {
@@ -424,7 +437,7 @@ def _images(c: Cluster) -> dict[str, str]:
 
 
 def test_rolling_update_from_the_highest_ordinal_down_to_the_partition() -> None:
-    c = Cluster(nodes=2)
+    c = _cluster(nodes=2)
     c.apply(_web(updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}))
     c.run_until(lambda: _status(c).get("readyReplicas") == 3, timeout=120)
     old = _status(c)["currentRevision"]
@@ -462,7 +475,7 @@ def test_rolling_update_from_the_highest_ordinal_down_to_the_partition() -> None
 
 
 def test_on_delete_updates_a_pod_only_when_it_is_deleted() -> None:
-    c = Cluster(nodes=2)
+    c = _cluster(nodes=2)
     c.apply(_web(updateStrategy={"type": "OnDelete"}, revisionHistoryLimit=0))
     c.run_until(lambda: _status(c).get("readyReplicas") == 3, timeout=120)
     _update_image(c, "nginx:1.28")
@@ -536,7 +549,7 @@ def test_claims_are_created_before_the_pod_and_owned_as_the_policy_says() -> Non
 
 
 def test_min_ready_seconds_holds_the_next_pod_until_this_one_is_available() -> None:
-    c = Cluster(nodes=2)
+    c = _cluster(nodes=2)
     c.apply(_web(replicas=2, minReadySeconds=5))
     ready_at: dict[str, float] = {}
     created_at: dict[str, float] = {}
@@ -553,7 +566,7 @@ def test_min_ready_seconds_holds_the_next_pod_until_this_one_is_available() -> N
 
 
 def test_a_failed_pod_is_recreated_under_its_name() -> None:
-    c = Cluster(nodes=1)
+    c = _cluster(nodes=1)
     c.apply(_web(replicas=1))
     c.run_until(lambda: _status(c).get("readyReplicas") == 1, timeout=60)
     pod = c.get("pods", "web-0")

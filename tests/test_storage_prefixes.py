@@ -76,7 +76,11 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     ("networking.k8s.io", "ingressclasses"): "/registry/ingressclasses/",
     ("networking.k8s.io", "networkpolicies"): "/registry/networkpolicies/",
 }
-NOT_STORED = {("authorization.k8s.io", "selfsubjectaccessreviews")}
+# Answered, never stored: the reviews (the authenticator or authorizer answers) and
+# ComponentStatus (probed at each request).
+NOT_STORED = {("authorization.k8s.io", "selfsubjectaccessreviews"),
+              ("authorization.k8s.io", "selfsubjectrulesreviews"),
+              ("authentication.k8s.io", "selfsubjectreviews"), ("", "componentstatuses")}
 
 CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
        "metadata": {"name": "widgets.example.com"},

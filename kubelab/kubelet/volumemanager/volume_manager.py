@@ -207,7 +207,8 @@ class VolumeManager:
 
     def _mounts(self, pod: Object, container_name: str) -> list[tuple[Object, MountedVolume]]:
         spec = pod.get("spec") or {}
-        container = next((c for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        container = next((c for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or []),
+                                      *(spec.get("ephemeralContainers") or [])]
                           if c.get("name") == container_name), None)
         if container is None:
             raise KeyError(f'container "{container_name}" is not in pod '
