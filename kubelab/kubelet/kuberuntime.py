@@ -82,7 +82,10 @@ class RuntimeManager:
                 yield from self.kill_container(pod, c, message, self._grace(pod))
         # Step 4: Create a sandbox for the pod if necessary.
         if changes.create_sandbox:
-            yield self.runtime.run_pod_sandbox(uid)
+            meta = pod["metadata"]
+            yield self.runtime.run_pod_sandbox(uid, name=meta.get("name", ""),
+                                               namespace=meta.get("namespace", ""),
+                                               labels=meta.get("labels") or {})
         latest = self._latest(uid)
         # Step 6: start the next init container.
         if changes.init_container_to_start is not None:
