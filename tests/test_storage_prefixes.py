@@ -41,6 +41,8 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     ("apps", "daemonsets"): "/registry/daemonsets/",
     ("apps", "controllerrevisions"): "/registry/controllerrevisions/",
     ("scheduling.k8s.io", "priorityclasses"): "/registry/priorityclasses/",
+    # --- i31-hpa ---
+    ("autoscaling", "horizontalpodautoscalers"): "/registry/horizontalpodautoscalers/",
     # test/integration/etcd/data.go: "/registry/validatingwebhookconfigurations/hook2"
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"):
         "/registry/validatingwebhookconfigurations/",

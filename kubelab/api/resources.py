@@ -98,6 +98,10 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("services", "Service", short_names=("svc",), subresources=("status",),
                  name_rule="dns1035"),
     ResourceInfo("endpointslices", "EndpointSlice", group="discovery.k8s.io"),
+    # --- i31-hpa ---
+    # autoscaling/v2 (kubelab/controllers/podautoscaler/): the HPA controller's kind.
+    ResourceInfo("horizontalpodautoscalers", "HorizontalPodAutoscaler", group="autoscaling",
+                 version="v2", short_names=("hpa",), subresources=("status",)),
 )
 
 

@@ -24,6 +24,7 @@ from kubelab.controllers.garbage_collector import GarbageCollector
 from kubelab.controllers.job import JobController
 from kubelab.controllers.namespace import NamespaceController
 from kubelab.controllers.node_lifecycle import NodeLifecycleController, TaintEvictionController
+from kubelab.controllers.podautoscaler import HorizontalController
 from kubelab.controllers.replicaset.replica_set import ReplicaSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
 
@@ -76,6 +77,9 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("ttl-after-finished",)))
     register(ControllerDescriptor("endpointslice-controller", EndpointSliceController,
                                   ("endpointslice",)))
+    # --- i31-hpa ---
+    register(ControllerDescriptor("horizontal-pod-autoscaler-controller", HorizontalController,
+                                  ("horizontalpodautoscaling",)))
     return descriptors
 
 

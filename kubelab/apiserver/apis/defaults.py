@@ -16,6 +16,7 @@ from kubelab.apiserver.apis.defaults_admissionregistration import (
     set_mutating_webhook_configuration_defaults,
     set_validating_webhook_configuration_defaults,
 )
+from kubelab.apiserver.apis.defaults_autoscaling import set_horizontal_pod_autoscaler_defaults
 from kubelab.apiserver.apis.defaults_flowcontrol import (
     set_flow_schema_defaults,
     set_priority_level_defaults,
@@ -185,6 +186,8 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "endpointslices": set_endpoint_slice_defaults,
     "mutatingwebhookconfigurations": set_mutating_webhook_configuration_defaults,
     "validatingwebhookconfigurations": set_validating_webhook_configuration_defaults,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": set_horizontal_pod_autoscaler_defaults,
 }
 
 

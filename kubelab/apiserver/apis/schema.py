@@ -217,6 +217,45 @@ DAEMON_SET = kind(
 CONTROLLER_REVISION = kind("ControllerRevision", data=ANY, revision=INT64)
 PRIORITY_CLASS = kind("PriorityClass", value=INT32, globalDefault=BOOL, description=STRING,
                       preemptionPolicy=STRING)
+# --- i31-hpa ---
+# autoscaling/v2 (k8s.io/api autoscaling/v2 types.go)
+CROSS_VERSION_OBJECT_REFERENCE = struct("CrossVersionObjectReference", **_strings(
+    "kind", "name", "apiVersion"))
+METRIC_TARGET = struct("MetricTarget", type=STRING, value=QUANTITY, averageValue=QUANTITY,
+                       averageUtilization=INT32)
+METRIC_VALUE_STATUS = struct("MetricValueStatus", value=QUANTITY, averageValue=QUANTITY,
+                             averageUtilization=INT32)
+METRIC_IDENTIFIER = struct("MetricIdentifier", name=STRING, selector=LABEL_SELECTOR)
+HPA_SCALING_RULES = struct(
+    "HPAScalingRules", stabilizationWindowSeconds=INT32, selectPolicy=STRING, tolerance=QUANTITY,
+    policies=ListOf(struct("HPAScalingPolicy", type=STRING, value=INT32, periodSeconds=INT32)))
+HORIZONTAL_POD_AUTOSCALER = kind(
+    "HorizontalPodAutoscaler",
+    spec=struct(
+        "HorizontalPodAutoscalerSpec", scaleTargetRef=CROSS_VERSION_OBJECT_REFERENCE,
+        minReplicas=INT32, maxReplicas=INT32,
+        metrics=ListOf(struct(
+            "MetricSpec", type=STRING,
+            resource=struct("ResourceMetricSource", name=STRING, target=METRIC_TARGET),
+            containerResource=struct("ContainerResourceMetricSource", name=STRING,
+                                     container=STRING, target=METRIC_TARGET),
+            pods=struct("PodsMetricSource", metric=METRIC_IDENTIFIER, target=METRIC_TARGET),
+            object=struct("ObjectMetricSource", describedObject=CROSS_VERSION_OBJECT_REFERENCE,
+                          metric=METRIC_IDENTIFIER, target=METRIC_TARGET),
+            external=struct("ExternalMetricSource", metric=METRIC_IDENTIFIER,
+                            target=METRIC_TARGET))),
+        behavior=struct("HorizontalPodAutoscalerBehavior", scaleUp=HPA_SCALING_RULES,
+                        scaleDown=HPA_SCALING_RULES)),
+    status=struct(
+        "HorizontalPodAutoscalerStatus", observedGeneration=INT64, lastScaleTime=STRING,
+        currentReplicas=INT32, desiredReplicas=INT32,
+        currentMetrics=ListOf(struct(
+            "MetricStatus", type=STRING,
+            resource=struct("ResourceMetricStatus", name=STRING, current=METRIC_VALUE_STATUS),
+            containerResource=struct("ContainerResourceMetricStatus", name=STRING,
+                                     container=STRING, current=METRIC_VALUE_STATUS),
+            pods=ANY, object=ANY, external=ANY)),
+        conditions=ListOf(struct("HorizontalPodAutoscalerCondition", **CONDITION_FIELDS))))
 
 # ------------------------------------------------------------------------------ the rest
 
@@ -335,4 +374,6 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
     kind("Scale", spec=struct("ScaleSpec", replicas=INT32),
          status=struct("ScaleStatus", replicas=INT32, selector=STRING)),
     JOB,
+    # --- i31-hpa ---
+    HORIZONTAL_POD_AUTOSCALER,
 )}

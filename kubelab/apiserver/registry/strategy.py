@@ -52,6 +52,9 @@ STRATEGIES = {
     "services": Strategy(has_status=True, create_clears_status=True),
     # endpointslice/strategy.go: generation 1, bumped by any change beyond metadata.
     "endpointslices": Strategy(generation=True, custom=True),
+    # --- i31-hpa ---
+    # pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go: the status is reset on create.
+    "horizontalpodautoscalers": Strategy(has_status=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -101,6 +104,9 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
     elif resource == "jobs":
         generate_selector(obj)
         obj["status"] = {}
+    # --- i31-hpa ---
+    if resource == "horizontalpodautoscalers":  # v2 status: desiredReplicas has no omitempty
+        obj["status"] = {"desiredReplicas": 0}
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,

@@ -30,6 +30,11 @@ from kubelab.apiserver.apis.validation.apps import (
     validate_replica_set_status_update,
     validate_replica_set_update,
 )
+from kubelab.apiserver.apis.validation.autoscaling import (
+    validate_horizontal_pod_autoscaler,
+    validate_horizontal_pod_autoscaler_status_update,
+    validate_horizontal_pod_autoscaler_update,
+)
 from kubelab.apiserver.apis.validation.batch import (
     validate_job,
     validate_job_status_update,
@@ -113,6 +118,8 @@ CREATE_RULES: dict[str, Validator] = {
     "leases": validate_lease,
     "mutatingwebhookconfigurations": validate_mutating_webhook_configuration,
     "validatingwebhookconfigurations": validate_validating_webhook_configuration,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": validate_horizontal_pod_autoscaler,
 }
 
 
@@ -137,6 +144,8 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "jobs": validate_job_update,
     "services": validate_service_update,
     "endpointslices": validate_endpoint_slice_update,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": validate_horizontal_pod_autoscaler_update,
 }
 
 
@@ -150,6 +159,8 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "daemonsets": validate_daemon_set_status_update,
     "jobs": validate_job_status_update,
     "services": validate_service_status_update,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": validate_horizontal_pod_autoscaler_status_update,
 }
 
 
