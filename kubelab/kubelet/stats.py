@@ -13,13 +13,16 @@ Nothing runs here, so usage is a model, on the virtual clock and deterministic:
 - a load (`c.faults.load("deployment/web", cpu="800m")`, a LoadGenerator shared by the nodes
   as the image registry is) adds its CPU and memory, shared evenly by the running pods its
   selector matches, as a Service spreads the requests that cost it;
-- `Container.usage`, when set, is the container's own process speaking (the seam a container
-  process model sets: `yes > /dev/null` burns a whole core) and replaces both;
+- `Container.usage`, when set (with `set_usage(runtime, container, usage)`, which first brings
+  the counters to now), is the container's own process speaking (the seam a container process
+  model sets: `yes > /dev/null` burns a whole core) and replaces both;
 - CPU never exceeds the container's `limits.cpu` (the CFS quota); memory is not capped here.
 
 CPU is reported as upstream does, as a counter of core-seconds: each read adds the rate in
-force since the previous read. A rate is only known from two reads, which is why
-metrics-server cannot tell a fresh container's usage before its second scrape.
+force since the previous read, and a load or usage change first brings the counters to that
+instant (a change in the number of pods sharing a load counts from the next read). A rate is
+only known from two reads, which is why metrics-server cannot tell a fresh container's usage
+before its second scrape.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ if TYPE_CHECKING:
     from kubelab.kubelet.runtime import Container, ContainerRuntime
 
 __all__ = ["IDLE_CPU", "IDLE_MEMORY", "NODE_OVERHEAD_CPU", "NODE_OVERHEAD_MEMORY", "ContainerStats",
-           "CpuAccount", "Demand", "LoadGenerator", "NodeStats", "PodStats", "Usage", "resource_metrics"]
+           "CpuAccount", "Demand", "LoadGenerator", "NodeStats", "PodStats", "Usage", "checkpoint",
+           "resource_metrics", "set_usage", "usage_of"]
 
 NANO = 1_000_000_000
 IDLE_CPU = 1_000_000             # 1m in nanocores: an idle nginx
@@ -73,13 +77,21 @@ class LoadGenerator:
     runtimes: list[ContainerRuntime] = field(default_factory=list)
 
     def set(self, name: str, demand: Demand) -> None:
+        self.checkpoint()
         self.demands[name] = demand
 
     def clear(self, name: str | None = None) -> None:
+        self.checkpoint()
         if name is None:
             self.demands.clear()
         else:
             self.demands.pop(name, None)
+
+    def checkpoint(self) -> None:
+        """Bring every running container's CPU counter to now at the rates in force until now,
+        before the rates change."""
+        for runtime in self.runtimes:
+            checkpoint(runtime)
 
     def share(self, runtime: ContainerRuntime, c: Container) -> Usage:
         """What the loads add to container c of runtime (0 when none matches its pod)."""
@@ -119,6 +131,20 @@ def usage_of(runtime: ContainerRuntime, c: Container) -> Usage:
                       (IDLE_MEMORY if w.memory is None else w.memory) + load.memory)
     limit = c.workload.cpu_limit
     return Usage(min(usage.cpu, limit), usage.memory) if limit is not None else usage
+
+
+def checkpoint(runtime: ContainerRuntime) -> None:
+    """Advance the counters of a node's running containers to now (before a rate changes)."""
+    now = runtime.clock.now
+    for c in runtime.running():
+        _cpu_seconds(runtime, c, now)
+
+
+def set_usage(runtime: ContainerRuntime, c: Container, usage: Usage | None) -> None:
+    """The process seam: container c's own process now uses `usage` (None: the model again).
+    The counters are brought to now first, so the old rate counts until this instant."""
+    checkpoint(runtime)
+    c.usage = usage
 
 
 def _cpu_seconds(runtime: ContainerRuntime, c: Container, now: float) -> float:

@@ -527,7 +527,9 @@ def calculate_scale_up_limit(current: int) -> int:
 
 def convert_desired_replicas_with_rules(current: int, desired: int, minimum: int, maximum: int
                                         ) -> tuple[int, str, str]:
-    """convertDesiredReplicasWithRules: clamp to [min, max] and to the scale-up limit."""
+    """convertDesiredReplicasWithRules: clamp to [min, max] and to the scale-up limit (a
+    minReplicas of 0 still keeps one replica)."""
+    minimum = minimum or 1
     limit = calculate_scale_up_limit(current)
     if maximum > limit:
         allowed, reason, message = limit, "ScaleUpLimit", \
