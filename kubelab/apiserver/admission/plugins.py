@@ -6,6 +6,8 @@
   (k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go).
 - DefaultTolerationSeconds (mutating): pods tolerate not-ready/unreachable nodes for 300s, so
   their eviction waits five minutes (plugin/pkg/admission/defaulttolerationseconds).
+- Priority (mutating and validating): a pod's priorityClassName becomes its priority, a missing
+  class refuses it; one globalDefault PriorityClass at most (priority.py).
 - MutatingAdmissionWebhook (mutating): the MutatingWebhookConfigurations' webhooks, after the
   built-in mutating plugins (webhook/mutating.py).
 - NodeRestriction (validating): a kubelet may only change its own Node, its own Lease and the
@@ -30,6 +32,7 @@ from kubelab.apiserver.admission.chain import (
     admission_forbidden,
 )
 from kubelab.apiserver.admission.policy import ValidatingAdmissionPolicy
+from kubelab.apiserver.admission.priority import Priority
 from kubelab.apiserver.admission.webhook import MutatingAdmissionWebhook, ValidatingAdmissionWebhook
 from kubelab.apiserver.apis.defaults import set_defaults
 
@@ -176,6 +179,7 @@ def _name(attrs: Attributes) -> str:
 
 
 def default_plugins() -> list[AdmissionPlugin]:
-    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), MutatingAdmissionWebhook(),
-            NodeRestriction(), ValidatingAdmissionPolicy(), ValidatingAdmissionWebhook()]
+    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), Priority(),
+            MutatingAdmissionWebhook(), NodeRestriction(), ValidatingAdmissionPolicy(),
+            ValidatingAdmissionWebhook()]
 

@@ -188,6 +188,9 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "validatingwebhookconfigurations": set_validating_webhook_configuration_defaults,
     # --- i31-hpa ---
     "horizontalpodautoscalers": set_horizontal_pod_autoscaler_defaults,
+    # scheduling/v1 SetDefaults_PriorityClass
+    "priorityclasses": lambda pc: pc.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    if isinstance(pc, dict) else None,
 }
 
 
