@@ -395,16 +395,23 @@ def test_the_real_kubectl_gets_and_creates_hpas(tmp_path: Path) -> None:
     c.faults.load("deployment/web", cpu="800m")
     c.clock.run(until=c.clock.now + 120)
 
-    async def main() -> tuple[str, str, str]:
+    async def main() -> tuple[str, str, str, str, str]:
         c.serve(port=0, speed=10)
         try:
+            described = await c.server.kubectl("describe hpa web")
+            ours = c.kubectl("describe hpa web")
             return (await c.server.kubectl("get hpa"),
                     await c.server.kubectl("autoscale deployment web --max=3 --name=other"),
-                    await c.server.kubectl("get hpa other -o jsonpath={.spec.maxReplicas}"))
+                    await c.server.kubectl("get hpa other -o jsonpath={.spec.maxReplicas}"),
+                    described, ours)
         finally:
             await c.server.stop()
 
-    table, created, maximum = asyncio.run(main())
+    table, created, maximum, described, ours = asyncio.run(main())
+    # describe is kubectl's own printing: kubelab's prints what the real one does (up to the
+    # events, whose ages move with the served clock)
+    assert described.partition("Events:")[0] == ours.partition("Events:")[0]
+    assert "resource cpu on pods  (as a percentage of request):" in ours
     assert table.splitlines()[0].split() == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS",
                                              "REPLICAS", "AGE"]
     assert table.splitlines()[1].split()[:4] == ["web", "Deployment/web", "cpu:", "50%/50%"]

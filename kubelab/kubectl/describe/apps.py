@@ -15,6 +15,7 @@ from kubelab.api.meta import parse_time
 from kubelab.api.quantity import Quantity, parse_quantity
 from kubelab.api.resources import ResourceInfo
 from kubelab.client.client import Client
+from kubelab.kubectl.describe.autoscaling import describe_horizontal_pod_autoscaler
 from kubelab.kubectl.describe.describe import (
     Describer,
     annotations_multiline,
@@ -329,4 +330,6 @@ def describe_job(client: Client, job: Object, events: list[Object], now: float) 
 DESCRIBERS: dict[str, Describer] = {
     "pods": describe_pod, "nodes": describe_node, "deployments": describe_deployment,
     "replicasets": describe_replica_set, "daemonsets": describe_daemon_set, "jobs": describe_job,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": describe_horizontal_pod_autoscaler,
 }
