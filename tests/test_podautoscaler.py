@@ -417,3 +417,24 @@ def test_the_real_kubectl_gets_and_creates_hpas(tmp_path: Path) -> None:
     assert table.splitlines()[1].split()[:4] == ["web", "Deployment/web", "cpu:", "50%/50%"]
     assert created.strip() == "horizontalpodautoscaler.autoscaling/other autoscaled"
     assert maximum == "3"
+
+
+def test_behavior_policies_pace_both_directions_on_a_cluster() -> None:
+    """spec.behavior: scale up by 2 pods per 30 s, down by 1 pod per 60 s with no window."""
+    c = hpa_cluster()
+    c.client.patch("horizontalpodautoscalers", "web", {"spec": {"behavior": {
+        "scaleUp": {"policies": [{"type": "Pods", "value": 2, "periodSeconds": 30}]},
+        "scaleDown": {"stabilizationWindowSeconds": 0,
+                      "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}}})
+    c.faults.load("deployment/web", cpu="800m")
+    seen = {}
+    for t in range(45, 346, 15):
+        c.clock.run(until=t + 2)
+        if t == 240:
+            c.faults.load("deployment/web", cpu="0")
+        seen[t] = c.client.get("deployments", "web")["spec"]["replicas"]
+    # +2 at 60 s; at 75 s that change is still inside the 30 s period, at 90 s it is not
+    assert [seen[t] for t in (60, 75, 90, 105, 120)] == [3, 3, 5, 5, 7]
+    assert seen[255] > seen[270] == seen[315] == seen[255] - 1  # one pod, then a minute's wait
+    assert seen[330] == seen[270] - 1
+    assert conditions(c)["ScalingLimited"] == ("True", "ScaleDownLimit")
