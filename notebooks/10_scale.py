@@ -17,7 +17,9 @@
 # - tell what API Priority and Fairness does for node heartbeats when a tenant floods the API;
 # - fill etcd's quota, read `etcdserver: mvcc: database space exceeded`, and recover with
 #   compaction, defragmentation and `alarm disarm`;
-# - name the two size limits a big object meets, and their errors.
+# - name the two size limits a big object meets, and their errors;
+# - read `kubectl top` and `kubectl get hpa`, and predict when an HPA scales up and when, five
+#   minutes later, it scales down.
 #
 # **Prerequisites.** Notebooks 01 (the store: revisions, compaction), 03 (watches and
 # informers) and 06 (the kubelet).
@@ -417,6 +419,79 @@ for mib in (2, 3.5):
 ScalePanel(c)
 
 # %% [markdown]
+# ## 8. Autoscaling: metrics-server and the HPA
+#
+# Scaling the *workload* is the other half of scale. A HorizontalPodAutoscaler (autoscaling/v2)
+# asks every 15 seconds how busy the pods of its target are and sets the target's replicas:
+#
+#     desired = ceil(current utilization / target utilization x ready pods)
+#
+# Utilization is usage as a percentage of the pods' **requests**, so a pod without
+# `requests.cpu` cannot be autoscaled on CPU. Usage comes from **metrics-server**, which
+# scrapes every kubelet's `/metrics/resource` every 15 seconds and serves `metrics.k8s.io`, the
+# API behind `kubectl top`. kind does not install it; `Cluster(metrics_server=True)` does (and
+# `kubelab serve`). Nothing really runs here, so usage is a model: each container idles at 1m,
+# and `c.faults.load("deployment/web", cpu="800m")` puts 800m of users on web, shared by its
+# running pods as a Service would spread them.
+#
+# **Predict, then run.** One pod requests 200m, the target is 50%, the load 800m. How many
+# replicas does the HPA ask for, and how many does it get at its first sync?
+#
+# <details><summary>Answer</summary>
+#
+# The pod uses 801m, 400% of its request: 400 / 50 x 1 = 8 replicas. It gets 4 at first: a
+# scale-up is limited to max(2 x current, 4) at a time, and the condition ScalingLimited says
+# `ScaleUpLimit`. At the next sync the four pods share the load (the new ones have no metrics
+# yet and count as using nothing) and it asks for 8 again.
+#
+# </details>
+
+# %%
+hpa = Cluster(nodes=3, metrics_server=True, seed=10)
+hpa.apply("""apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: app, image: nginx, resources: {requests: {cpu: 200m}}}
+""")
+hpa.clock.run(until=30)
+print(hpa.kubectl("autoscale deployment web --min=1 --max=10 --cpu=50%"))
+hpa.faults.load("deployment/web", cpu="800m")
+for t in (62, 77, 120):
+    hpa.clock.run(until=t)
+    print(f"t={t}s", hpa.kubectl("get hpa --no-headers"))
+print(hpa.kubectl("top pods"))
+
+# %% [markdown]
+# The load is gone. A scale-down waits: the HPA keeps the highest recommendation of the last
+# five minutes (`--horizontal-pod-autoscaler-downscale-stabilization`), so a short lull does not
+# remove pods that a new burst would need again. `spec.behavior` changes the windows and how
+# fast each direction may move.
+
+# %%
+hpa.faults.load("deployment/web", cpu="0")
+for t in (180, 300, 420, 480):
+    hpa.clock.run(until=t)
+    replicas = hpa.client.get("deployments", "web")["spec"]["replicas"]
+    able = next(c for c in hpa.client.get("horizontalpodautoscalers", "web")["status"]["conditions"]
+                if c["type"] == "AbleToScale")
+    print(f"t={t}s replicas={replicas}  AbleToScale: {able['reason']}")
+print(hpa.kubectl("get events --field-selector involvedObject.kind=HorizontalPodAutoscaler"))
+
+# %% [markdown]
+# The replica calculation has more to it than one division: a change within 10% (the
+# tolerance) is ignored; pods being deleted or failed do not count; pods not ready yet count as
+# using nothing on a scale-up; pods without a metric count as using all their request on a
+# scale-down and nothing on a scale-up, and if those guesses would turn the decision around the
+# HPA keeps the current count. Exercise 10.2 asks you to write it.
+
+# %% [markdown]
 # ## Pitfalls
 #
 # - **An informer per object kind per client adds up.** Every watch is a watcher the API server
@@ -429,6 +504,8 @@ ScalePanel(c)
 # - **Defragment one member at a time.** A member does not answer while it defragments.
 # - **ConfigMaps and Secrets are not a database.** Keep objects far below 1.5 MiB; put big
 #   data in a volume or an object store.
+# - **An HPA on a workload without requests does nothing.** `kubectl describe hpa` shows
+#   `missing request for cpu`; set `resources.requests.cpu` on every container.
 #
 # ## On a real cluster
 #
@@ -486,16 +563,19 @@ ScalePanel(c)
 # - etcd refuses writes past its quota (`database space exceeded`, NOSPACE alarm); recover with
 #   compact, defrag, alarm disarm. kube-apiserver compacts every 5 minutes.
 # - Objects meet two limits: the API server's 3 MiB body and etcd's 1.5 MiB request.
+# - An HPA scales on usage as a share of requests, every 15 s, within a 10% tolerance, at most
+#   max(2 x current, 4) at a time, and down only after five minutes of lower recommendations.
 #
-# **Exercises.** Open [exercises/ex10_scale.py](../exercises/ex10_scale.py): 10.1 a fair queue.
+# **Exercises.** Open [exercises/ex10_scale.py](../exercises/ex10_scale.py): 10.1 a fair queue,
+# 10.2 the HPA replica calculation.
 #
 # ## Check your work
 #
-# The cell below grades exercise 10.1 in [exercises/ex10_scale.py](../exercises/ex10_scale.py), as
-# `kubelab grade 10` does in a terminal. It takes a few seconds. Save the file, then run the
-# cell again after each change.
+# The cell below grades exercises 10.1 and 10.2 in
+# [exercises/ex10_scale.py](../exercises/ex10_scale.py), as `kubelab grade 10` does in a
+# terminal. It takes a few seconds. Save the file, then run the cell again after each change.
 #
-# Nothing solved yet? Then the report says `0/10 points`, and each check says `FAIL ... not
+# Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
 # implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
 # the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
 

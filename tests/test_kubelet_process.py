@@ -213,7 +213,7 @@ def test_yes_burns_a_cpu_that_the_container_usage_shows() -> None:
          "resources": {"limits": {"cpu": "500m"}}}]}})
     c.run(10)
     (container,) = c.runtimes["node-1"].running()[-1:]
-    assert container.name == "c" and container.usage["cpu"] == 500
+    assert container.name == "c" and container.process_usage["cpu"] == 500
     assert c.kubectl("logs hog") == ""
 
 

@@ -43,9 +43,15 @@ def test_kubectl_sees_the_release_and_the_resources(served: Served) -> None:
     version = json.loads(served.kubectl("version", "-o", "json").stdout)
     assert (version["serverVersion"]["major"], version["serverVersion"]["minor"]) == ("1", "34")
     resources = served.kubectl("api-resources", "--no-headers").stdout
-    rows = {line.split()[0]: line.split() for line in resources.splitlines()}
+    # metrics-server's add-on serves nodes and pods too, in metrics.k8s.io (as on a cluster
+    # that installed it): those rows are checked apart.
+    lines = [line.split() for line in resources.splitlines()]
+    rows = {r[0]: r for r in lines if "metrics.k8s.io/v1beta1" not in r}
     assert rows["deployments"][1:3] == ["deploy", "apps/v1"]
     assert rows["pods"][1:4] == ["po", "v1", "true"]
+    assert [r for r in lines if "metrics.k8s.io/v1beta1" in r] == [
+        ["nodes", "metrics.k8s.io/v1beta1", "false", "NodeMetrics"],
+        ["pods", "metrics.k8s.io/v1beta1", "true", "PodMetrics"]]
     nodes = served.kubectl("get", "nodes", "--no-headers").stdout.splitlines()
     # `kubelab serve` builds the cluster as kind does: a control-plane node beside the workers
     # (Cluster(anatomy=True)), with its role in the ROLES column.

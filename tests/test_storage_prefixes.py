@@ -44,6 +44,8 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     # --- i31-sts --- test/integration/etcd/data.go
     ("apps", "statefulsets"): "/registry/statefulsets/",
     ("", "replicationcontrollers"): "/registry/controllers/",
+    # --- i31-hpa ---
+    ("autoscaling", "horizontalpodautoscalers"): "/registry/horizontalpodautoscalers/",
     # test/integration/etcd/data.go: "/registry/validatingwebhookconfigurations/hook2"
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"):
         "/registry/validatingwebhookconfigurations/",

@@ -135,6 +135,10 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("ingressclasses", "IngressClass", group="networking.k8s.io", namespaced=False),
     ResourceInfo("networkpolicies", "NetworkPolicy", group="networking.k8s.io",
                  short_names=("netpol",)),
+    # --- i31-hpa ---
+    # autoscaling/v2 (kubelab/controllers/podautoscaler/): the HPA controller's kind.
+    ResourceInfo("horizontalpodautoscalers", "HorizontalPodAutoscaler", group="autoscaling",
+                 version="v2", short_names=("hpa",), subresources=("status",)),
 )
 
 # endpoints/deprecation (the types' APILifecycleDeprecated): the warning every request to a

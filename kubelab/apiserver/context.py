@@ -19,6 +19,7 @@ from kubelab.apiserver.registry.strategy import Strategy
 from kubelab.apiserver.registry.table import TableConvertor
 
 if TYPE_CHECKING:
+    from kubelab.apiserver.aggregator import APIServiceBackend
     from kubelab.apiserver.apiextensions.handler import CustomResourceSchema
     from kubelab.apiserver.registry.service.allocators import Pending
     from kubelab.apiserver.server import APIServer
@@ -77,6 +78,9 @@ class Served:
     # How a get or list asked `as=Table` is answered (registry/table.py); None: the default
     # table convertor.
     table_convertor: TableConvertor | None = None
+    # An aggregated API's extension server (apiserver/aggregator.py): every request is proxied
+    # to it; nothing is stored. None for every stored resource.
+    backend: APIServiceBackend | None = None
 
     def verbs(self, subresource: str) -> frozenset[str]:
         if not subresource:

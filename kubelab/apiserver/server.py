@@ -35,6 +35,7 @@ from kubelab.api.errors import (
 from kubelab.api.meta import rfc3339
 from kubelab.api.request import RawBody, Request, Response, WatchEvent, WatchHandle
 from kubelab.api.resources import DEPRECATED, ResourceTable
+from kubelab.apiserver import aggregator
 from kubelab.apiserver.admission.chain import AdmissionChain
 from kubelab.apiserver.admission.plugins import default_plugins
 from kubelab.apiserver.admission.webhook import WebhookClient
@@ -350,6 +351,8 @@ class APIServer:
         delete_options(ctx)
         r, reg, served = ctx.request, self.registry, ctx.served
         verb, sub = r.verb, r.subresource
+        if served.backend is not None:
+            return aggregator.proxy(ctx)
         if served.info.resource == "componentstatuses" and not served.info.group:
             return get_component_status(ctx) if verb == "get" else list_component_statuses(ctx)
         if verb == "get":

@@ -99,6 +99,13 @@ class ServedResources:
             SCHEMAS.get(info.kind), frozenset(subs), extra, affects, rest=rest,
             table_convertor=TableConvertor(self.table_generator, info.resource) if printed else None)
 
+    def serve_proxied(self, served: Served) -> None:
+        """Serve a resource of an aggregated API (apiserver/aggregator.py); no watch cache."""
+        info = served.info
+        self._served[(info.group, info.resource)] = served
+        if self.table.for_kind(info.api_version, info.kind) is None:
+            self.table.register(info)
+
     def serve_crd(self, crd: Object) -> None:
         """Serve the resource a CRD defines (stored under /registry/<group>/<plural>/)."""
         info = crd_resource_info(crd)

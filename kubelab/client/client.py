@@ -319,6 +319,16 @@ class Client:
         return self._send(self._request("update", self.resource(resource), namespace, name,
                                         subresource="scale", body=scale))
 
+    def metrics(self, verb: str, resource: str, namespace: str = "", name: str = "", *,
+                label_selector: str = "") -> Object:
+        """The resource metrics API (k8s.io/metrics' clientset, MetricsV1beta1): get or list
+        of "nodes" (NodeMetrics) or "pods" (PodMetrics), served by metrics-server."""
+        if resource not in ("nodes", "pods"):
+            raise bad_request(f'the metrics API serves "nodes" and "pods", not "{resource}"')
+        return self._send(Request(verb, resource, namespace="" if resource == "nodes" else namespace,
+                                  name=name, group="metrics.k8s.io", version="v1beta1",
+                                  label_selector=label_selector))
+
     def watch(self, resource: str, on_event: Callable[[WatchEvent], None], namespace: str = "", *,
               resource_version: str = "", label_selector: str = "", field_selector: str = "",
               on_close: Callable[[], None] | None = None, allow_watch_bookmarks: bool = False

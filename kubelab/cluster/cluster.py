@@ -45,6 +45,8 @@ from kubelab.cluster.dns import Answer, resolve
 from kubelab.cluster.faults import Faults
 from kubelab.cluster.ledger import Ledger
 from kubelab.cluster.loadbalancer import DirectConnection
+from kubelab.cluster.metrics_server import MetricsServer
+from kubelab.cluster.metrics_server import install as install_metrics_server
 from kubelab.cluster.network import NodeView, PodNetwork, Route, route
 from kubelab.cluster.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.cluster.traffic import Traffic
@@ -53,6 +55,7 @@ from kubelab.kubectl import Output, kubectl
 from kubelab.kubelet.hollow import HollowRuntime
 from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import ContainerRuntime
+from kubelab.kubelet.stats import LoadGenerator
 from kubelab.proxy.iptables import IPTables
 from kubelab.sim import Clock, LivelockError, RealTimeClock, Trace, new_rand
 from kubelab.store import Store
@@ -154,6 +157,7 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         anatomy: bool = False,
         client_connection: dict[str, ClientConnection | dict[str, float]] | None = None,
         sync_cost: float | None = None,
+        metrics_server: bool = False,
     ) -> None:
         check_arguments(nodes=nodes, seed=seed, components=components, realtime=realtime,
                         speed=speed, max_request_bytes=max_request_bytes, replace=replace,
@@ -221,6 +225,15 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         for server in self.apiservers:
             server.kubelet_connection = self._kubelet_connection
             server.component_probe = functools.partial(self._component_probe, server.name)
+        # The loads a learner puts on workloads (c.faults.load; kubelab/kubelet/stats.py), shared
+        # by every node's runtime; metrics-server, an add-on kind does not install.
+        self.load = LoadGenerator(runtimes=list(self.runtimes.values()))
+        for node_runtime in self.runtimes.values():
+            node_runtime.load = self.load
+        if not isinstance(metrics_server, bool):
+            raise TypeError(f"metrics_server must be True or False, got {metrics_server!r}")
+        self.metrics_server: MetricsServer | None = install_metrics_server(self) \
+            if metrics_server else None
         # Admission webhooks served by pods (kubelab/cluster/webhooks.py): image -> handler.
         self.webhook_servers = WebhookServers(self)
         # Each node's iptables, which kube-proxy writes and packets follow (kubelab.cluster.network).

@@ -26,6 +26,7 @@ from kubelab.controllers.garbage_collector import GarbageCollector
 from kubelab.controllers.job import JobController
 from kubelab.controllers.namespace import NamespaceController
 from kubelab.controllers.node_lifecycle import NodeLifecycleController, TaintEvictionController
+from kubelab.controllers.podautoscaler import HorizontalController
 from kubelab.controllers.replicaset.replica_set import ReplicaSetController
 from kubelab.controllers.replication import ReplicationManager
 from kubelab.controllers.statefulset import StatefulSetController
@@ -102,6 +103,9 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("pv-protection",)))
     # kind's local-path provisioner, an add-on Deployment upstream (docs/ARCHITECTURE.md).
     register(ControllerDescriptor("local-path-provisioner", LocalPathProvisioner))
+    # --- i31-hpa ---
+    register(ControllerDescriptor("horizontal-pod-autoscaler-controller", HorizontalController,
+                                  ("horizontalpodautoscaling",)))
     return descriptors
 
 

@@ -102,6 +102,10 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
     Exercise("10.1", "A fair queue", "ex10_scale", "FairQueue", "10_scale",
              "A noisy tenant and API Priority and Fairness", "hard", 10,
              ("kubelab.apiserver.flowcontrol",)),
+    # --- i31-hpa ---
+    Exercise("10.2", "The HPA replica calculation", "ex10_scale", "calculate_replicas",
+             "10_scale", "Autoscaling: metrics-server and the HPA", "medium", 10,
+             ("kubelab.controllers.podautoscaler",)),
 )}
 
 

@@ -6,8 +6,9 @@ which is what kubectl's cmdutil.CheckErr does (k8s.io/kubectl pkg/cmd/util/helpe
 usage error adds `See 'kubectl <verb> -h' for help and examples`. The verbs live beside this
 file, one module per command family as kubectl's pkg/cmd/: get.py (get, delete), create.py
 (apply, create, run), verbs.py (scale, label, annotate, cordon, describe, logs, version,
-api-resources), rollout.py, taint.py, explain.py. `--as`, `--as-group` and `--as-uid` make every
-request of the command ask to act as that user, as the real kubectl's Impersonate-* headers do.
+api-resources), rollout.py, taint.py, explain.py, top.py, autoscale.py. `--as`, `--as-group`
+and `--as-uid` make every request of the command ask to act as that user, as the real
+kubectl's Impersonate-* headers do.
 """
 
 from __future__ import annotations
@@ -20,16 +21,19 @@ from typing import Any
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.request import Impersonation
 from kubelab.client.client import Client
+from kubelab.kubectl.autoscale import autoscale
 from kubelab.kubectl.common import KubectlError, Output, Printed, UsageError, Verb
 from kubelab.kubectl.create import VERBS as CREATE_VERBS
 from kubelab.kubectl.drain import drain
 from kubelab.kubectl.exec import VERBS as EXEC_VERBS
 from kubelab.kubectl.get import VERBS as GET_VERBS
+from kubelab.kubectl.top import top
 from kubelab.kubectl.verbs import VERBS as OTHER_VERBS
 
 __all__ = ["KubectlError", "Output", "UsageError", "kubectl", "split_command"]
 
-VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS, **EXEC_VERBS, "drain": drain}
+VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS, **EXEC_VERBS, "drain": drain,
+                          "top": top, "autoscale": autoscale}
 # The kubeconfig user kubectl runs as, as kubelab serve's kubeconfig names it; clientcmd's
 # errors about the user's settings name it.
 AUTH_INFO = "kubernetes-admin"
@@ -101,6 +105,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-i", "--stdin", action="store_true")
     p.add_argument("-t", "--tty", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--containers", action="store_true")  # top pod
+    # autoscale
+    p.add_argument("--min", type=int)
+    p.add_argument("--max", type=int)
+    p.add_argument("--cpu", default="")
+    p.add_argument("--memory", default="")
+    p.add_argument("--cpu-percent", type=int)
+    p.add_argument("--name", default="")
     # cli-runtime's ConfigFlags: who to act as (rest.Config.Impersonate, the Impersonate-* headers).
     p.add_argument("--as", dest="as_user", default="")
     p.add_argument("--as-group", dest="as_groups", action="append", default=[])

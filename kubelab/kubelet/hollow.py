@@ -46,10 +46,10 @@ class HollowRuntime(ContainerRuntime):
     Answers still arrive a clock callback later (delay 0), as a CRI reply arrives after the
     call returns, so the kubelet's tasks keep their shape."""
 
-    def run_pod_sandbox(self, pod_uid: str) -> Future[Sandbox]:
+    def run_pod_sandbox(self, pod_uid: str, *, name: str = "", namespace: str = "",
+                        labels: dict[str, str] | None = None) -> Future[Sandbox]:
         future: Future[Sandbox] = Future()
-        prefix = self.pod_cidr.rsplit(".", 1)[0]
-        sandbox = Sandbox(self._new_id(), pod_uid, f"{prefix}.{(next(self._ips) - 2) % 253 + 2}")
+        sandbox = self._new_sandbox(pod_uid, name, namespace, labels)
         self._later(0, self._sandbox_ready, sandbox, future)
         return future
 

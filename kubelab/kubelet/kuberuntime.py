@@ -101,7 +101,10 @@ class RuntimeManager:
                 yield from self.kill_container(pod, c, message, self._grace(pod))
         # Step 4: Create a sandbox for the pod if necessary.
         if changes.create_sandbox:
-            yield self.runtime.run_pod_sandbox(uid)
+            meta = pod["metadata"]
+            yield self.runtime.run_pod_sandbox(uid, name=meta.get("name", ""),
+                                               namespace=meta.get("namespace", ""),
+                                               labels=meta.get("labels") or {})
         latest = self._latest(uid)
         # Step 5: start the ephemeral containers not started yet (`kubectl debug`); they never
         # restart, and start before the init containers so that a pod stuck initialising can

@@ -55,6 +55,7 @@ from kubelab.kubelet.process import (
     term_exit_code,
 )
 from kubelab.kubelet.registry import ImageRegistry, PullError, normalize_image, repository
+from kubelab.kubelet.stats import CpuAccount, LoadGenerator, Usage
 from kubelab.kubelet.workload import Workload
 from kubelab.sim.clock import Clock, Timer
 from kubelab.sim.tasks import Future
@@ -75,6 +76,10 @@ class Sandbox:
     ip: str
     state: str = SANDBOX_READY
     created_at: float = 0.0
+    # PodSandboxConfig's metadata and labels, as the kubelet passes them to RunPodSandbox.
+    name: str = ""
+    namespace: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -105,11 +110,18 @@ class Container:
     _partial: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
-    def usage(self) -> dict[str, int]:
+    def process_usage(self) -> dict[str, int]:
         """CPU (millicores) and memory (bytes) the container uses now, for metrics: what
         `yes > /dev/null` burns and `stress --vm` allocates (0 for a scripted workload)."""
         u = self.context.usage if self.context is not None else None
         return {"cpu": u.cpu_millicores if u else 0, "memory": u.memory_bytes if u else 0}
+    # The process's own CPU and memory, when something sets it (a container process model):
+    # it replaces the idle usage and the loads of kubelab/kubelet/stats.py. None: the model's.
+    usage: Usage | None = None
+    # The CPU counter of stats.py (container_cpu_usage_seconds_total) between two reads.
+    cpu_seconds: float = field(default=0.0, repr=False)
+    cpu_counted_at: float | None = field(default=None, repr=False)
+    cpu_rate: int = field(default=0, repr=False)
 
 
 @dataclass(frozen=True)
@@ -140,6 +152,9 @@ class ContainerRuntime:
         self.network: ContainerNetwork | None = None         # the pod network (the wiring's)
         # --- i31-storage --- the node's directories (hostPath, local volumes): path -> files
         self.host_paths: dict[str, dict[str, bytes]] = {}
+        # The cluster's loads (kubelab/kubelet/stats.py), shared by every node; the node's CPU counter.
+        self.load: LoadGenerator | None = None
+        self.node_cpu = CpuAccount()
 
     @classmethod
     def for_node(cls, node: str, index: int, registry: ImageRegistry, clock: Clock,
@@ -165,13 +180,19 @@ class ContainerRuntime:
 
     # ------------------------------------------------------------------ sandboxes
 
-    def run_pod_sandbox(self, pod_uid: str) -> Future[Sandbox]:
+    def run_pod_sandbox(self, pod_uid: str, *, name: str = "", namespace: str = "",
+                        labels: dict[str, str] | None = None) -> Future[Sandbox]:
         """RunPodSandbox: a new network namespace with the next free IP of the node's CIDR."""
         future: Future[Sandbox] = Future()
-        prefix = self.pod_cidr.rsplit(".", 1)[0]
-        sandbox = Sandbox(self._new_id(), pod_uid, f"{prefix}.{(next(self._ips) - 2) % 253 + 2}")
+        sandbox = self._new_sandbox(pod_uid, name, namespace, labels)
         self._later(0.3 + 0.5 * self.rand.random(), self._sandbox_ready, sandbox, future)
         return future
+
+    def _new_sandbox(self, pod_uid: str, name: str, namespace: str,
+                     labels: dict[str, str] | None) -> Sandbox:
+        prefix = self.pod_cidr.rsplit(".", 1)[0]
+        return Sandbox(self._new_id(), pod_uid, f"{prefix}.{(next(self._ips) - 2) % 253 + 2}",
+                       name=name, namespace=namespace, labels=dict(labels or {}))
 
     def _sandbox_ready(self, sandbox: Sandbox, future: Future[Sandbox]) -> None:
         sandbox.created_at = self.clock.now

@@ -20,6 +20,8 @@ Settings, comma-separated:
     probe-latency=<s>   answers probes after <s> seconds (a timeout if >= timeoutSeconds)
     shutdown=<s>|never  takes <s> seconds to exit on SIGTERM (default 0); `never` ignores it,
                         so the kubelet's SIGKILL at the end of the grace period stops it (137)
+    cpu=<quantity>      uses that much CPU when idle (default 1m; a load adds to it, stats.py)
+    memory=<quantity>   has that working set when idle (default 4Mi)
 
 Init containers run to completion by default (exit=1,code=0); a pod-wide annotation does not
 apply to them, only their own `kubelab.dev/behavior.<name>`.
@@ -27,9 +29,12 @@ apply to them, only their own `kubelab.dev/behavior.<name>`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
+
+from kubelab.api.quantity import parse_quantity
 
 __all__ = ["BEHAVIOR_ANNOTATION", "DEFAULT_INIT_BEHAVIOR", "Workload", "has_behavior",
            "parse_behavior", "workload_for"]
@@ -38,7 +43,8 @@ BEHAVIOR_ANNOTATION = "kubelab.dev/behavior"
 DEFAULT_INIT_BEHAVIOR = "exit=1,code=0"
 _SECONDS = ("exit", "oom", "startup", "unhealthy", "unready", "probe-latency", "shutdown")
 _KNOWN = "run, crash, exit=<seconds>, code=<exit code>, oom=<seconds>, startup=<seconds>, " \
-         "unhealthy=<seconds>, unready=<seconds>, probe-latency=<seconds>, shutdown=<seconds>|never"
+         "unhealthy=<seconds>, unready=<seconds>, probe-latency=<seconds>, shutdown=<seconds>|never, " \
+         "cpu=<quantity>, memory=<quantity>"
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,9 @@ class Workload:
     unready_after: float | None = None
     probe_latency: float = 0.0
     shutdown: float | None = 0.0        # None: ignores SIGTERM
+    cpu: int | None = None              # idle CPU in nanocores; None: stats.IDLE_CPU
+    memory: int | None = None           # idle working set in bytes; None: stats.IDLE_MEMORY
+    cpu_limit: int | None = None        # the container's limits.cpu in nanocores (its CFS quota)
 
     def end(self) -> tuple[float, int, str] | None:
         """(seconds after start, exit code, reason) of the container's own exit, if any."""
@@ -84,6 +93,9 @@ def parse_behavior(text: str) -> Workload:
             continue
         key, sep, value = item.partition("=")
         key = key.strip()
+        if sep and key in ("cpu", "memory"):
+            settings[key] = _quantity(text, key, value.strip())
+            continue
         if not sep or (key not in _SECONDS and key != "code"):
             raise ValueError(f'invalid behavior "{text}": unknown setting "{item}"; known: {_KNOWN}')
         value = value.strip()
@@ -116,6 +128,28 @@ def has_behavior(pod: dict[str, Any], container: dict[str, Any], *, init: bool) 
         (not init and BEHAVIOR_ANNOTATION in annotations)
 
 
+def _quantity(text: str, key: str, value: str) -> int:
+    """cpu= in nanocores, memory= in bytes."""
+    try:
+        q = parse_quantity(value)
+    except ValueError:
+        q = None
+    if q is None or q.as_decimal() < 0:
+        raise ValueError(f'invalid behavior "{text}": {key} must be a quantity >= 0, got "{value}"')
+    return q.milli_value() * 1_000_000 if key == "cpu" else q.value()
+
+
+def cpu_limit_of(container: dict[str, Any]) -> int | None:
+    """The container's limits.cpu in nanocores, None without one."""
+    limit = ((container.get("resources") or {}).get("limits") or {}).get("cpu")
+    if limit is None:
+        return None
+    try:
+        return parse_quantity(limit).milli_value() * 1_000_000
+    except ValueError:
+        return None
+
+
 def workload_for(pod: dict[str, Any], container: dict[str, Any], *, init: bool,
                  image_default: str = "") -> tuple[str, Workload]:
     """The behavior string that applies to one container, and its parsed Workload.
@@ -133,6 +167,8 @@ def workload_for(pod: dict[str, Any], container: dict[str, Any], *, init: bool,
     else:
         source, text = "default", DEFAULT_INIT_BEHAVIOR if init else "run"
     try:
-        return text, parse_behavior(str(text))
+        workload = parse_behavior(str(text))
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None
+    limit = cpu_limit_of(container)
+    return text, workload if limit is None else dataclasses.replace(workload, cpu_limit=limit)

@@ -28,6 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument("--speed", type=float, default=1.0, help="virtual seconds per real second")
     s.add_argument("--no-anatomy", action="store_true",
                    help="no control-plane node, static pods or add-ons (Cluster(anatomy=False))")
+    s.add_argument("--no-metrics-server", action="store_true",
+                   help="without the metrics-server add-on (kubectl top, HPAs); kind has none")
     s.add_argument("--enable-priority-and-fairness", action="store_true",
                    help="API Priority and Fairness, as kube-apiserver's flag (kubelab: off by default)")
 
@@ -52,7 +54,9 @@ def serve_command(args: argparse.Namespace) -> int:
 
     # As kind builds it: a control-plane node with the control plane as static pods, and the
     # kube-proxy, kindnet and coredns add-ons (kubelab/cluster/anatomy.py).
-    cluster = Cluster(nodes=args.nodes, seed=args.seed, anatomy=not args.no_anatomy)
+    # metrics-server is installed too, as `kubectl apply -f components.yaml` would add it.
+    cluster = Cluster(nodes=args.nodes, seed=args.seed, anatomy=not args.no_anatomy,
+                      metrics_server=not args.no_metrics_server)
     if args.enable_priority_and_fairness:
         cluster.apiserver.enable_priority_and_fairness()
     for name in args.filename:

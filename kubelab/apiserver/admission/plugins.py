@@ -10,6 +10,8 @@
   (storageclass.py).
 - StorageObjectInUseProtection (mutating): new claims and volumes carry the pvc-protection and
   pv-protection finalizers (storageclass.py).
+- Priority (mutating and validating): a pod's priorityClassName becomes its priority, a missing
+  class refuses it; one globalDefault PriorityClass at most (priority.py).
 - MutatingAdmissionWebhook (mutating): the MutatingWebhookConfigurations' webhooks, after the
   built-in mutating plugins (webhook/mutating.py).
 - NodeRestriction (validating): a kubelet may only change its own Node, its own Lease and the
@@ -34,6 +36,7 @@ from kubelab.apiserver.admission.chain import (
     admission_forbidden,
 )
 from kubelab.apiserver.admission.policy import ValidatingAdmissionPolicy
+from kubelab.apiserver.admission.priority import Priority
 from kubelab.apiserver.admission.storageclass import DefaultStorageClass, StorageObjectInUseProtection
 from kubelab.apiserver.admission.webhook import MutatingAdmissionWebhook, ValidatingAdmissionWebhook
 from kubelab.apiserver.apis.defaults import set_defaults
@@ -181,7 +184,7 @@ def _name(attrs: Attributes) -> str:
 
 
 def default_plugins() -> list[AdmissionPlugin]:
-    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(),
+    return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), Priority(),
             DefaultStorageClass(), StorageObjectInUseProtection(),  # --- i31-storage ---
             MutatingAdmissionWebhook(),
             NodeRestriction(), ValidatingAdmissionPolicy(), ValidatingAdmissionWebhook()]

@@ -16,6 +16,7 @@ from kubelab.apiserver.apis.defaults_admissionregistration import (
     set_mutating_webhook_configuration_defaults,
     set_validating_webhook_configuration_defaults,
 )
+from kubelab.apiserver.apis.defaults_autoscaling import set_horizontal_pod_autoscaler_defaults
 from kubelab.apiserver.apis.defaults_flowcontrol import (
     set_flow_schema_defaults,
     set_priority_level_defaults,
@@ -276,6 +277,11 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "persistentvolumeclaims": set_persistent_volume_claim_defaults,
     "storageclasses": set_storage_class_defaults,
     "networkpolicies": set_network_policy_defaults,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": set_horizontal_pod_autoscaler_defaults,
+    # scheduling/v1 SetDefaults_PriorityClass
+    "priorityclasses": lambda pc: pc.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    if isinstance(pc, dict) else None,
 }
 
 

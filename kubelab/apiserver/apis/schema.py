@@ -249,6 +249,45 @@ REPLICATION_CONTROLLER = kind(
     status=struct("ReplicationControllerStatus", observedGeneration=INT64, **dict.fromkeys((
         "replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas"), INT32),
         conditions=ListOf(struct("ReplicationControllerCondition", **CONDITION_FIELDS))))
+# --- i31-hpa ---
+# autoscaling/v2 (k8s.io/api autoscaling/v2 types.go)
+CROSS_VERSION_OBJECT_REFERENCE = struct("CrossVersionObjectReference", **_strings(
+    "kind", "name", "apiVersion"))
+METRIC_TARGET = struct("MetricTarget", type=STRING, value=QUANTITY, averageValue=QUANTITY,
+                       averageUtilization=INT32)
+METRIC_VALUE_STATUS = struct("MetricValueStatus", value=QUANTITY, averageValue=QUANTITY,
+                             averageUtilization=INT32)
+METRIC_IDENTIFIER = struct("MetricIdentifier", name=STRING, selector=LABEL_SELECTOR)
+HPA_SCALING_RULES = struct(
+    "HPAScalingRules", stabilizationWindowSeconds=INT32, selectPolicy=STRING, tolerance=QUANTITY,
+    policies=ListOf(struct("HPAScalingPolicy", type=STRING, value=INT32, periodSeconds=INT32)))
+HORIZONTAL_POD_AUTOSCALER = kind(
+    "HorizontalPodAutoscaler",
+    spec=struct(
+        "HorizontalPodAutoscalerSpec", scaleTargetRef=CROSS_VERSION_OBJECT_REFERENCE,
+        minReplicas=INT32, maxReplicas=INT32,
+        metrics=ListOf(struct(
+            "MetricSpec", type=STRING,
+            resource=struct("ResourceMetricSource", name=STRING, target=METRIC_TARGET),
+            containerResource=struct("ContainerResourceMetricSource", name=STRING,
+                                     container=STRING, target=METRIC_TARGET),
+            pods=struct("PodsMetricSource", metric=METRIC_IDENTIFIER, target=METRIC_TARGET),
+            object=struct("ObjectMetricSource", describedObject=CROSS_VERSION_OBJECT_REFERENCE,
+                          metric=METRIC_IDENTIFIER, target=METRIC_TARGET),
+            external=struct("ExternalMetricSource", metric=METRIC_IDENTIFIER,
+                            target=METRIC_TARGET))),
+        behavior=struct("HorizontalPodAutoscalerBehavior", scaleUp=HPA_SCALING_RULES,
+                        scaleDown=HPA_SCALING_RULES)),
+    status=struct(
+        "HorizontalPodAutoscalerStatus", observedGeneration=INT64, lastScaleTime=STRING,
+        currentReplicas=INT32, desiredReplicas=INT32,
+        currentMetrics=ListOf(struct(
+            "MetricStatus", type=STRING,
+            resource=struct("ResourceMetricStatus", name=STRING, current=METRIC_VALUE_STATUS),
+            containerResource=struct("ContainerResourceMetricStatus", name=STRING,
+                                     container=STRING, current=METRIC_VALUE_STATUS),
+            pods=ANY, object=ANY, external=ANY)),
+        conditions=ListOf(struct("HorizontalPodAutoscalerCondition", **CONDITION_FIELDS))))
 
 # ------------------------------------------------------------------------------ the rest
 
@@ -401,6 +440,8 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
     # --- i31-cron-pdb ---
     CRON_JOB,
     POD_DISRUPTION_BUDGET,
+    # --- i31-hpa ---
+    HORIZONTAL_POD_AUTOSCALER,
 )}
 
 # --- i31-storage ---

@@ -10,8 +10,8 @@ field holds the object, encoded by the field numbers of k8s.io/api's generated.p
 
 kubelab keeps the JSON form everywhere, so this module turns such a body back into the JSON
 object a JSON client would have sent. It knows the messages those kubectl commands use (the
-table below, written from core/v1, apps/v1, policy/v1, authorization/v1, rbac/v1 and
-meta/v1 generated.proto). A field it does not know is refused with 415, naming the field,
+table below, written from core/v1, apps/v1, policy/v1, authorization/v1, rbac/v1,
+autoscaling/v2 and meta/v1 generated.proto). A field it does not know is refused with 415, naming the field,
 rather than dropped, unless it holds Go's zero value, which JSON would have left out. A JSON
 client (`kubectl apply -f`, the Python client, kopf) never comes here.
 
@@ -174,6 +174,28 @@ MESSAGES: dict[str, _F] = {
                 5: ("manualSelector", "bool", "ptr"), 6: ("template", "PodTemplateSpec", ""),
                 7: ("backoffLimit", "int", "ptr"), 8: ("ttlSecondsAfterFinished", "int", "ptr"),
                 9: ("completionMode", "str", "ptr"), 10: ("suspend", "bool", "ptr")},
+    # --- i31-hpa ---
+    # autoscaling/v2 (`kubectl autoscale`)
+    "HorizontalPodAutoscaler": {1: ("metadata", "ObjectMeta", ""),
+                                2: ("spec", "HorizontalPodAutoscalerSpec", "")},
+    "HorizontalPodAutoscalerSpec": {1: ("scaleTargetRef", "CrossVersionObjectReference", ""),
+                                    2: ("minReplicas", "int", "ptr"), 3: ("maxReplicas", "int", ""),
+                                    4: ("metrics", "MetricSpec", "rep"),
+                                    5: ("behavior", "HorizontalPodAutoscalerBehavior", "")},
+    "CrossVersionObjectReference": {1: ("kind", "str", ""), 2: ("name", "str", ""),
+                                    3: ("apiVersion", "str", "")},
+    "MetricSpec": {1: ("type", "str", ""), 4: ("resource", "ResourceMetricSource", ""),
+                   7: ("containerResource", "ContainerResourceMetricSource", "")},
+    "ResourceMetricSource": {1: ("name", "str", ""), 2: ("target", "MetricTarget", "")},
+    "ContainerResourceMetricSource": {1: ("name", "str", ""), 2: ("target", "MetricTarget", ""),
+                                      3: ("container", "str", "")},
+    "MetricTarget": {1: ("type", "str", ""), 2: ("value", "quantity", ""),
+                     3: ("averageValue", "quantity", ""), 4: ("averageUtilization", "int", "ptr")},
+    "HorizontalPodAutoscalerBehavior": {1: ("scaleUp", "HPAScalingRules", ""),
+                                        2: ("scaleDown", "HPAScalingRules", "")},
+    "HPAScalingRules": {1: ("selectPolicy", "str", "ptr"), 2: ("policies", "HPAScalingPolicy", "rep"),
+                        3: ("stabilizationWindowSeconds", "int", "ptr"), 4: ("tolerance", "quantity", "")},
+    "HPAScalingPolicy": {1: ("type", "str", ""), 2: ("value", "int", ""), 3: ("periodSeconds", "int", "")},
 }
 # The special messages of apimachinery, each with its own JSON form.
 _QUANTITY = {1: ("string", "str", "")}

@@ -1,7 +1,7 @@
 """The columns and cells of the built-in kinds' Tables: kubernetes
 pkg/printers/internalversion/printers.go (AddHandlers: printPod, printNode, printDeployment,
 printReplicaSet, printDaemonSet, printControllerRevision, printPriorityClass, printJob,
-printEvent, printNamespace, printLease, printFlowSchema,
+printEvent, printNamespace, printLease, printFlowSchema, printHorizontalPodAutoscaler,
 printPriorityLevelConfiguration). services.py holds printService and printEndpointSlice.
 
 Departures, so that `kubectl get` prints what it printed before kubelab served Tables: cells
@@ -261,6 +261,49 @@ OBJECT_META_RESOURCES = ("configmaps", "secrets", "serviceaccounts", "roles", "r
 _NAME, _AGE = column("Name", format_="name"), column("Age")
 
 
+# --- i31-hpa ---
+def _hpa_row(hpa: Object, now: float) -> list[str]:
+    """printHorizontalPodAutoscaler: REFERENCE is kind/name, TARGETS formatHPAMetrics'."""
+    spec, st = hpa.get("spec") or {}, hpa.get("status") or {}
+    ref = spec.get("scaleTargetRef") or {}
+    minimum = spec.get("minReplicas")
+    return [hpa["metadata"]["name"], f"{ref.get('kind', '')}/{ref.get('name', '')}",
+            format_hpa_metrics(spec.get("metrics") or [], st.get("currentMetrics") or []),
+            "<unset>" if minimum is None else str(minimum), str(spec.get("maxReplicas", 0)),
+            str(st.get("currentReplicas", 0)), _age(hpa, now)]
+
+
+def format_hpa_metrics(specs: list[Object], statuses: list[Object]) -> str:
+    """formatHPAMetrics (1.34): "cpu: 50%/80%" per metric, two at most, then "+ N more..."."""
+    if not specs:
+        return "<none>"
+    shown: list[str] = []
+    for i, spec in enumerate(specs):
+        kind = str(spec.get("type", ""))
+        key = kind[:1].lower() + kind[1:]
+        source = spec.get(key) or {}
+        target = source.get("target") or {}
+        current = ((statuses[i].get(key) or {}).get("current") or {}) if i < len(statuses) else {}
+        if kind in ("Resource", "ContainerResource"):
+            name = source.get("name", "")
+            if target.get("averageValue") is not None:
+                shown.append(f"{name}: {current.get('averageValue') or '<unknown>'}/"
+                             f"{target['averageValue']}")
+            else:
+                have = current.get("averageUtilization")
+                want = target.get("averageUtilization")
+                shown.append(f"{name}: {'<unknown>' if have is None else f'{have}%'}/"
+                             f"{'<auto>' if want is None else f'{want}%'}")
+        else:
+            name = ((source.get("metric") or {}).get("name")) or ""
+            want = target.get("averageValue") or target.get("value") or "<auto>"
+            have = current.get("averageValue") or current.get("value") or "<unknown>"
+            shown.append(f"{name}: {have}/{want}")
+        if len(shown) > 2:
+            return f"{', '.join(shown[:2])} + {len(specs) - 2} more..."
+    return ", ".join(shown)
+
+
 def add_handlers(h: TableGenerator) -> None:
     """AddHandlers: each kind's column definitions (priority 1: shown by `-o wide`)."""
     h.table_handler("pods", [
@@ -302,3 +345,7 @@ def add_handlers(h: TableGenerator) -> None:
         h.table_handler(resource, [_NAME, column("Webhooks", "integer"), _AGE], _webhooks_row)
     for resource in OBJECT_META_RESOURCES:
         h.table_handler(resource, [_NAME, _AGE], _object_meta_row)
+    # --- i31-hpa ---
+    h.table_handler("horizontalpodautoscalers", [
+        _NAME, column("Reference"), column("Targets"), column("MinPods"), column("MaxPods", "integer"),
+        column("Replicas", "integer"), _AGE], _hpa_row)

@@ -68,6 +68,9 @@ STRATEGIES = {
     "ingresses": Strategy(has_status=True, generation=True, create_clears_status=True),
     "ingressclasses": Strategy(generation=True),
     "networkpolicies": Strategy(generation=True),
+    # --- i31-hpa ---
+    # pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go: the status is reset on create.
+    "horizontalpodautoscalers": Strategy(has_status=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -131,6 +134,9 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
                                        "expectedPods"), 0)
     elif resource in ("persistentvolumes", "persistentvolumeclaims"):  # --- i31-storage ---
         obj["status"] = {"phase": "Pending"}
+    # --- i31-hpa ---
+    if resource == "horizontalpodautoscalers":  # v2 status: desiredReplicas has no omitempty
+        obj["status"] = {"desiredReplicas": 0}
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,

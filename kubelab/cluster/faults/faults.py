@@ -17,6 +17,7 @@ from kubelab.api.errors import ApiError, resource_expired
 from kubelab.api.request import Request, WatchEvent, WatchHandle
 from kubelab.apiserver.storage.watch_cache import WatchInfo
 from kubelab.cluster.faults.ha import ReplicaFaults
+from kubelab.cluster.faults.load import LoadFaults
 from kubelab.cluster.faults.raft import EtcdFaults
 from kubelab.cluster.faults.scale import ScaleFaults
 from kubelab.cluster.faults.services import ServiceFaults
@@ -212,7 +213,7 @@ class WatchFaults:
         return False
 
 
-class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults, WebhookFaults):
+class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults, WebhookFaults, LoadFaults):
     def __init__(self, cluster: Cluster) -> None:
         self._cluster = cluster
         self.history: list[tuple[float, str, dict[str, Any]]] = []

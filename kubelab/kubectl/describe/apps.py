@@ -15,6 +15,7 @@ from kubelab.api.meta import parse_time
 from kubelab.api.quantity import Quantity, parse_quantity
 from kubelab.api.resources import ResourceInfo
 from kubelab.client.client import Client
+from kubelab.kubectl.describe.autoscaling import describe_horizontal_pod_autoscaler
 from kubelab.kubectl.describe.batch_policy import describe_cron_job, describe_pod_disruption_budget
 from kubelab.kubectl.describe.describe import (
     Describer,
@@ -333,6 +334,8 @@ DESCRIBERS: dict[str, Describer] = {
     "replicasets": describe_replica_set, "daemonsets": describe_daemon_set, "jobs": describe_job,
     # --- i31-cron-pdb ---
     "cronjobs": describe_cron_job, "poddisruptionbudgets": describe_pod_disruption_budget,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": describe_horizontal_pod_autoscaler,
 }
 
 # --- i31-sts --- (imported last: workloads.py uses describe_pod_template from here)

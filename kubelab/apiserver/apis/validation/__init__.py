@@ -30,6 +30,11 @@ from kubelab.apiserver.apis.validation.apps import (
     validate_replica_set_status_update,
     validate_replica_set_update,
 )
+from kubelab.apiserver.apis.validation.autoscaling import (
+    validate_horizontal_pod_autoscaler,
+    validate_horizontal_pod_autoscaler_status_update,
+    validate_horizontal_pod_autoscaler_update,
+)
 from kubelab.apiserver.apis.validation.batch import (
     validate_job,
     validate_job_status_update,
@@ -165,6 +170,8 @@ CREATE_RULES: dict[str, Validator] = {
     "ingresses": validate_ingress,
     "ingressclasses": validate_ingress_class,
     "networkpolicies": validate_network_policy,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": validate_horizontal_pod_autoscaler,
 }
 
 
@@ -200,6 +207,8 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "persistentvolumes": validate_persistent_volume_update,
     "persistentvolumeclaims": validate_persistent_volume_claim_update,
     "storageclasses": validate_storage_class_update,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": validate_horizontal_pod_autoscaler_update,
 }
 
 
@@ -221,6 +230,8 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "poddisruptionbudgets": validate_pod_disruption_budget_status_update,
     # --- i31-storage ---
     "persistentvolumeclaims": validate_persistent_volume_claim_status_update,
+    # --- i31-hpa ---
+    "horizontalpodautoscalers": validate_horizontal_pod_autoscaler_status_update,
 }
 
 
