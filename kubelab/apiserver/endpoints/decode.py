@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import math
 import re
@@ -61,8 +62,10 @@ _TIME_LAYOUTS = {"metav1.Time": ("2006-01-02T15:04:05Z07:00", "%Y-%m-%dT%H:%M:%S
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
 
 
+@functools.lru_cache(maxsize=4096)
 def _decode_time(value: str, go: str) -> str:
-    """value as the API server stores it, or the error time.Parse gives for it."""
+    """value as the API server stores it, or the error time.Parse gives for it. (The same few
+    timestamps come back in write after write: the answers are remembered.)"""
     layout, out = _TIME_LAYOUTS[go]
     match = _RFC3339.fullmatch(value)
     if match is None:
