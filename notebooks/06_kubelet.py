@@ -606,7 +606,7 @@ print(volumes.container_files(db, "db"))
 # kubectl run t --image=busybox --restart=Never -- echo hi; kubectl logs t    # hi (also here)
 # kubectl exec web -- cat /etc/resolv.conf  # the kubelet's DNS settings (also here)
 # kubectl port-forward pod/web 8080:80 &   # then: curl localhost:8080 (also with kubelab serve)
-# kubectl debug web -it --image=busybox --target=web   # an ephemeral container in web's pod (also with kubelab serve)
+# kubectl debug web -it --image=busybox --target=web   # an ephemeral container in its pod
 # kubectl run api --image=registry.example.com/shop/api:2.3    # ErrImagePull, then ImagePullBackOff
 # docker exec learn-worker crictl ps        # the containers on learn-worker
 # docker exec learn-control-plane mv /etc/kubernetes/manifests/kube-apiserver.yaml /root/   # API server stops

@@ -13,7 +13,7 @@ from kubelab import Cluster
 from kubelab.api.errors import ApiError
 from kubelab.cluster.metrics_server import Point, rate
 from kubelab.kubelet import parse_behavior
-from kubelab.kubelet.stats import IDLE_CPU, IDLE_MEMORY, Usage, resource_metrics, usage_of
+from kubelab.kubelet.stats import IDLE_CPU, Usage, resource_metrics, usage_of
 from kubelab.serve.server import kubectl_binary
 
 MILLI = 1_000_000  # nanocores
@@ -120,7 +120,8 @@ def test_metrics_appear_after_two_scrapes_and_pods_with_a_new_container_are_left
     assert c.kubectl("top pods").startswith("error: metrics not available yet")
     c.clock.run(until=31)
     items = c.client.metrics("list", "pods", "default", label_selector="app=web")["items"]
-    assert [i["containers"][0]["usage"] for i in items] == [{"cpu": "1m", "memory": "8Mi"}]  # nginx holds 8 MiB
+    # (nginx holds 8 MiB: kubelet/process/programs.py server)
+    assert [i["containers"][0]["usage"] for i in items] == [{"cpu": "1m", "memory": "8Mi"}]
     assert items[0]["window"] == "15s" and items[0]["metadata"]["labels"]["app"] == "web"
     assert c.client.metrics("list", "pods", "default", label_selector="app=other")["items"] == []
 
