@@ -18,8 +18,20 @@ from kubelab.api.errors import ApiError
 from kubelab.api.resources import ResourceInfo
 from kubelab.client.client import Client
 
-__all__ = ["KubectlError", "Printed", "UsageError", "Verb", "check_errors", "expect_args", "get_object",
-           "namespace_of", "prefix", "resource_args", "resources"]
+__all__ = [
+    "KubectlError",
+    "Printed",
+    "UsageError",
+    "Verb",
+    "check_errors",
+    "expect_args",
+    "get_object",
+    "namespace_of",
+    "prefix",
+    "print_template",
+    "resource_args",
+    "resources",
+]
 
 Verb = Callable[[Client, argparse.Namespace, float, str], str]
 
@@ -146,3 +158,17 @@ def prefix(info: ResourceInfo) -> str:
 
 class Printed(KubectlError):
     """An error kubectl prints in full itself (a hint on stderr before its `error:` line)."""
+
+
+def print_template(template: Object) -> str:
+    """printTemplate, shortened: the pod template's labels, annotations and images (what
+    `rollout history --revision=N` prints for a Deployment's, a StatefulSet's or a DaemonSet's)."""
+    meta = template.get("metadata") or {}
+    labels = ",".join(f"{k}={v}" for k, v in sorted((meta.get("labels") or {}).items()))
+    lines = ["Pod Template:", f"  Labels:\t{labels or '<none>'}"]
+    for key, value in sorted((meta.get("annotations") or {}).items()):
+        lines.append(f"  Annotations:\t{key}: {value}")
+    lines.append("  Containers:")
+    for c in (template.get("spec") or {}).get("containers") or ():
+        lines += [f"   {c.get('name')}:", f"    Image:\t{c.get('image')}"]
+    return "\n".join(lines) + "\n"

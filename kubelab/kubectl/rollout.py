@@ -26,7 +26,7 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.client.client import Client
-from kubelab.kubectl.common import check_errors, get_object, resource_args
+from kubelab.kubectl.common import check_errors, get_object, print_template, resource_args
 from kubelab.kubectl.rollout_statefulset import RolloutStatefulSetError, stateful_set_rollout
 
 __all__ = ["rollout"]
@@ -206,16 +206,7 @@ def history(client: Client, d: Object, revision: int) -> str:
 
 
 def _template(rs: Object) -> str:
-    template = rs["spec"].get("template") or {}
-    meta = template.get("metadata") or {}
-    labels = ",".join(f"{k}={v}" for k, v in sorted((meta.get("labels") or {}).items()))
-    lines = ["Pod Template:", f"  Labels:\t{labels or '<none>'}"]
-    for key, value in sorted((meta.get("annotations") or {}).items()):
-        lines.append(f"  Annotations:\t{key}: {value}")
-    lines.append("  Containers:")
-    for c in (template.get("spec") or {}).get("containers") or ():
-        lines += [f"   {c.get('name')}:", f"    Image:\t{c.get('image')}"]
-    return "\n".join(lines) + "\n"
+    return print_template(rs["spec"].get("template") or {})
 
 
 def undo(client: Client, d: Object, to_revision: int) -> str:

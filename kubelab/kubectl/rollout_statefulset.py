@@ -17,6 +17,7 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import deep_copy, rfc3339
 from kubelab.client.client import Client
+from kubelab.kubectl.common import print_template
 
 __all__ = ["RolloutStatefulSetError", "stateful_set_rollout", "stateful_set_status"]
 
@@ -71,19 +72,6 @@ def _template_of(revision: Object) -> Object:
     return template
 
 
-def _print_template(template: Object) -> str:
-    """printTemplate, shortened as rollout.py's: labels, annotations, images."""
-    meta = template.get("metadata") or {}
-    labels = ",".join(f"{k}={v}" for k, v in sorted((meta.get("labels") or {}).items()))
-    lines = ["Pod Template:", f"  Labels:\t{labels or '<none>'}"]
-    for key, value in sorted((meta.get("annotations") or {}).items()):
-        lines.append(f"  Annotations:\t{key}: {value}")
-    lines.append("  Containers:")
-    for c in (template.get("spec") or {}).get("containers") or ():
-        lines += [f"   {c.get('name')}:", f"    Image:\t{c.get('image')}"]
-    return "\n".join(lines) + "\n"
-
-
 def history(client: Client, sts: Object, revision: int) -> str:
     """ViewHistory and printHistory."""
     prefix = f"statefulset.apps/{sts['metadata']['name']}"
@@ -94,7 +82,7 @@ def history(client: Client, sts: Object, revision: int) -> str:
         found = by_revision.get(revision)
         if found is None:
             raise RolloutStatefulSetError("unable to find the specified revision")
-        return f"{prefix} with revision #{revision}\n{_print_template(_template_of(found))}"
+        return f"{prefix} with revision #{revision}\n{print_template(_template_of(found))}"
     rows = [("REVISION", "CHANGE-CAUSE")] + [
         (str(r), (by_revision[r]["metadata"].get("annotations") or {}).get(CHANGE_CAUSE) or "<none>")
         for r in sorted(by_revision)]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from kubelab.api import Object
-from kubelab.api.errors import ApiError, bad_request
+from kubelab.apiserver.endpoints.subresources import dial_kubelet
 
 if TYPE_CHECKING:
     from kubelab.apiserver.context import RequestContext
@@ -57,19 +57,10 @@ class PortForwarder(Protocol):
 
 def port_forward(registry: Registry, ctx: RequestContext) -> Object:
     """POST (or a WebSocket's GET) pods/<name>/portforward?ports=80,443."""
-    r, server = ctx.request, registry.server
+    r = ctx.request
     pod = registry.get(ctx)
-    node = str((pod.get("spec") or {}).get("nodeName") or "")
-    if not node:
-        raise bad_request(f"pod {r.name} does not have a host assigned")
-    connect = server.kubelet_connection
-    kubelet = connect(node) if connect is not None else None
-    if kubelet is None:
-        raise ApiError(500, "", f"error dialing backend: dial tcp {node}:10250: connect: "
-                       "connection refused")
+    kubelet = dial_kubelet(registry.server, pod, r.name)
     uid = str(pod["metadata"].get("uid", ""))
-    if not kubelet.has_pod(uid):
-        raise ApiError(404, "NotFound", "unable to upgrade connection: pod does not exist")
     forwarder: PortForwarder = kubelet  # type: ignore[assignment]
     return {"kind": "Connection", "ports": list(r.options.get("ports") or []), "uid": uid,
             "forward": forwarder.port_forward}

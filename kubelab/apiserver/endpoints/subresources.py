@@ -53,9 +53,20 @@ from kubelab.apiserver.storage.codec import decode
 if TYPE_CHECKING:
     from kubelab.apiserver.apiextensions.handler import CustomResourceSchema
     from kubelab.apiserver.registry.store import Registry
+    from kubelab.apiserver.server import APIServer
 
-__all__ = ["ContainerLogs", "ExecSession", "KubeletConnection", "attach", "bind", "exec_pod",
-           "get_log", "get_scale", "update_scale"]
+__all__ = [
+    "ContainerLogs",
+    "ExecSession",
+    "KubeletConnection",
+    "attach",
+    "bind",
+    "dial_kubelet",
+    "exec_pod",
+    "get_log",
+    "get_scale",
+    "update_scale",
+]
 
 BINDING = ResourceInfo("bindings", "Binding")
 SCALE = ResourceInfo("scale", "Scale", group="autoscaling")
@@ -304,17 +315,23 @@ def _stream_target(registry: Registry, ctx: RequestContext) -> tuple[Object, str
         container = names[0]
     elif container not in names + init + ephemeral:
         raise bad_request(f"container {container} is not valid for pod {r.name}")
-    node = str(spec.get("nodeName") or "")
+    return pod, container, dial_kubelet(server, pod, r.name)
+
+
+def dial_kubelet(server: APIServer, pod: Object, name: str) -> KubeletConnection:
+    """The pod's node's kubelet, as the API server dials it for a stream (exec, attach,
+    port-forward), or the error each failed step gives."""
+    node = str((pod.get("spec") or {}).get("nodeName") or "")
     if not node:
-        raise bad_request(f"pod {r.name} does not have a host assigned")
+        raise bad_request(f"pod {name} does not have a host assigned")
     connect = server.kubelet_connection
-    kubelet = connect(node) if connect is not None else None
+    kubelet: KubeletConnection | None = connect(node) if connect is not None else None
     if kubelet is None:
         raise ApiError(500, "", f"error dialing backend: dial tcp {node}:10250: connect: "
                        "connection refused")
     if not kubelet.has_pod(str(pod["metadata"].get("uid", ""))):
         raise ApiError(404, "NotFound", "unable to upgrade connection: pod does not exist")
-    return pod, container, kubelet
+    return kubelet
 
 
 def _stream_options(r: Any) -> tuple[bool, bool]:
