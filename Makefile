@@ -80,7 +80,7 @@ contracts: venv
 
 # One worker per core, each test file on one worker (its module fixtures stay together).
 pytest: venv
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	$(BIN)/python -m pytest -n auto --dist loadfile --durations=25
 
 test: lint typecheck contracts pytest
 

@@ -26,14 +26,13 @@ from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
-import celpy
 import lark
 from celpy import celtypes
 from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError, Evaluator
 
-from kubelab.apiserver.cel_check import PER_CALL_LIMIT
+from kubelab.apiserver.cel_check import PER_CALL_LIMIT, environment
 
 __all__ = ["CelCompileError", "CelCostError", "CelEvalError", "Program", "compile_expression", "to_cel"]
 
@@ -123,9 +122,6 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": lambda items: min(items), "max": lambda items: max(items),
 }
 
-_ENV = celpy.Environment()
-
-
 # What costs one unit when it runs: an identifier, a field selection, an index, a call, an
 # operator, a list or map literal (cel-go's interpreter counts the same kinds of steps).
 _COSTED = frozenset({
@@ -171,10 +167,10 @@ class Program:
         self.text = text
         self.last_cost = 0
         try:
-            ast = _ENV.compile(text)
+            ast = environment().compile(text)
         except CELParseError as err:
             raise CelCompileError(str(err).strip()) from None
-        self._program = _ENV.program(ast, functions=FUNCTIONS)
+        self._program = environment().program(ast, functions=FUNCTIONS)
 
     def evaluate(self, activation: dict[str, Any], cost_limit: int | None = PER_CALL_LIMIT) -> Any:
         """The expression's value (a plain Python value) with these variables (JSON values).

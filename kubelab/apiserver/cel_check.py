@@ -23,6 +23,7 @@ description of the problem, not ANTLR's.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ __all__ = [
     "CelType",
     "Checked",
     "check",
+    "environment",
     "schema_type",
 ]
 
@@ -160,13 +162,17 @@ class Checked:
     max_cost: int
 
 
-_ENV = celpy.Environment()
+@functools.cache
+def environment() -> celpy.Environment:
+    """The one CEL environment (celpy builds its LALR parser when the first is made: about a
+    second, so not when kubelab is imported, only when a first rule is compiled)."""
+    return celpy.Environment()
 
 
 def check(text: str, variables: dict[str, CelType]) -> Checked:
     """Parse and check text with these variables; CelCheckError with cel-go's issue text."""
     try:
-        ast = _ENV.compile(text)
+        ast = environment().compile(text)
     except CELParseError as err:
         line, column = err.line or 1, err.column or 1
         lines = text.splitlines() or [""]
