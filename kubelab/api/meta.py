@@ -2,7 +2,7 @@
 
 Objects are plain JSON-compatible dicts with Kubernetes' field names. Nothing here reads the wall
 clock or the global random generator: uids come from the cluster's random.Random, timestamps
-from virtual seconds since EPOCH.
+from virtual seconds since the epoch (epoch(): EPOCH, unless `kubelab serve` set it).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ __all__ = [
     "EPOCH",
     "Object",
     "deep_copy",
+    "epoch",
     "get_controller_of",
     "get_controller_of_no_copy",
     "micro_time",
@@ -27,13 +28,34 @@ __all__ = [
     "parse_time",
     "random_suffix",
     "rfc3339",
+    "set_epoch",
     "split_key",
 ]
 
 Object = dict[str, Any]
 
-# Virtual time 0.0 is this instant. Timestamps in objects are EPOCH + clock.now.
+# Virtual time 0.0 is this instant. Timestamps in objects are epoch() + clock.now.
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+_epoch = EPOCH
+
+
+def epoch() -> datetime:
+    """The instant virtual time 0.0 stands for: EPOCH (2025-01-01), the same in every run, so
+    traces and timestamps repeat; `kubelab serve` moves it to the second it starts
+    (set_epoch), so that a real client, which computes ages from its own clock (`kubectl
+    events`, `describe`), reads seconds and not years."""
+    return _epoch
+
+
+def set_epoch(when: datetime) -> None:
+    """Make virtual time 0.0 stand for `when` (an aware datetime, cut to the second), for every
+    timestamp written or read from now on. Only an edge that meets the wall clock calls it
+    (kubelab/serve), once, before it builds its cluster."""
+    global _epoch
+    if when.tzinfo is None:
+        raise ValueError("set_epoch needs an aware datetime (tzinfo=UTC)")
+    _epoch = when.astimezone(UTC).replace(microsecond=0)
+    _rfc3339.cache_clear()
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z", re.ASCII)
 
 # utilrand.String's alphabet: no vowels and no digits that look like letters, so generated
@@ -80,7 +102,7 @@ def rfc3339(seconds: float) -> str:
 @functools.lru_cache(maxsize=1024)
 def _rfc3339(seconds: int) -> str:
     # Every write stamps a time, and virtual time has few distinct seconds: format each once.
-    t = EPOCH + timedelta(seconds=seconds)  # (an f-string: strftime is several times slower)
+    t = _epoch + timedelta(seconds=seconds)  # (an f-string: strftime is several times slower)
     return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
 
 
@@ -101,7 +123,7 @@ def parse_time(text: str) -> float:
         when = datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)  # February 30th raises
     except (TypeError, ValueError):
         raise ValueError(f'parsing time "{text}" as RFC 3339 failed') from None
-    return (when - EPOCH).total_seconds()
+    return (when - _epoch).total_seconds()
 
 
 def deep_copy(obj: Object) -> Object:

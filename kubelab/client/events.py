@@ -18,7 +18,7 @@ from collections import OrderedDict
 from typing import Any
 
 from kubelab.api.errors import ApiError
-from kubelab.api.meta import EPOCH, micro_time, object_ref, rfc3339
+from kubelab.api.meta import epoch, micro_time, object_ref, rfc3339
 from kubelab.client.client import Client
 from kubelab.sim.clock import Clock
 from kubelab.sim.trace import Trace
@@ -97,7 +97,7 @@ class EventRecorder:
             # Upstream names an event <object>.<wall-clock nanoseconds>. Virtual time stands
             # still within a step, so two events at one instant would share a name: the
             # nanoseconds only ever grow, and a name already taken moves one on.
-            nanos = max(int((now + EPOCH.timestamp()) * 1e9), self._nanos + 1)
+            nanos = max(int((now + epoch().timestamp()) * 1e9), self._nanos + 1)
             for _attempt in range(8):
                 self._nanos = nanos
                 name = f"{ref['name']}.{nanos:x}"

@@ -27,7 +27,7 @@ from datetime import timedelta
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 
-from kubelab.api.meta import EPOCH
+from kubelab.api.meta import epoch
 from kubelab.kubelet.process import pid1, serve_http
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class PortConnection:
 
     def _respond(self, status: int, body: bytes, version: str, close: bool,
                  length: int | None = None) -> None:
-        date = EPOCH + timedelta(seconds=self.runtime.clock.now)
+        date = epoch() + timedelta(seconds=self.runtime.clock.now)
         kind = "text/html" if body.lstrip().startswith((b"<", b"<!")) else "text/plain"
         head = (f"{version} {status} {HTTPStatus(status).phrase}\r\n"
                 f"Date: {date:%a, %d %b %Y %H:%M:%S} GMT\r\nContent-Type: {kind}\r\n"

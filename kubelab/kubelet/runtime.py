@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from kubelab.api.meta import EPOCH
+from kubelab.api.meta import epoch
 from kubelab.kubelet.portforward import PortConnection, port_forward
 from kubelab.kubelet.process import (
     DEFAULT_APP,
@@ -505,7 +505,7 @@ class ContainerRuntime:
             answer = serve_http(pid1(c.spec.argv), c.spec.ports, c.context, port, path)
             if answer is not None:
                 if answer.status and pid1(c.spec.argv) == "nginx":
-                    stamp = f"{EPOCH + timedelta(seconds=self.clock.now):%d/%b/%Y:%H:%M:%S +0000}"
+                    stamp = f"{epoch() + timedelta(seconds=self.clock.now):%d/%b/%Y:%H:%M:%S +0000}"
                     c.logs.append((self.clock.now, f'{client_ip} - - [{stamp}] "GET {path} HTTP/1.1" '
                                    f'{answer.status} {len(answer.body)} "-" "{user_agent}" "-"'))
                 return answer

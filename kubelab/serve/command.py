@@ -6,9 +6,11 @@ import argparse
 import asyncio
 import signal
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from kubelab.api.errors import ApiError
+from kubelab.api.meta import set_epoch
 from kubelab.serve.kubeconfig import DEFAULT_PATH
 from kubelab.serve.server import Server
 
@@ -32,6 +34,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="without the metrics-server add-on (kubectl top, HPAs); kind has none")
     s.add_argument("--enable-priority-and-fairness", action="store_true",
                    help="API Priority and Fairness, as kube-apiserver's flag (kubelab: off by default)")
+    s.add_argument("--epoch", type=_instant, default=None, metavar="RFC3339",
+                   help="the instant the cluster's time starts at (default: now, so real clients "
+                        "read ages in seconds; 2025-01-01T00:00:00Z repeats in-process timestamps)")
+
+
+def _instant(text: str) -> datetime:
+    """--epoch's RFC 3339 time, such as 2025-01-01T00:00:00Z."""
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an RFC 3339 time") from None
+    if when.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no time zone (end it with Z)")
+    return when
 
 
 async def _serve(server: Server, kubeconfig: str) -> None:
@@ -55,6 +71,9 @@ def serve_command(args: argparse.Namespace) -> int:
     # As kind builds it: a control-plane node with the control plane as static pods, and the
     # kube-proxy, kindnet and coredns add-ons (kubelab/cluster/anatomy.py).
     # metrics-server is installed too, as `kubectl apply -f components.yaml` would add it.
+    # The one wall-clock read of serve's cluster: its time 0 is now (or --epoch). The simulation
+    # stays deterministic from there; the pacer then keeps it in step with the wall clock.
+    set_epoch(args.epoch or datetime.now(UTC))
     cluster = Cluster(nodes=args.nodes, seed=args.seed, anatomy=not args.no_anatomy,
                       metrics_server=not args.no_metrics_server)
     if args.enable_priority_and_fairness:

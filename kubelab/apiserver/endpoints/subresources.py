@@ -41,7 +41,7 @@ from kubelab.api.errors import (
     invalid,
 )
 from kubelab.api.labels import selector_from_label_selector
-from kubelab.api.meta import EPOCH
+from kubelab.api.meta import epoch
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.admission.chain import CREATE
 from kubelab.apiserver.apis.schema import SCHEMAS
@@ -232,7 +232,7 @@ def get_log(registry: Registry, ctx: RequestContext) -> Object:
 
 def rfc3339_nano_fixed(seconds: float) -> str:
     """2025-01-01T00:00:05.120000000Z: always nine digits of fraction, as the kubelet prints."""
-    t = EPOCH + timedelta(seconds=seconds)
+    t = epoch() + timedelta(seconds=seconds)
     return f"{t:%Y-%m-%dT%H:%M:%S}.{t.microsecond * 1000:09d}Z"
 
 

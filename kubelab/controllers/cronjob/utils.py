@@ -4,7 +4,7 @@ mostRecentScheduleTime (with its count of missed schedules), nextScheduleTimeDur
 nextScheduleTime, getJobFromTemplate2 and getTimeHashInMinutes, byJobStartTime.
 
 Times are timezone-aware datetimes here, as Go's time.Time: the controller turns the virtual
-clock's seconds into them (kubelab.api.meta.EPOCH + seconds) and back.
+clock's seconds into them (kubelab.api.meta.epoch() + seconds) and back.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.cron import Schedule, load_location
-from kubelab.api.meta import EPOCH, deep_copy, parse_time
+from kubelab.api.meta import deep_copy, epoch, parse_time
 
 __all__ = ["CRON_JOB_SCHEDULED_TIMESTAMP_ANNOTATION", "NEXT_SCHEDULE_DELTA", "MissedSchedules",
            "by_job_start_time", "delete_from_active_list", "get_job_from_template2",
@@ -37,11 +37,11 @@ class MissedSchedules(enum.Enum):
 
 def to_time(seconds: float) -> datetime:
     """Virtual seconds as a time.Time (UTC)."""
-    return EPOCH + timedelta(seconds=seconds)
+    return epoch() + timedelta(seconds=seconds)
 
 
 def to_seconds(t: datetime) -> float:
-    return (t - EPOCH).total_seconds()
+    return (t - epoch()).total_seconds()
 
 
 def _status(cj: Object) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.duration import human_duration
-from kubelab.api.meta import EPOCH, parse_time
+from kubelab.api.meta import epoch, parse_time
 from kubelab.client.client import Client
 from kubelab.kubectl.tabwriter import PrefixWriter
 
@@ -34,7 +34,7 @@ def rfc1123z(timestamp: str | None) -> str:
     """Go's time.RFC1123Z, "Mon, 02 Jan 2006 15:04:05 -0700", of an RFC 3339 timestamp."""
     if not timestamp:
         return "Mon, 01 Jan 0001 00:00:00 +0000"  # Go's zero time
-    t = EPOCH + timedelta(seconds=parse_time(timestamp))
+    t = epoch() + timedelta(seconds=parse_time(timestamp))
     return t.strftime("%a, %d %b %Y %H:%M:%S +0000")
 
 

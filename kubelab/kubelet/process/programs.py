@@ -33,7 +33,7 @@ from collections.abc import Callable, Generator
 from datetime import timedelta
 from typing import Any
 
-from kubelab.api.meta import EPOCH
+from kubelab.api.meta import epoch
 from kubelab.kubelet.process.process import FOREVER, IO, OOM, HttpAnswer, ProcessContext, Sleep
 from kubelab.kubelet.process.shell import (
     AndOr,
@@ -508,9 +508,9 @@ def whoami(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
 def date(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     now = _now(ctx)
     if len(argv) > 1 and argv[1] == "+%s":
-        io.out(f"{int(EPOCH.timestamp() + now)}\n")
+        io.out(f"{int(epoch().timestamp() + now)}\n")
         return 0
-    t = EPOCH + timedelta(seconds=now)
+    t = epoch() + timedelta(seconds=now)
     io.out(f"{t:%a %b} {t.day:2d} {t:%H:%M:%S} UTC {t.year}\n")
     return 0
     yield
@@ -832,7 +832,7 @@ def server(banner: Callable[[ProcessContext, list[str]], str]) -> Callable[..., 
 
 
 def _nginx_banner(ctx: ProcessContext, argv: list[str]) -> str:
-    t = EPOCH + timedelta(seconds=_now(ctx))
+    t = epoch() + timedelta(seconds=_now(ctx))
     stamp = f"{t:%Y/%m/%d %H:%M:%S}"
     return (f"{stamp} [notice] 1#1: nginx/1.27.5\n{stamp} [notice] 1#1: start worker processes\n"
             f"{stamp} [notice] 1#1: start worker process 29\n")
