@@ -81,18 +81,21 @@ class Scheduler:
         self.profiles: dict[str, Framework] = {}
         self.recorders: dict[str, EventRecorder] = {}
         for profile in self.config.profiles:
+            # Events name the profile as their source, as upstream's per-profile recorders do.
+            self.recorders[profile.scheduler_name] = ctx.recorder(profile.scheduler_name)
             self.profiles[profile.scheduler_name] = Framework(
                 profile, rand=ctx.rand, registry=registry,
                 bind=lambda pod, node: schedule_one.bind_through_api(self, pod, node),
-                global_percentage=self.config.percentage_of_nodes_to_score, client=ctx.client)
-            # Events name the profile as their source, as upstream's per-profile recorders do.
-            self.recorders[profile.scheduler_name] = ctx.recorder(profile.scheduler_name)
+                global_percentage=self.config.percentage_of_nodes_to_score, client=ctx.client,
+                clock=ctx.clock, recorder=self.recorders[profile.scheduler_name])
         hint_map = {name: {plugin: events_for_plugin(plugin, obj) for plugin, obj in fwk.plugins.items()}
                     for name, fwk in self.profiles.items()}
         self.cache = Cache(ttl=assumed_pod_ttl)
         self.queue = PriorityQueue(ctx.clock, hint_map, on_ready=self._wake, trace=ctx.trace, name=ctx.name,
                                    initial_backoff=self.config.pod_initial_backoff_seconds,
                                    max_backoff=self.config.pod_max_backoff_seconds)
+        for fwk in self.profiles.values():
+            fwk.pod_nominator = self.queue  # the Handle's PodNominator, as upstream's queue is
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand, trace=ctx.trace,
                                                name=ctx.name)
         self.pod_informer = self.informers.informer_for("pods",
