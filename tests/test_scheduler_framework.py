@@ -79,7 +79,8 @@ def test_fit_error_without_post_filter_has_no_preemption_text_and_with_one_appen
 
     registry = {"Preemption": NoVictims}
     # DefaultPreemption is a default PostFilter now: this stand-in replaces it.
-    plugins = {"postFilter": {"disabled": [{"name": "DefaultPreemption"}], "enabled": [{"name": "Preemption"}]}}
+    plugins = {"postFilter": {"disabled": [{"name": "DefaultPreemption"}],
+                              "enabled": [{"name": "Preemption"}]}}
     config = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1",
                           "kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": plugins}]},
                          registry=registry)

@@ -137,7 +137,8 @@ POST_FILTER = [
      "", set(), (U, "preemption: 0/2 nodes are available: 2 Insufficient cpu.")),
     ("no candidate nodes found with mixed reasons, no lower priority pod and no enough CPU resource",
      pod("p", HIGH, LARGE),
-     [pod("p1", HIGH, node_name="node1"), pod("p2", node_name="node2"), pod("p3", HIGH, node_name="node3")], [],
+     [pod("p1", HIGH, node_name="node1"), pod("p2", node_name="node2"),
+      pod("p3", HIGH, node_name="node3")], [],
      [node("node1", ONE_POD), node("node2", NODE_RES), node("node3", ONE_POD)],
      {"node1": U, "node2": U, "node3": U},
      "", set(), (U, "preemption: 0/3 nodes are available: 1 Insufficient cpu, "
@@ -189,7 +190,8 @@ def test_preemption_policy_never_and_a_terminating_victim_make_a_pod_not_eligibl
     assert status.message() == "preemption: not eligible due to a terminating pod on the nominated node."
     # ... unless the nominated node is now UnschedulableAndUnresolvable.
     _, status = plugin.post_filter(CycleState(), nominated, NodeToStatus({"node1": Status(UU)}))
-    assert status.message() == "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    assert status.message() == ("preemption: 0/1 nodes are available: "
+                                "1 Preemption is not helpful for scheduling.")
 
 
 # --- TestDryRunPreemption (nodes of veryLargeRes) -------------------------------------------------
@@ -198,7 +200,8 @@ DRY_RUN = [
     ("a pod that fits on both nodes when lower priority pods are preempted",
      pod("p", HIGH, LARGE), [pod("p1", MID, LARGE, "node1"), pod("p2", MID, LARGE, "node2")],
      [("node1", ["p1"]), ("node2", ["p2"])]),
-    ("a pod that would fit on the nodes, but other pods running are higher priority, no preemption would happen",
+    ("a pod that would fit on the nodes, but other pods running are higher priority, "
+     "no preemption would happen",
      pod("p", LOW, LARGE), [pod("p1", MID, LARGE, "node1"), pod("p2", MID, LARGE, "node2")], []),
     ("medium priority pod is preempted, but lower priority one stays as it is small",
      pod("p", HIGH, LARGE),
@@ -224,7 +227,8 @@ def test_dry_run_preemption_upstream_table(name: str, preemptor: dict[str, Any],
     fwk, plugin = framework([node("node1", VERY_LARGE), node("node2", VERY_LARGE)], pods)
     state = CycleState()
     fwk.run_pre_filter_plugins(state, preemptor, fwk.snapshot.node_info_list)
-    candidates, _ = plugin.evaluator.dry_run_preemption(state, preemptor, fwk.snapshot.node_info_list, [], 0, 2)
+    nodes = fwk.snapshot.node_info_list
+    candidates, _ = plugin.evaluator.dry_run_preemption(state, preemptor, nodes, [], 0, 2)
     # Upstream compares victims as sets sorted by name; the order we keep is most important first.
     assert [(c.name, [p["metadata"]["name"] for p in c.victims.pods]) for c in candidates] == expected
     # The dry run works on copies: the snapshot still counts every pod.
@@ -235,7 +239,8 @@ def test_dry_run_preemption_upstream_table(name: str, preemptor: dict[str, Any],
 
 PICK = [
     ("a pod that fits on both nodes when lower priority pods are preempted", ["node1", "node2"],
-     pod("p", HIGH, LARGE), [pod("m1.1", MID, LARGE, "node1", start=0), pod("m2.1", MID, LARGE, "node2", start=0)],
+     pod("p", HIGH, LARGE),
+     [pod("m1.1", MID, LARGE, "node1", start=0), pod("m2.1", MID, LARGE, "node2", start=0)],
      {"node1", "node2"}),
     ("node with min highest priority pod is picked", ["node1", "node2", "node3"], pod("p", HIGH, VERY_LARGE),
      [pod("m1.1", MID, MEDIUM, "node1", start=0), pod("m1.2", MID, LARGE, "node1", start=0),
@@ -248,7 +253,8 @@ PICK = [
       pod("m2.1", MID, LARGE, "node2", start=0), pod("m2.2", LOW, MEDIUM, "node2", start=0),
       pod("m3.1", MID, MEDIUM, "node3", start=0), pod("m3.2", MID, MEDIUM, "node3", start=0)],
      {"node2"}),
-    ("when highest priority and sum are the same, minimum number of pods is picked", ["node1", "node2", "node3"],
+    ("when highest priority and sum are the same, minimum number of pods is picked",
+     ["node1", "node2", "node3"],
      pod("p", HIGH, VERY_LARGE),
      [pod("m1.1", MID, SMALL, "node1", start=0), pod("m1.2", NEG, SMALL, "node1", start=0),
       pod("m1.3", MID, SMALL, "node1", start=0), pod("m1.4", NEG, SMALL, "node1", start=0),
@@ -295,8 +301,8 @@ def test_pick_one_node_breaks_ties_by_the_latest_start_of_the_most_important_vic
     younger = victims(pod("c", MID, start=5), pod("d", LOW, start=0))
     assert pick_one_node_for_preemption({"n1": older, "n2": younger}, now=100) == "n2"
     # Fewer PDB violations beat everything else, even a much higher-priority victim.
-    assert pick_one_node_for_preemption({"n1": victims(pod("e", HIGH)), "n2": victims(pod("f", LOW), violations=1)},
-                                        now=100) == "n1"
+    assert pick_one_node_for_preemption(
+        {"n1": victims(pod("e", HIGH)), "n2": victims(pod("f", LOW), violations=1)}, now=100) == "n1"
     # A full tie: the first candidate.
     assert pick_one_node_for_preemption({"n2": victims(pod("g", LOW, start=1)),
                                          "n1": victims(pod("h", LOW, start=1))}, now=100) == "n2"
@@ -373,11 +379,13 @@ def test_a_high_priority_pod_preempts_two_low_priority_pods_and_is_bound_to_thei
         f"Preempted by pod {vip['metadata']['uid']} on node {node_name}"}
     victims = {e["involvedObject"]["name"] for e in preempted_events}
     assert len(victims) == 2  # 2 CPU node, two 1-CPU pods, 1.5 CPU to free: both go
-    on_node = sorted(p["metadata"]["name"] for p in c.client.list("pods")["items"] if p["spec"].get("nodeName") == node_name)
-    assert on_node == ["vip"] and victims.isdisjoint(p["metadata"]["name"] for p in c.client.list("pods")["items"])
+    pods = c.client.list("pods")["items"]
+    on_node = sorted(p["metadata"]["name"] for p in pods if p["spec"].get("nodeName") == node_name)
+    assert on_node == ["vip"] and victims.isdisjoint(p["metadata"]["name"] for p in pods)
     first = next(e for e in events if e["reason"] == "FailedScheduling"
                  and e["involvedObject"]["name"] == "vip")
-    assert first["message"] == "0/2 nodes are available: 2 Insufficient cpu."  # preemption succeeded: no suffix
+    # Preemption succeeded: its Success status adds nothing to the message.
+    assert first["message"] == "0/2 nodes are available: 2 Insufficient cpu."
 
 
 def test_the_scheduler_explains_which_victims_on_which_node_and_why() -> None:
