@@ -190,6 +190,9 @@ def _keep_explanation(sched: Scheduler, pod: Object, explanation: Any) -> None:
         key = queued_pod_key(pod)
         sched.explanations.pop(key, None)  # re-inserted last: the newest decision is the last entry
         sched.explanations[key] = explanation
+        if explanation.preemption is not None and explanation.preemption.nominated:
+            sched.preemptions.pop(key, None)  # the pod's later cycles replace its explanation, not this
+            sched.preemptions[key] = explanation
 
 
 # --- the scheduling algorithm: filter, score, select ----------------------------------------------
