@@ -126,9 +126,10 @@ def test_a_high_priority_pod_preempts_and_the_panel_explains_which_victims_and_w
     panel.run(5)
     text = panel.preemption_text()
     node = c.get("pods", "demo-9")["spec"]["nodeName"]
-    assert text.startswith(f"preemption: nominated {node} (")
-    # Each node would lose two 1-CPU pods of priority 100: a tie on every criterion but maybe
-    # the start times (none here: no kubelet), so the first candidate wins.
+    # Each node would lose two 1-CPU pods of priority 100, none started (hollow nodes): a tie
+    # on every criterion, so the first candidate of the dry run (from its random offset) wins.
+    assert text.startswith(f"preemption: nominated {node} (a tie on every criterion: the first candidate)")
+    assert text.count(": evict ") == 2 and f"{node} *: evict" in text
     victims = [e["involvedObject"]["name"] for e in c.events() if e["reason"] == "Preempted"]
     assert len(victims) == 2 and all(f"default/{v} (priority 100)" in text for v in victims)
     assert panel.placement()[node]["cpu"] == 4000 and "latest preemption" in panel.preemption.value
