@@ -373,6 +373,8 @@ def test_a_high_priority_pod_preempts_two_low_priority_pods_and_is_bound_to_thei
     vip = c.get("pods", "vip")
     node_name = vip["spec"]["nodeName"]
     assert vip["status"]["nominatedNodeName"] == node_name  # set by the scheduler after preemption
+    line = next(x for x in c.kubectl("get pods -o wide").splitlines() if x.startswith("vip "))
+    assert line.split()[6:8] == [node_name, node_name]  # the NODE and NOMINATED NODE columns
     events = c.events()
     preempted_events = [e for e in events if e["reason"] == "Preempted"]
     assert {e["message"] for e in preempted_events} == {
