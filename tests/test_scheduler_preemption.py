@@ -436,3 +436,29 @@ def test_preemption_policy_never_waits_without_preempting() -> None:
     assert event["message"] == ("0/1 nodes are available: 1 Insufficient cpu. "
                                 "preemption: not eligible due to preemptionPolicy=Never.")
     assert not [e for e in c.events() if e["reason"] == "Preempted"]
+
+
+def test_the_room_a_preemption_made_is_kept_for_the_nominated_pod() -> None:
+    """A lower-priority pod that comes while the preemptor waits out its backoff does not take
+    the freed node: the filters count the nominated pod there (RunFilterPluginsWithNominatedPods)."""
+    c = Cluster(nodes=[make_node("node-1", cpu="2")], components=["scheduler"])
+    c.apply([priority_class("low", 100), priority_class("mid", 500), priority_class("high", 1000)])
+    c.apply(workload("victim", "2", "low"))
+    c.run(1)
+    c.apply(workload("vip", "2", "high"))
+    c.run(0.2)  # vip preempted victim; it retries after its 1 s backoff
+    assert c.get("pods", "vip")["status"]["nominatedNodeName"] == "node-1"
+    sched = c.components["scheduler"]
+    assert isinstance(sched, Scheduler)
+    assert [i.name for i in sched.queue.nominated_pods_for_node("node-1")] == ["vip"]
+    c.apply(workload("sneaky", "2", "mid"))
+    c.run(3)
+    assert c.get("pods", "vip")["spec"]["nodeName"] == "node-1"
+    assert not c.get("pods", "sneaky")["spec"].get("nodeName")
+    sneaky_attempts = [r.detail["message"] for r in c.trace.filter(component="scheduler",
+                                                                  object_prefix="pods/default/sneaky")
+                       if r.verb == "unschedulable"]
+    # Its first try met the nominated vip on node-1 (1 Insufficient cpu); preemption found only
+    # pods of higher priority there, vip itself once bound.
+    assert sneaky_attempts and sneaky_attempts[0].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert sched.queue.nominated_pods_for_node("node-1") == []  # bound: no longer nominated
