@@ -448,9 +448,10 @@ print([e["message"] for e in c.events() if e["reason"] == "FailedScheduling"][-1
 #
 # Add and remove nodes, cordon and taint them, switch the scoring strategy (this restarts the
 # scheduler with the other profile), create pods and let time pass. The table shows each
-# node's pods and requests; below it, the explanation of the latest decision. Try: cordon
-# two nodes and create pods; taint every node; create pods too big for any node, then add one
-# that fits; create ten pods under each strategy.
+# node's pods and requests; below it, the explanation of the latest decision, and of the
+# latest preemption. Try: cordon two nodes and create pods; taint every node; create pods too
+# big for any node, then add one that fits; create ten pods under each strategy; fill the
+# nodes with `low` priority pods, then create one `high` pod and read which victims it chose.
 
 # %%
 from kubelab.widgets.scheduler_panel import SchedulerPanel
