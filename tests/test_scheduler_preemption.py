@@ -462,3 +462,22 @@ def test_the_room_a_preemption_made_is_kept_for_the_nominated_pod() -> None:
     # pods of higher priority there, vip itself once bound.
     assert sneaky_attempts and sneaky_attempts[0].startswith("0/1 nodes are available: 1 Insufficient cpu.")
     assert sched.queue.nominated_pods_for_node("node-1") == []  # bound: no longer nominated
+
+
+def test_a_pod_disruption_budget_steers_the_preemption_to_another_node() -> None:
+    """Criterion 1 before criterion 2: node-1's victim has the lower priority, but deleting it
+    would violate its PodDisruptionBudget (disruptionsAllowed 0), so node-2's goes."""
+    c = Cluster(nodes=[make_node("node-1", cpu="2"), make_node("node-2", cpu="2")], components=["scheduler"])
+    c.apply([priority_class("lowest", 50), priority_class("low", 100), priority_class("high", 1000)])
+    guarded = workload("guarded", "2", "lowest", nodeName="node-1")
+    guarded["metadata"]["labels"] = {"app": "guarded"}
+    c.apply([guarded, workload("plain", "2", "low", nodeName="node-2"),
+             {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+              "metadata": {"name": "guarded", "namespace": "default"},
+              "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}}}])
+    c.run(1)
+    c.apply(workload("vip", "2", "high"))
+    c.run(3)
+    assert [e["involvedObject"]["name"] for e in c.events() if e["reason"] == "Preempted"] == ["plain"]
+    assert c.get("pods", "vip")["spec"]["nodeName"] == "node-2"
+    assert c.get("pods", "guarded")["spec"]["nodeName"] == "node-1"
