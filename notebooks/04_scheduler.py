@@ -419,7 +419,8 @@ c.run(3)
 sched = c.components["scheduler"]
 print(sched.explain_preemption("critical").preemption.table())
 victims = [e["involvedObject"]["name"] for e in c.events() if e["reason"] == "Preempted"]
-print(f"{len(victims)} victims, freed {len(victims)} CPU(s) on {c.get('pods', 'critical')['spec']['nodeName']}")
+where = c.get("pods", "critical")["spec"]["nodeName"]
+print(f"{len(victims)} victims, freed {len(victims)} CPU(s) on {where}")
 
 # %% [markdown]
 # Both nodes must lose both pods; the highest victim priority ties (100 on each), so the third
