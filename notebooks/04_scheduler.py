@@ -17,11 +17,12 @@
 # - read a `FailedScheduling` message and say what would fix it;
 # - steer pods with taints, tolerations and node affinity;
 # - compare spreading (`LeastAllocated`) with bin packing (`MostAllocated`) on the same workload;
-# - read the scheduler's explanation of a decision, plugin by plugin.
+# - read the scheduler's explanation of a decision, plugin by plugin;
+# - predict which pods a high-priority pod preempts, on which node, and why.
 #
 # **Prerequisites.** Notebooks 02 (the API server) and 03 (informers and the workqueue).
 #
-# **Time.** About 35 minutes.
+# **Time.** About 45 minutes.
 
 # %%
 from kubelab.cluster import Cluster
@@ -165,8 +166,11 @@ print(c.kubectl("get events"))
 # `0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.` reads: *none* of the 3
 # nodes passed the filters; one was turned away for memory, two for CPU. Each node counts once
 # per reason (a node short of both would count in both), and the reasons are sorted as text.
-# The same message is written on the pod as the condition `PodScheduled=False`, reason
-# `Unschedulable`:
+# The sentence after `preemption:` is the verdict of the PostFilter plugin, DefaultPreemption,
+# which runs whenever no node fits: would deleting lower-priority pods help? Not here, since
+# every node is too small *in total* (UnschedulableAndUnresolvable): "Preemption is not helpful
+# for scheduling". Section 8 shows when it does help. The same message is written on the pod
+# as the condition `PodScheduled=False`, reason `Unschedulable`:
 
 # %%
 print([x for x in c.get("pods", "web-1")["status"]["conditions"] if x["type"] == "PodScheduled"])
@@ -341,14 +345,114 @@ print(c.components["scheduler"].explain("small").table())
 # %%
 print(c.components["scheduler"].explain("huge").table())
 
+
 # %% [markdown]
-# ## 8. Try it yourself
+# ## 8. Priority and preemption: making room
+#
+# A **PriorityClass** gives pods a number (admission copies its `value` into `spec.priority`).
+# The queue already pops higher-priority pods first. When no node fits a pod, the scheduler's
+# PostFilter plugin **DefaultPreemption** asks, node by node: if I deleted every pod of *lower*
+# priority here, would the pod fit? If so, it puts back as many of them as it can, most
+# important first, and the ones that must still go are that node's *victims*. Among the
+# candidate nodes it picks, in this order: the fewest PodDisruptionBudget violations, then the
+# lowest priority among the victims, then the smallest sum of their priorities, then the fewest
+# victims, then the victims that started last. It deletes the victims (each gets the condition
+# `DisruptionTarget`, reason `PreemptionByScheduler`, and a `Preempted` event) and writes the
+# node into the pod's `status.nominatedNodeName`; the pod is bound there on a later cycle, once
+# the victims are gone. Lower-priority pods cannot take that room meanwhile: the filters count
+# a nominated pod on its node for every pod of lower or equal priority.
+#
+# Two 2-CPU nodes, full: node-1 runs two `batch` pods (priority 100), node-2 one `batch` pod
+# and one `scavenger` pod (priority 10). (The pods are put on their nodes by hand with
+# `nodeName`, and deleted at once, `terminationGracePeriodSeconds: 0`: no kubelet runs here to
+# stop containers.) Then a `critical` pod (priority 1000) asks for 1 CPU.
+#
+# **Predict** before you run the cell: which node does it get, and which pod is deleted? And
+# if it had asked for 2 CPUs?
+
+# %%
+def priority_class(name, value, **fields):
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value, **fields}
+
+
+def prio_pod(name, klass, cpu, node=None):
+    extra = {"nodeName": node} if node else {}
+    return pod(name, cpu=cpu, priorityClassName=klass, terminationGracePeriodSeconds=0, **extra)
+
+
+def full_cluster():
+    two_cpu = [{"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"}}}
+               for name in ("node-1", "node-2")]
+    c = Cluster(nodes=two_cpu, components=["scheduler"],
+                replace={"scheduler": lambda ctx: Scheduler(ctx, explain=True)})
+    c.apply([priority_class("scavenger", 10), priority_class("batch", 100),
+             priority_class("critical", 1000)])
+    c.apply([prio_pod("batch-1", "batch", "1", "node-1"), prio_pod("batch-2", "batch", "1", "node-1"),
+             prio_pod("batch-3", "batch", "1", "node-2"), prio_pod("scavenger", "scavenger", "1", "node-2")])
+    c.run(1)
+    return c
+
+
+c = full_cluster()
+c.apply(prio_pod("critical", "critical", "1"))
+c.run(3)
+print(c.kubectl("get pods -o wide"))
+critical = c.get("pods", "critical")
+victims = [e["involvedObject"]["name"] for e in c.events() if e["reason"] == "Preempted"]
+print(f"critical: nominated {critical['status']['nominatedNodeName']}, bound to "
+      f"{critical['spec']['nodeName']}; {len(victims)} victim(s): {', '.join(victims)}")
+print(c.components["scheduler"].explain_preemption("critical").preemption.table())
+
+# %% [markdown]
+# On either node one pod had to go. The first criterion (PDB violations) tied at 0; the second
+# decided: node-2's victim has priority 10, node-1's would have had 100. The `batch` pods were
+# *reprieved*: put back first, as the more important ones, and kept because the pod still fit.
+# Now 2 CPUs (run the cell):
+
+# %%
+c = full_cluster()
+c.apply(prio_pod("critical", "critical", "2"))
+c.run(3)
+sched = c.components["scheduler"]
+print(sched.explain_preemption("critical").preemption.table())
+victims = [e["involvedObject"]["name"] for e in c.events() if e["reason"] == "Preempted"]
+where = c.get("pods", "critical")["spec"]["nodeName"]
+print(f"{len(victims)} victims, freed {len(victims)} CPU(s) on {where}")
+
+# %% [markdown]
+# Both nodes must lose both pods; the highest victim priority ties (100 on each), so the third
+# criterion, the **sum** of priorities (each shifted by 2^31 so that negative priorities add up
+# correctly), picks node-2: 100 + 10 beats 100 + 100.
+#
+# Two ways a pod declines to preempt. `preemptionPolicy: Never` on its PriorityClass (the pod
+# still goes first in the queue, but waits for room), and a pod whose victims are still
+# terminating on its nominated node waits for them rather than preempting more. The
+# FailedScheduling message says which:
+
+# %%
+c = full_cluster()
+c.apply(priority_class("polite", 1000, preemptionPolicy="Never"))
+c.apply(prio_pod("polite-pod", "polite", "1"))
+c.run(3)
+print([e["message"] for e in c.events() if e["reason"] == "FailedScheduling"][-1])
+
+# %% [markdown]
+# A PodDisruptionBudget changes the first criterion: a victim whose deletion would take its
+# budget below `disruptionsAllowed` counts as a violation, and DefaultPreemption prefers nodes
+# (and victims) that violate none, although it will still violate a budget when nothing else
+# makes room: preemption is not an eviction, the API server does not refuse it.
+#
+# ## 9. Try it yourself
 #
 # Add and remove nodes, cordon and taint them, switch the scoring strategy (this restarts the
 # scheduler with the other profile), create pods and let time pass. The table shows each
-# node's pods and requests; below it, the explanation of the latest decision. Try: cordon
-# two nodes and create pods; taint every node; create pods too big for any node, then add one
-# that fits; create ten pods under each strategy.
+# node's pods and requests; below it, the explanation of the latest decision, and of the
+# latest preemption. Try: cordon two nodes and create pods; taint every node; create pods too
+# big for any node, then add one that fits; create ten pods under each strategy; fill the
+# nodes with `low` priority pods, then create one `high` pod and read which victims it chose.
 
 # %%
 from kubelab.widgets.scheduler_panel import SchedulerPanel
@@ -393,11 +497,16 @@ SchedulerPanel(demo)
 #
 # The third pod stays Pending. The counts in its FailedScheduling message include the
 # control-plane node, turned away for its taint, and the message goes on with a `preemption:`
-# part, from the preemption plugin that kubelab leaves out.
+# part, DefaultPreemption's verdict (with no priorities set, "No preemption victims found for
+# incoming pod" on the workers). `kubectl get priorityclass` lists the two system classes;
+# create one with `kubectl create priorityclass high --value=1000` and a pod that names it
+# (`priorityClassName: high`) preempts `greedy` pods.
 #
 # Where kubelab simplifies: the nodes in this notebook are hollow (no kubelet), so pods stay
-# Pending after binding. The default profile is here without preemption, inter-pod affinity or
-# volume plugins: a PriorityClass never evicts a lower-priority pod to make room. Each
+# Pending after binding. The default profile is here without inter-pod affinity and NodePorts.
+# Preemption deletes its victims within the scheduling cycle (upstream's SchedulerAsyncPreemption
+# does it in a goroutine; the API calls are the same) and lists PodDisruptionBudgets from the
+# API rather than from an informer. Each
 # scheduling cycle costs a fixed `cycle_cost` (10 ms). `explain=True` is kubelab's own: a real
 # kube-scheduler shows per-plugin scores only in its logs at a high verbosity.
 #
@@ -435,6 +544,9 @@ SchedulerPanel(demo)
 #   (required) and scores (preferred).
 # - `LeastAllocated` spreads, `MostAllocated` packs; both are one line of
 #   `KubeSchedulerConfiguration`.
+# - When no node fits, **DefaultPreemption** deletes lower-priority pods on one node (fewest PDB
+#   violations, then the lowest highest victim priority, the smallest sum, the fewest victims,
+#   the latest start) and nominates the node; `preemptionPolicy: Never` opts out.
 #
 # **Exercises.** Open [exercises/ex04_scheduler.py](../exercises/ex04_scheduler.py): 4.1 a
 # filter plugin for taints, 4.2 a bin-packing score plugin.

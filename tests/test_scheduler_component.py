@@ -87,7 +87,10 @@ def test_failed_scheduling_message_event_and_pod_condition() -> None:
                        make_node("node-3", cpu="1")])
     c.apply(pod("web-1", cpu="2", memory="2Gi"))
     c.run(1)
-    message = "0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."
+    # Every node asks for more than it has at all (UnschedulableAndUnresolvable), so
+    # DefaultPreemption says why it cannot help, in upstream's words.
+    message = ("0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu. preemption: "
+               "0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
     [event] = [e for e in c.events() if e["reason"] == "FailedScheduling"]
     assert (event["type"], event["message"], event["source"]["component"]) == ("Warning", message,
                                                                                  "default-scheduler")
@@ -257,7 +260,9 @@ def test_explain_keeps_the_last_decision_per_pod() -> None:
     assert chosen.selected == "node-2" and chosen.feasible == ["node-2"]
     assert "node-1" in chosen.table() and "Insufficient cpu" in chosen.table()
     refused = scheduler(c).explain("default/web-2")
-    assert refused.selected is None and refused.error == "0/2 nodes are available: 2 Insufficient cpu."
+    assert refused.selected is None and refused.error == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
     with pytest.raises(ValueError, match="no scheduling decision recorded for pod default/nope"):
         scheduler(c).explain("nope")
 

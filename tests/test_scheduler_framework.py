@@ -78,7 +78,9 @@ def test_fit_error_without_post_filter_has_no_preemption_text_and_with_one_appen
                                 f"{n} No preemption victims found for incoming pod.")
 
     registry = {"Preemption": NoVictims}
-    plugins = {"postFilter": {"enabled": [{"name": "Preemption"}]}}
+    # DefaultPreemption is a default PostFilter now: this stand-in replaces it.
+    plugins = {"postFilter": {"disabled": [{"name": "DefaultPreemption"}],
+                              "enabled": [{"name": "Preemption"}]}}
     config = load_config({"apiVersion": "kubescheduler.config.k8s.io/v1",
                           "kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": plugins}]},
                          registry=registry)

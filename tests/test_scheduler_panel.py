@@ -114,3 +114,24 @@ def test_the_action_log_keeps_the_starting_state_and_every_recent_result() -> No
     assert lines[4] == "t=0s uncordon: error: no node chosen: add a node first"
     assert [e.ok for e in panel.actions.entries] == [True, True, True, False]
     assert "no node chosen" in panel.actions.widget.value and "already cordoned" in panel.actions.widget.value
+
+
+def test_a_high_priority_pod_preempts_and_the_panel_explains_which_victims_and_why() -> None:
+    c = cluster(nodes=2)
+    panel = SchedulerPanel(c)
+    panel.create_pods(8, cpu="1", priority="low")  # 2 nodes x 4 CPUs: full
+    panel.run(2)
+    assert panel.pending() == [] and panel.preemption_text() == ""
+    panel.create_pods(1, cpu="2", priority="high")
+    panel.run(5)
+    text = panel.preemption_text()
+    node = c.get("pods", "demo-9")["spec"]["nodeName"]
+    # Each node would lose two 1-CPU pods of priority 100, none started (hollow nodes): a tie
+    # on every criterion, so the first candidate of the dry run (from its random offset) wins.
+    assert text.startswith(f"preemption: nominated {node} (a tie on every criterion: the first candidate)")
+    assert text.count(": evict ") == 2 and f"{node} *: evict" in text
+    victims = [e["involvedObject"]["name"] for e in c.events() if e["reason"] == "Preempted"]
+    assert len(victims) == 2 and all(f"default/{v} (priority 100)" in text for v in victims)
+    assert panel.placement()[node]["cpu"] == 4000 and "latest preemption" in panel.preemption.value
+    with pytest.raises(ValueError, match='priority "urgent" is not one of low, high'):
+        panel.create_pods(1, priority="urgent")

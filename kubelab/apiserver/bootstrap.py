@@ -135,6 +135,8 @@ CLUSTER_ROLES = [
         rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
         rule(["patch", "update"], [""], ["persistentvolumeclaims"]),
         rule(READ, ["storage.k8s.io"], ["storageclasses", "csinodes"]),
+        # --- preempt --- DefaultPreemption reads the disruption budgets (policy.go)
+        rule(READ, ["policy"], ["poddisruptionbudgets"]),
     ]),
     cluster_role("system:kube-controller-manager", [
         # The garbage collector and namespace controller must reach every resource.

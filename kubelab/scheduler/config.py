@@ -60,7 +60,7 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("NodeUnschedulable", 0), ("NodeName", 0), ("TaintToleration", 3), ("NodeAffinity", 2),
     ("NodeResourcesFit", 1), ("VolumeBinding", 0), ("PodTopologySpread", 2),
-    ("NodeResourcesBalancedAllocation", 1),
+    ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1), ("DefaultBinder", 0),
 )
 # Extension points we run; the others (queueSort, reserve, ...) are recognised but empty.

@@ -64,6 +64,7 @@ _ARGS_SCHEMAS: dict[str, Any] = {
     "NodeResourcesBalancedAllocation": {"resources": [{"name": None, "weight": None}]},
     "PodTopologySpread": {"defaultConstraints": None, "defaultingType": None},
     "NodeAffinity": {"addedAffinity": None},
+    "DefaultPreemption": {"minCandidateNodesPercentage": None, "minCandidateNodesAbsolute": None},
 }
 
 
@@ -224,7 +225,26 @@ def _spread_checks(path: str, args: Mapping[str, Any]) -> list[FieldError | str]
     return errors
 
 
+def _preemption_checks(path: str, args: Mapping[str, Any]) -> list[FieldError | str]:
+    """ValidateDefaultPreemptionArgs (defaults: 10 and 100)."""
+    errors: list[FieldError | str] = []
+    percentage = args.get("minCandidateNodesPercentage", 10)
+    absolute = args.get("minCandidateNodesAbsolute", 100)
+    percentage_path = f"{path}.minCandidateNodesPercentage"
+    absolute_path = f"{path}.minCandidateNodesAbsolute"
+    if not isinstance(percentage, int) or isinstance(percentage, bool) or not 0 <= percentage <= 100:
+        errors.append(field_invalid(percentage_path, percentage, "not in valid range [0, 100]"))
+    if not isinstance(absolute, int) or isinstance(absolute, bool) or absolute < 0:
+        errors.append(field_invalid(absolute_path, absolute, "not in valid range [0, inf)"))
+    if percentage == 0 and absolute == 0:
+        errors += [
+            field_invalid(percentage_path, 0, "cannot be zero at the same time as minCandidateNodesAbsolute"),
+            field_invalid(absolute_path, 0, "cannot be zero at the same time as minCandidateNodesPercentage")]
+    return errors
+
+
 _ARGS_CHECKS: dict[str, Callable[[str, Mapping[str, Any]], list[FieldError | str]]] = {
+    "DefaultPreemption": _preemption_checks,
     "NodeResourcesFit": _fit_checks,
     "NodeResourcesBalancedAllocation": _balanced_checks,
     "PodTopologySpread": _spread_checks,

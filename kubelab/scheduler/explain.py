@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 
 from kubelab.scheduler.interface import Status
 
-__all__ = ["Explanation", "FilterVerdict", "NodeExplanation", "PluginScore"]
+__all__ = ["PREEMPTION_EXPLANATION_KEY", "Explanation", "FilterVerdict", "NodeExplanation", "PluginScore",
+           "PreemptionCandidate", "PreemptionExplanation"]
+
+# Where DefaultPreemption leaves its PreemptionExplanation in the CycleState.
+PREEMPTION_EXPLANATION_KEY = "kubelab.io/preemption-explanation"
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,45 @@ class NodeExplanation:
         return str(failed[0]) if failed else "passed"
 
 
+@dataclass(frozen=True)
+class PreemptionCandidate:
+    """A node where deleting `victims` ("namespace/name (priority N)") would make room."""
+
+    node: str
+    victims: tuple[str, ...]
+    pdb_violations: int = 0
+
+
+@dataclass
+class PreemptionExplanation:
+    """What DefaultPreemption did for an unschedulable pod: whether it could preempt, the
+    candidate nodes and their victims, the chosen node and the criterion that chose it
+    (pickOneNodeForPreemption's), or why no node is a candidate."""
+
+    eligible: bool = True
+    message: str = ""  # why not eligible, or the "0/N nodes are available: ..." of no candidate
+    candidates: list[PreemptionCandidate] = field(default_factory=list)
+    node_statuses: dict[str, str] = field(default_factory=dict)  # node -> why it is no candidate
+    nominated: str | None = None
+    reason: str = ""  # why that node: the criterion that broke the tie
+
+    def table(self) -> str:
+        if not self.eligible:
+            return f"preemption: {self.message}"
+        lines = []
+        if self.nominated:
+            lines.append(f"preemption: nominated {self.nominated} ({self.reason})")
+        else:
+            lines.append(f"preemption: no candidate: {self.message}")
+        for c in self.candidates:
+            mark = " *" if c.node == self.nominated else ""
+            pdb = f", {c.pdb_violations} PDB violation(s)" if c.pdb_violations else ""
+            lines.append(f"  {c.node}{mark}: evict {', '.join(c.victims)}{pdb}")
+        for node, why in self.node_statuses.items():
+            lines.append(f"  {node}: {why}")
+        return "\n".join(lines)
+
+
 @dataclass
 class Explanation:
     """One scheduling decision. `selected` is the chosen node, or None with `error` set to
@@ -88,6 +131,7 @@ class Explanation:
     selected: str | None = None
     error: str | None = None
     note: str = ""
+    preemption: PreemptionExplanation | None = None  # when PostFilter (DefaultPreemption) ran
 
     def node(self, name: str) -> NodeExplanation:
         if name not in self.nodes:
@@ -154,6 +198,8 @@ class Explanation:
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
         if plugins:
             lines.append("score cells: weighted (raw->normalized); * marks the chosen node")
+        if self.preemption is not None:
+            lines += ["", self.preemption.table()]
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -57,7 +57,7 @@ from kubelab.scheduler.interface import (
 from kubelab.scheduler.plugins.registry import PluginFactory, in_tree_registry
 from kubelab.scheduler.schedule_one import SchedulingError
 from kubelab.scheduler.snapshot import Snapshot
-from kubelab.scheduler.types import NodeInfo, Object
+from kubelab.scheduler.types import NodeInfo, Object, pod_key
 
 __all__ = ["Framework"]
 
@@ -70,10 +70,17 @@ class Framework:
     def __init__(self, profile: Profile | None = None, *, rand: random.Random | None = None,
                  bind: Callable[[Object, str], None] | None = None,
                  registry: Mapping[str, PluginFactory] | None = None, global_percentage: int = 0,
-                 client: Any = None) -> None:
+                 client: Any = None, clock: Any = None, recorder: Any = None) -> None:
         """registry: out-of-tree plugins by name, added to the in-tree ones; client: the
-        scheduler's client (Handle.ClientSet()), for plugins that write (VolumeBinding)."""
+        scheduler's client (Handle.ClientSet()), for plugins that write (VolumeBinding,
+        DefaultPreemption); clock and recorder: the scheduler's virtual clock and this
+        profile's event recorder (Handle.EventRecorder()), for DefaultPreemption."""
         self.client = client
+        self.clock = clock
+        self.recorder = recorder
+        # The queue's PodNominator (Handle.NominatedPodsForNode): the pods a preemption has
+        # nominated to each node. The Scheduler sets it; a bare Framework has none.
+        self.pod_nominator: Any = None
         profile = profile if profile is not None else default_profile()
         self.profile_name = profile.scheduler_name
         # percentageOfNodesToScore (profile, then global; 0 is adaptive): the filter search stops
@@ -192,12 +199,39 @@ class Framework:
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Object, node_info: NodeInfo,
                                                explanation: Explanation | None = None) -> Status | None:
-        """RunFilterPluginsWithNominatedPods. Upstream runs the filters twice when pods of
-        equal or higher priority are nominated to the node (once with them added, once
-        without). kubelab's queue nominates no pods (PostFilter only proposes a node), so
-        there is never a pod to add, and upstream's own shortcut for that case applies:
-        the filters run once."""
-        return self.run_filter_plugins(state, pod, node_info, explanation)
+        """RunFilterPluginsWithNominatedPods: the filters run twice when pods of equal or
+        higher priority are nominated to the node: once as if they were already there (so
+        a lower-priority pod does not take the room a preemption made for them), once
+        without them (so a pod that only fits beside them, e.g. by affinity, is not
+        wrongly admitted). Without such pods they run once, as before. The explanation
+        records the first pass."""
+        pods_added, state_to_use, info_to_use = self._add_ge_nominated_pods(pod, state, node_info)
+        status = self.run_filter_plugins(state_to_use, pod, info_to_use, explanation)
+        if pods_added and status is None:
+            status = self.run_filter_plugins(state, pod, node_info)
+            if status is not None and explanation is not None:
+                explanation.record_filter(node_info.name, status.plugin, status)
+        return status
+
+    def _add_ge_nominated_pods(self, pod: Object, state: CycleState, node_info: NodeInfo
+                               ) -> tuple[bool, CycleState, NodeInfo]:
+        """addGENominatedPods: a copy of the node with the nominated pods of priority >= the
+        pod's (other than the pod itself) added, and a copy of the state."""
+        if self.pod_nominator is None:
+            return False, state, node_info
+        nominated = self.pod_nominator.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return False, state, node_info
+        priority = int((pod.get("spec") or {}).get("priority") or 0)
+        key = pod_key(pod)
+        node_out: NodeInfo | None = None
+        for info in nominated:
+            if int((info.pod.get("spec") or {}).get("priority") or 0) >= priority and info.key != key:
+                node_out = node_out or node_info.snapshot()
+                node_out.add_pod_info(info)
+        if node_out is None:
+            return False, state, node_info
+        return True, state.clone(), node_out
 
     def run_post_filter_plugins(self, state: CycleState, pod: Object, node_to_status: Mapping[str, Status]
                                 ) -> tuple[PostFilterResult | None, Status]:

@@ -19,7 +19,7 @@ have exactly this shape.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, NamedTuple, Protocol
@@ -38,6 +38,7 @@ __all__ = [
     "Handle",
     "NodePluginScores",
     "NodeScore",
+    "NodeToStatus",
     "Plugin",
     "PostFilterPlugin",
     "PostFilterResult",
@@ -155,6 +156,27 @@ class CycleState(dict[str, Any]):
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
         return copy
+
+
+class NodeToStatus(dict[str, Status]):
+    """The Status of each rejected node, plus the one that stands for every node not in the
+    map (types.go NodeToStatus: absentNodesStatus, UnschedulableAndUnresolvable by default).
+    A dict, so PostFilter plugins written against a plain Mapping keep working."""
+
+    def __init__(self, statuses: Mapping[str, Status] | None = None,
+                 absent_nodes_status: Status | None = None) -> None:
+        super().__init__(statuses or {})
+        self.absent_nodes_status = absent_nodes_status
+
+    def get_status(self, node_name: str) -> Status:
+        """NodeToStatus.Get: the node's own Status, else the absent nodes' one."""
+        if node_name in self:
+            return self[node_name]
+        return self.absent_nodes_status or Status(Code.UnschedulableAndUnresolvable)
+
+    def nodes_for_status_code(self, nodes: Iterable[NodeInfo], code: int) -> list[NodeInfo]:
+        """NodesForStatusCode: the nodes whose Status has this code, absent ones included."""
+        return [n for n in nodes if self.get_status(n.name).code == code]
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,16 @@ from kubelab.api.meta import rfc3339
 from kubelab.client.events import NORMAL, WARNING
 from kubelab.scheduler.cache import CacheError
 from kubelab.scheduler.events import ASSIGNED_POD_DELETE
-from kubelab.scheduler.explain import Explanation
-from kubelab.scheduler.interface import Code, CycleState, NodePluginScores, Status, as_status
+from kubelab.scheduler.explain import PREEMPTION_EXPLANATION_KEY, Explanation
+from kubelab.scheduler.interface import (
+    Code,
+    CycleState,
+    NodePluginScores,
+    NodeToStatus,
+    PostFilterResult,
+    Status,
+    as_status,
+)
 from kubelab.scheduler.scheduling_queue import QueuedPodInfo, queued_pod_key
 from kubelab.scheduler.snapshot import Snapshot
 from kubelab.scheduler.types import Diagnosis, FitError, NodeInfo, Object
@@ -114,8 +122,9 @@ def schedule_one(sched: Scheduler) -> bool:
     if status is not None:
         err = status.as_error()
         plugins = set(err.diagnosis.unschedulable_plugins) if isinstance(err, FitError) else set()
+        nominating = err.post_filter_result if isinstance(err, FitError) else None
         handle_scheduling_failure(sched, fwk, assumed_info, status.message(), rejected=status.is_rejected(),
-                                  plugins=plugins)
+                                  plugins=plugins, nominating=nominating)
         return True
     # The binding "goroutine" starts once this cycle's cost has elapsed.
     sched.ctx.clock.call_later(sched.cycle_cost, _binding_cycle, sched, fwk, state, assumed_info,
@@ -137,11 +146,16 @@ def scheduling_cycle(sched: Scheduler, state: CycleState, fwk: Framework, info: 
     except FitError as err:
         if fwk.has_post_filter_plugins():
             # Run PostFilter plugins to try to make the pod schedulable in a future cycle.
-            nominated, post_status = fwk.run_post_filter_plugins(state, pod, err.diagnosis.node_to_status)
+            node_to_status = NodeToStatus(err.diagnosis.node_to_status, err.diagnosis.absent_nodes_status)
+            nominated, post_status = fwk.run_post_filter_plugins(state, pod, node_to_status)
             err.diagnosis.post_filter_msg = post_status.message()
             err.post_filter_result = nominated
+            if nominated is not None and nominated.nominated_node_name:
+                sched.ctx.trace.record(sched.ctx.name, "nominate", f"pods/{info.key}",
+                                       node=nominated.nominated_node_name)
             if err.explanation is not None:
                 err.explanation.error = str(err)  # the message now ends with PostFilter's
+                err.explanation.preemption = state.get(PREEMPTION_EXPLANATION_KEY)
         _keep_explanation(sched, pod, err.explanation)
         return _NO_RESULT, info, Status(Code.Unschedulable, str(err)).with_error(err)
     except SchedulingError as err:
@@ -155,6 +169,7 @@ def scheduling_cycle(sched: Scheduler, state: CycleState, fwk: Framework, info: 
         sched.cache.assume_pod(assumed_info.pod)
     except CacheError as err:  # upstream: "most probably result of a BUG in retrying logic"
         return _NO_RESULT, assumed_info, as_status(err)
+    sched.queue.delete_nominated_pod_if_exists(assumed_info.pod)
     sched.ctx.trace.record(sched.ctx.name, "assume", f"pods/{info.key}", node=host,
                            evaluated=result.evaluated_nodes, feasible=result.feasible_nodes)
     return result, assumed_info, None
@@ -175,6 +190,9 @@ def _keep_explanation(sched: Scheduler, pod: Object, explanation: Any) -> None:
         key = queued_pod_key(pod)
         sched.explanations.pop(key, None)  # re-inserted last: the newest decision is the last entry
         sched.explanations[key] = explanation
+        if explanation.preemption is not None and explanation.preemption.nominated:
+            sched.preemptions.pop(key, None)  # the pod's later cycles replace its explanation, not this
+            sched.preemptions[key] = explanation
 
 
 # --- the scheduling algorithm: filter, score, select ----------------------------------------------
@@ -401,9 +419,12 @@ def bind_through_api(sched: Scheduler, pod: Object, node: str) -> None:
 # --- failures ------------------------------------------------------------------------------------
 
 def handle_scheduling_failure(sched: Scheduler, fwk: Framework, info: QueuedPodInfo, message: str, *,
-                              rejected: bool, plugins: set[str], update_condition: bool = True) -> None:
+                              rejected: bool, plugins: set[str], update_condition: bool = True,
+                              nominating: PostFilterResult | None = None) -> None:
     """Requeue the pod (unless it is gone or was bound meanwhile), tell people why with a
-    FailedScheduling event, and record PodScheduled=False on the pod.
+    FailedScheduling event, and record PodScheduled=False on the pod. A PostFilter result
+    (preemption's) nominates its node, or clears the nomination when its node is "";
+    without one the pod's nomination stays (upstream's ModeOverride and ModeNoop).
 
     One deviation: when the binding was refused because the pod is already bound (409), the
     API server's PodScheduled=True is left alone; upstream would overwrite it with False here."""
@@ -420,27 +441,39 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, info: QueuedPodI
     else:
         info.pod = cached
         sched.queue.add_unschedulable_if_not_present(info, sched.queue.scheduling_cycle)
+        sched.queue.add_nominated_pod(cached, None if nominating is None else nominating.nominated_node_name)
     sched.queue.done(pod)
     sched.recorders[fwk.profile_name].event(dict(pod), WARNING, "FailedScheduling", truncate_message(message))
+    nominated_node = None if nominating is None else nominating.nominated_node_name
     if update_condition:
         update_pod(sched, pod, {"type": "PodScheduled", "status": "False", "reason": reason,
-                                "message": message})
+                                "message": message}, nominated_node)
 
 
-def update_pod(sched: Scheduler, pod: Object, condition: dict[str, Any]) -> None:
-    """updatePod: patch pods/status only if the condition changes (podutil.UpdatePodCondition)."""
+def update_pod(sched: Scheduler, pod: Object, condition: dict[str, Any],
+               nominated_node_name: str | None = None) -> None:
+    """updatePod: patch pods/status only if the condition changes (podutil.UpdatePodCondition)
+    or status.nominatedNodeName is to be set to another value (None: leave it)."""
     conditions = (pod.get("status") or {}).get("conditions") or ()
     old = next((c for c in conditions if c.get("type") == condition["type"]), None)
     now = rfc3339(sched.ctx.clock.now)
     new = {**condition, "lastProbeTime": None, "lastTransitionTime": now}
+    current_nominated = (pod.get("status") or {}).get("nominatedNodeName") or ""
+    nnn_needs_update = nominated_node_name is not None and nominated_node_name != current_nominated
+    condition_same = False
     if old is not None:
         if old.get("status") == new["status"]:
             new["lastTransitionTime"] = old.get("lastTransitionTime")
-        if all(old.get(k) == new.get(k) for k in ("status", "reason", "message", "lastTransitionTime")):
-            return
+        condition_same = all(old.get(k) == new.get(k)
+                             for k in ("status", "reason", "message", "lastTransitionTime"))
+    if condition_same and not nnn_needs_update:
+        return
+    status: dict[str, Any] = {} if condition_same else {"conditions": [new]}
+    if nnn_needs_update:
+        status["nominatedNodeName"] = nominated_node_name or None
     meta = pod.get("metadata") or {}
     try:
-        sched.ctx.client.patch("pods", meta.get("name", ""), {"status": {"conditions": [new]}},
+        sched.ctx.client.patch("pods", meta.get("name", ""), {"status": status},
                                meta.get("namespace") or "default", patch_type="strategic",
                                subresource="status")
     except ApiError as err:  # e.g. the pod was deleted meanwhile: nothing to record

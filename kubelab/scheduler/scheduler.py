@@ -81,18 +81,21 @@ class Scheduler:
         self.profiles: dict[str, Framework] = {}
         self.recorders: dict[str, EventRecorder] = {}
         for profile in self.config.profiles:
+            # Events name the profile as their source, as upstream's per-profile recorders do.
+            self.recorders[profile.scheduler_name] = ctx.recorder(profile.scheduler_name)
             self.profiles[profile.scheduler_name] = Framework(
                 profile, rand=ctx.rand, registry=registry,
                 bind=lambda pod, node: schedule_one.bind_through_api(self, pod, node),
-                global_percentage=self.config.percentage_of_nodes_to_score, client=ctx.client)
-            # Events name the profile as their source, as upstream's per-profile recorders do.
-            self.recorders[profile.scheduler_name] = ctx.recorder(profile.scheduler_name)
+                global_percentage=self.config.percentage_of_nodes_to_score, client=ctx.client,
+                clock=ctx.clock, recorder=self.recorders[profile.scheduler_name])
         hint_map = {name: {plugin: events_for_plugin(plugin, obj) for plugin, obj in fwk.plugins.items()}
                     for name, fwk in self.profiles.items()}
         self.cache = Cache(ttl=assumed_pod_ttl)
         self.queue = PriorityQueue(ctx.clock, hint_map, on_ready=self._wake, trace=ctx.trace, name=ctx.name,
                                    initial_backoff=self.config.pod_initial_backoff_seconds,
                                    max_backoff=self.config.pod_max_backoff_seconds)
+        for fwk in self.profiles.values():
+            fwk.pod_nominator = self.queue  # the Handle's PodNominator, as upstream's queue is
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand, trace=ctx.trace,
                                                name=ctx.name)
         self.pod_informer = self.informers.informer_for("pods",
@@ -103,6 +106,7 @@ class Scheduler:
         # in 1.36 by #137473). So the scheduler's cache keeps managedFields, as 1.34's does.
         self.node_informer = self.informers.informer_for("nodes")
         self.explanations: dict[str, Explanation] = {}  # namespace/name -> last decision
+        self.preemptions: dict[str, Explanation] = {}  # namespace/name -> its last cycle that preempted
         self.bind_conflicts: dict[str, bool] = {}  # pods whose last Binding got 409 Conflict
         self.attempts = 0  # scheduling cycles run
         self.scheduled = 0  # pods bound
@@ -216,6 +220,20 @@ class Scheduler:
         if key not in self.explanations:
             raise ValueError(f"no scheduling decision recorded for pod {key}{hint}")
         return self.explanations[key]
+
+    def explain_preemption(self, pod: str | None = None) -> Explanation:
+        """The last decision that preempted pods for `pod` (None: for any pod): its
+        explanation's .preemption says which victims on which node, and why that node. The
+        pod's next cycles (it is bound once its victims are gone) do not replace it."""
+        hint = "" if self.explain_mode else " (explain mode is off: Scheduler(ctx, explain=True))"
+        if pod is None:
+            if not self.preemptions:
+                raise ValueError(f"no preemption recorded yet{hint}")
+            return next(reversed(self.preemptions.values()))
+        key = pod if "/" in pod else f"default/{pod}"
+        if key not in self.preemptions:
+            raise ValueError(f"no preemption recorded for pod {key}{hint}")
+        return self.preemptions[key]
 
     def pending(self) -> str:
         """Where the pending pods are: upstream's "activeQ:N; backoffQ:N; unschedulablePods:N"."""

@@ -30,7 +30,7 @@ from kubelab.scheduler.events import (
     Registration,
 )
 from kubelab.scheduler.heap import KeyedHeap
-from kubelab.scheduler.types import Object
+from kubelab.scheduler.types import Object, PodInfo, pod_key
 from kubelab.sim.clock import Clock, Timer
 from kubelab.sim.trace import Trace
 
@@ -101,6 +101,9 @@ class PriorityQueue:
         # goes to backoffQ rather than unschedulablePods when it fails, as the event may help.
         self.move_request_cycle = -1
         self._timers: list[Timer] = []
+        # The nominator: pods a preemption nominated, by node (nominatedPods) and back.
+        self.nominated_pods: dict[str, dict[str, PodInfo]] = {}
+        self.nominated_pod_to_node: dict[str, str] = {}
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -123,8 +126,9 @@ class PriorityQueue:
     # --- adding and popping ------------------------------------------------------------------
 
     def add(self, pod: Object) -> None:
-        """A new unscheduled pod: straight to activeQ."""
+        """A new unscheduled pod: straight to activeQ (and nominated if its status says so)."""
         self._move_to_active_q(QueuedPodInfo(pod, self.clock.now), "UnscheduledPodAdd")
+        self.add_nominated_pod(pod)
         self.on_ready()
 
     def pop(self) -> QueuedPodInfo | None:
@@ -212,6 +216,7 @@ class PriorityQueue:
         """An unscheduled pod changed. In activeQ or backoffQ it is just refreshed; if it was
         unschedulable and its spec or labels changed, it may fit now: try again."""
         key = queued_pod_key(new)
+        self.update_nominated_pod(old, new)
         for heap in (self.active_q, self.backoff_q):
             info = heap.get(key)
             if info is not None:
@@ -232,6 +237,7 @@ class PriorityQueue:
 
     def delete(self, pod: Object) -> None:
         key = queued_pod_key(pod)
+        self.delete_nominated_pod_if_exists(pod)
         if not self.active_q.delete(key) and not self.backoff_q.delete(key):
             self.unschedulable_pods.pop(key, None)
 
@@ -269,6 +275,42 @@ class PriorityQueue:
                     return _Strategy.AFTER_BACKOFF
         return _Strategy.SKIP
 
+    # --- the nominator (nominator in scheduling_queue.go) ---------------------------------------
+
+    def add_nominated_pod(self, pod: Object, node_name: str | None = None) -> None:
+        """AddNominatedPod: node_name given is ModeOverride (a PostFilter's choice; "" clears);
+        None is ModeNoop: the pod's own status.nominatedNodeName, if any."""
+        self.delete_nominated_pod_if_exists(pod)
+        node = node_name if node_name is not None else _nominated_node_name(pod)
+        if not node or (pod.get("spec") or {}).get("nodeName"):
+            return
+        info = PodInfo(pod)
+        self.nominated_pod_to_node[info.key] = node
+        self.nominated_pods.setdefault(node, {})[info.key] = info
+
+    def update_nominated_pod(self, old: Object | None, new: Object) -> None:
+        """UpdateNominatedPod: follow the new status.nominatedNodeName; if neither version
+        has one, keep the node reserved in memory (the status patch may not have landed)."""
+        keep: str | None = None
+        if old is not None and not _nominated_node_name(old) and not _nominated_node_name(new):
+            keep = self.nominated_pod_to_node.get(pod_key(old))
+        if old is not None:
+            self.delete_nominated_pod_if_exists(old)
+        self.add_nominated_pod(new, keep)
+
+    def delete_nominated_pod_if_exists(self, pod: Object) -> None:
+        key = pod_key(pod)
+        node = self.nominated_pod_to_node.pop(key, None)
+        if node is not None:
+            pods = self.nominated_pods.get(node, {})
+            pods.pop(key, None)
+            if not pods:
+                self.nominated_pods.pop(node, None)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """NominatedPodsForNode, in the order they were nominated."""
+        return list(self.nominated_pods.get(node_name, {}).values())
+
     # --- looking inside ----------------------------------------------------------------------
 
     def pending_pods(self) -> tuple[list[Object], str]:
@@ -284,6 +326,10 @@ class PriorityQueue:
 
     def __len__(self) -> int:
         return len(self.active_q) + len(self.backoff_q) + len(self.unschedulable_pods)
+
+
+def _nominated_node_name(pod: Object) -> str:
+    return str((pod.get("status") or {}).get("nominatedNodeName") or "")
 
 
 def _is_pod_updated(old: Object, new: Object) -> bool:

@@ -274,6 +274,14 @@ class NodeInfo:
         self.non_zero_requested.milli_cpu += sign * info.non0_cpu
         self.non_zero_requested.memory += sign * info.non0_mem
 
+    def snapshot(self) -> NodeInfo:
+        """A copy whose pods can be added and removed without touching this one (types.go
+        Snapshot): what preemption's dry run and the nominated pods' filter pass work on."""
+        clone = NodeInfo(self.node) if self.node else NodeInfo()
+        for info in self.pods.values():
+            clone.add_pod_info(info)
+        return clone
+
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)}, requested={self.requested})"
 

@@ -8,6 +8,11 @@ and the scheduler's explanation of its latest decision.
 
 Every control calls a plain method (add_node, remove_node, cordon, uncordon, taint, untaint,
 set_strategy, create_pods, run), so tests and learners can drive it without a browser.
+
+Pods may be created with a priority (PriorityClasses "low", 100, and "high", 1000, created on
+first use): on a full cluster a "high" pod preempts "low" ones, and the panel explains the
+latest preemption: the candidate nodes, their victims, and the criterion that chose the node
+(DefaultPreemption's pickOneNodeForPreemption).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from kubelab.widgets.action_log import ActionLog, html_table
 __all__ = ["STRATEGIES", "SchedulerPanel", "strategy_config"]
 
 STRATEGIES = {"LeastAllocated": "spread", "MostAllocated": "pack"}
+PRIORITY_CLASSES = {"low": 100, "high": 1000}  # what the panel's "priority" choice creates
 
 
 def strategy_config(strategy: str) -> str:
@@ -86,6 +92,9 @@ class SchedulerPanel:
                                       layout=W.Layout(width="140px"))
         self.cpu = W.Text(value="500m", description="cpu", layout=W.Layout(width="150px"))
         self.memory = W.Text(value="512Mi", description="memory", layout=W.Layout(width="170px"))
+        self.priority = W.Dropdown(options=[("no priority", ""), *((f"{k} ({v})", k) for k, v in
+                                                                   PRIORITY_CLASSES.items())],
+                                   description="priority", layout=W.Layout(width="210px"))
         # Buttons as wide as their labels: "LeastAllocated (spread)" is not cut.
         self.strategy_toggle = W.ToggleButtons(options=[(f"{s} ({v})", s) for s, v in STRATEGIES.items()],
                                                style={"button_width": "auto"})
@@ -97,7 +106,8 @@ class SchedulerPanel:
                    ("taint", "tint", lambda: self.taint(self.node.value, self.taint_spec.value)),
                    ("untaint", "eraser", lambda: self.untaint(self.node.value, self.taint_spec.value)),
                    ("create pods", "cubes", lambda: self.create_pods(self.count.value, self.cpu.value,
-                                                                      self.memory.value)),
+                                                                      self.memory.value,
+                                                                      self.priority.value or None)),
                    ("run 1 s", "play", lambda: self.run(1)), ("run 10 s", "forward", lambda: self.run(10))]
         self.buttons: dict[str, W.Button] = {}
         for label, icon, action in buttons:
@@ -105,12 +115,12 @@ class SchedulerPanel:
             button.on_click(lambda _b, action=action: self._do(action))
             self.buttons[label] = button
         b = list(self.buttons.values())
-        self.status, self.explanation = W.HTML(), W.HTML()
+        self.status, self.explanation, self.preemption = W.HTML(), W.HTML(), W.HTML()
         self.actions = ActionLog(cluster.clock)
         self.widget = W.VBox([self.strategy_toggle, W.HBox([self.node, *b[:4]]),
                               W.HBox([self.taint_spec, *b[4:6]]),
-                              W.HBox([self.count, self.cpu, self.memory, *b[6:]]),
-                              self.actions.widget, self.status, self.explanation])
+                              W.HBox([self.count, self.cpu, self.memory, self.priority, *b[6:]]),
+                              self.actions.widget, self.status, self.explanation, self.preemption])
         self._explain_on()
         self.refresh()
         rows, pending = self.placement(), self.pending()
@@ -177,16 +187,35 @@ class SchedulerPanel:
         return str(self.cluster.kubectl(f"taint nodes {name} {key_effect}-"))
 
     @_refreshes
-    def create_pods(self, n: int, cpu: str = "500m", memory: str = "512Mi") -> str:
+    def create_pods(self, n: int, cpu: str = "500m", memory: str = "512Mi",
+                    priority: str | None = None) -> str:
+        """priority: "low" or "high" (PRIORITY_CLASSES), created on first use. Such pods end
+        at once when deleted (terminationGracePeriodSeconds 0): the panel's nodes are hollow,
+        no kubelet would ever finish a graceful deletion."""
         names = []
+        extra: dict[str, Any] = {}
+        if priority is not None:
+            if priority not in PRIORITY_CLASSES:
+                raise ValueError(f'priority "{priority}" is not one of {", ".join(PRIORITY_CLASSES)}')
+            self._ensure_priority_class(priority)
+            extra = {"priorityClassName": priority, "terminationGracePeriodSeconds": 0}
         for _ in range(n):
             self._pods += 1
             names.append(f"demo-{self._pods}")
             self.cluster.client.create({
                 "apiVersion": "v1", "kind": "Pod", "metadata": {"name": names[-1], "labels": {"app": "demo"}},
-                "spec": {"containers": [{"name": "app", "image": "nginx",
-                                         "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}})
+                "spec": {**extra, "containers": [{"name": "app", "image": "nginx", "resources": {
+                    "requests": {"cpu": cpu, "memory": memory}}}]}})
         return f"created {names[0]} .. {names[-1]}" if len(names) > 1 else f"pod/{names[0]} created"
+
+    def _ensure_priority_class(self, name: str) -> None:
+        try:
+            self.cluster.client.get("priorityclasses", name, "")
+        except ApiError as err:
+            if err.code != 404:
+                raise
+            self.cluster.client.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                        "metadata": {"name": name}, "value": PRIORITY_CLASSES[name]})
 
     @_refreshes
     def run(self, seconds: float) -> str:
@@ -270,6 +299,21 @@ class SchedulerPanel:
             scheduler.explain().table() if scheduler.explanations else "no decision yet")
         self.explanation.value = ("<b>latest decision</b><pre style='white-space:pre;overflow-x:auto;"
                                   f"font-size:11px'>{html.escape(text)}</pre>")
+        self.preemption.value = ""
+        if isinstance(scheduler, Scheduler) and scheduler.preemptions:
+            latest = scheduler.explain_preemption()
+            assert latest.preemption is not None
+            self.preemption.value = (f"<b>latest preemption</b> (for pod {html.escape(latest.pod)})<pre "
+                                     "style='white-space:pre;overflow-x:auto;font-size:11px'>"
+                                     f"{html.escape(latest.preemption.table())}</pre>")
+
+    def preemption_text(self) -> str:
+        """The latest preemption's explanation as text ("" if none yet)."""
+        scheduler = self.cluster.components.get("scheduler")
+        if not isinstance(scheduler, Scheduler) or not scheduler.preemptions:
+            return ""
+        latest = scheduler.explain_preemption().preemption
+        return latest.table() if latest is not None else ""
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

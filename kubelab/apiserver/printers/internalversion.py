@@ -88,7 +88,8 @@ def _pod_row(pod: Object, now: float) -> list[str]:
         sum(int(c.get("restartCount", 0)) for c in init)
     return [pod["metadata"]["name"], f"{ready}/{total}", pod_status(pod), str(restarts), _age(pod, now),
             (pod.get("status") or {}).get("podIP") or "<none>",
-            (pod.get("spec") or {}).get("nodeName") or "<none>", "<none>", "<none>"]
+            (pod.get("spec") or {}).get("nodeName") or "<none>",
+            (pod.get("status") or {}).get("nominatedNodeName") or "<none>", "<none>"]  # --- preempt ---
 
 
 def _node_row(node: Object, now: float) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 from kubelab.scheduler.interface import Handle, Plugin
 from kubelab.scheduler.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from kubelab.scheduler.plugins.default_binder import DefaultBinder
+from kubelab.scheduler.plugins.default_preemption import DefaultPreemption
 from kubelab.scheduler.plugins.image_locality import ImageLocality
 from kubelab.scheduler.plugins.node_affinity import NodeAffinity
 from kubelab.scheduler.plugins.node_name import NodeName
@@ -43,7 +44,7 @@ EXTENSION_POINTS = {
 UPSTREAM_ONLY = frozenset({
     "PrioritySort", "SchedulingGates", "NodePorts", "VolumeRestrictions", "EBSLimits",
     "GCEPDLimits", "NodeVolumeLimits", "AzureDiskLimits", "VolumeZone",
-    "InterPodAffinity", "DefaultPreemption", "DynamicResources", "NodeDeclaredFeatures",
+    "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures",
 })
 
 
@@ -51,7 +52,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
     return {cls.name: cls for cls in (
         NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodeResourcesFit,
         PodTopologySpread, NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder,
-        VolumeBinding)}
+        VolumeBinding, DefaultPreemption)}
 
 
 def extension_points(factory: object) -> list[str]:
