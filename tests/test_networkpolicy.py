@@ -4,11 +4,13 @@ the drops, and a policy deleted lets traffic through again (kubelab/proxy/networ
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from kubelab import Cluster
+from kubelab.serve.server import kubectl_binary
 
 
 def web() -> list[dict[str, Any]]:
@@ -121,3 +123,39 @@ def test_traffic_counts_drops_and_deleting_the_policies_heals(c: Cluster) -> Non
     assert t.results[-1].ok and t.succeeded > 0
     assert max(r.time for r in dropped) < min(r.time for r in t.results if r.ok)
     assert c.route("web", from_pod="batch").policy is None
+
+
+@pytest.mark.skipif(kubectl_binary() is None, reason="kubectl is not installed (make installs it)")
+def test_describe_prints_what_the_real_kubectl_prints() -> None:
+    """describe is kubectl's own printing (describeNetworkPolicy): kubelab's in-process kubectl
+    prints what the real one prints from the served objects, for every kind of peer and port."""
+    c = Cluster(nodes=1)
+    c.apply(policy("deny-all", podSelector={}, policyTypes=["Ingress", "Egress"]))
+    c.apply(policy("mixed", podSelector={"matchLabels": {"app": "web"}},
+                   ingress=[{"from": [{"podSelector": {"matchLabels": {"role": "frontend"}}},
+                                      {"namespaceSelector": {"matchLabels": {"team": "x"}},
+                                       "podSelector": {}}],
+                             "ports": [{"port": "http"}, {"protocol": "UDP", "port": 53}]},
+                            {"from": [{"ipBlock": {"cidr": "10.0.0.0/8",
+                                                   "except": ["10.1.0.0/16", "10.2.0.0/16"]}}]}],
+                   egress=[{"ports": [{"port": 8000, "endPort": 9000}],
+                            "to": [{"namespaceSelector": {"matchExpressions": [
+                                {"key": "team", "operator": "In", "values": ["x", "y"]}]}}]}]))
+    c.apply(policy("egress-only", podSelector={"matchLabels": {"role": "batch"}},
+                   policyTypes=["Egress"], egress=[{}]))
+    c.run(1)
+    names = ("deny-all", "mixed", "egress-only")
+
+    async def main() -> list[tuple[str, str]]:
+        c.serve(port=0)
+        try:
+            return [(await c.server.kubectl(f"describe networkpolicy {n}"),
+                     str(c.kubectl(f"describe networkpolicy {n}"))) for n in names]
+        finally:
+            await c.server.stop()
+
+    described = asyncio.run(main())
+    for real, ours in described:
+        assert ours.rstrip("\n") == real.rstrip("\n")
+    real = described[2][0]
+    assert "Not affecting ingress traffic" in real and "To: <any> (traffic not restricted" in real
