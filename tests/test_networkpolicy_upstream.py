@@ -199,3 +199,127 @@ PORTS = [
 def test_evaluate_ports(ports: list[dict[str, Any]], pod: dict[str, Any] | None, number: int,
                         proto: str, want: bool) -> None:
     assert evaluate_ports(ports, pod, number, proto) is want
+
+
+# ---------------------------------------------------------------- the e2e truth tables
+# kubernetes/kubernetes test/e2e/network/netpol/network_policy.go (and policies.go's builders):
+# namespaces x, y, z labelled ns=<name>; pods a, b, c in each, labelled pod=<name>, serving
+# TCP 80 and 81 on ports named serve-80-tcp and serve-81-tcp. A Reachability starts with every
+# pair allowed; each case lists what it expects denied; AllowLoopback (a pod to itself never
+# crosses its veth, so no policy sees it) is why self pairs are left out.
+
+E2E_NS, E2E_PODS = ("x", "y", "z"), ("a", "b", "c")
+E2E_IPS = {f"{ns}/{p}": f"10.0.{i}.{j + 1}" for i, ns in enumerate(E2E_NS) for j, p in enumerate(E2E_PODS)}
+
+
+def e2e_pod(key: str) -> dict[str, Any]:
+    ns, name = key.split("/")
+    return {"metadata": {"name": name, "namespace": ns, "labels": {"pod": name}},
+            "spec": {"containers": [{"name": f"cont-{port}-tcp", "ports": [
+                {"name": f"serve-{port}-tcp", "containerPort": port, "protocol": "TCP"}]}
+                for port in (80, 81)]},
+            "status": {"podIP": E2E_IPS[key]}}
+
+
+E2E_LISTERS = ([e2e_pod(k) for k in E2E_IPS],
+               [{"metadata": {"name": ns, "labels": {"ns": ns, "kubernetes.io/metadata.name": ns}}}
+                for ns in E2E_NS])
+
+
+def target(labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    """A policy in namespace x: its podSelector (None: every pod), ingress by default."""
+    spec.setdefault("policyTypes", ["Ingress"])
+    return {"metadata": {"name": "p", "namespace": "x"},
+            "spec": {"podSelector": {"matchLabels": labels} if labels else {}, **spec}}
+
+
+def from_peers(*peers: dict[str, Any], ports: list[Any] | None = None) -> list[dict[str, Any]]:
+    return [{"from": list(peers), **({"ports": [{"protocol": "TCP", "port": p} for p in ports]}
+                                      if ports else {})}]
+
+
+NS_NOT_X = {"matchExpressions": [{"key": "ns", "operator": "NotIn", "values": ["x"]}]}
+POD_B = {"matchLabels": {"pod": "b"}}
+
+
+def denied(src: str = "*/*", dst: str = "*/*", *, unless: tuple[str, ...] = ()) -> set[tuple[str, str]]:
+    """ExpectPeer(src, dst, false) over the model ("*" matches any namespace or pod), minus the
+    pairs a later Expect(..., true) allows again."""
+    def match(pattern: str, key: str) -> bool:
+        return all(p in ("*", k) for p, k in zip(pattern.split("/"), key.split("/"), strict=True))
+    return {(s, d) for s in E2E_IPS for d in E2E_IPS
+            if match(src, s) and match(dst, d) and f"{s}>{d}" not in unless}
+
+
+E2E = [
+    ("should support a 'default-deny-ingress' policy", [target()], 80, denied(dst="x/*")),
+    ("should support a 'default-deny-all' policy", [target(policyTypes=["Ingress", "Egress"])], 80,
+     denied(dst="x/*") | denied(src="x/*")),
+    ("should enforce policy to allow traffic from pods within server namespace based on PodSelector",
+     [target({"pod": "a"}, ingress=from_peers({"podSelector": POD_B}))], 80,
+     denied(dst="x/a", unless=("x/b>x/a",))),
+    ("should enforce policy to allow traffic only from a different namespace, based on "
+     "NamespaceSelector",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": {"matchLabels": {"ns": "y"}}}))],
+     80, denied("x/*", "x/a") | denied("z/*", "x/a")),
+    ("should enforce policy based on PodSelector with MatchExpressions",
+     [target({"pod": "a"}, ingress=from_peers({"podSelector": {"matchExpressions": [
+         {"key": "pod", "operator": "In", "values": ["b"]}]}}))], 80,
+     denied(dst="x/a", unless=("x/b>x/a",))),
+    ("should enforce policy based on NamespaceSelector with MatchExpressions",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": {"matchExpressions": [
+         {"key": "ns", "operator": "In", "values": ["y"]}]}}))], 80,
+     denied("x/*", "x/a") | denied("z/*", "x/a")),
+    ("should enforce policy based on PodSelector or NamespaceSelector",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": NS_NOT_X}, {"podSelector": POD_B}))],
+     80, denied("x/c", "x/a")),
+    ("should enforce policy based on PodSelector and NamespaceSelector",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": NS_NOT_X, "podSelector": POD_B}))],
+     80, denied(dst="x/a", unless=("y/b>x/a", "z/b>x/a"))),
+    ("should enforce policy based on Multiple PodSelectors and NamespaceSelectors",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": NS_NOT_X, "podSelector": {
+         "matchExpressions": [{"key": "pod", "operator": "In", "values": ["b", "c"]}]}}))], 80,
+     denied("x/*", "x/a") | denied("y/a", "x/a") | denied("z/a", "x/a")),
+    ("should enforce policy to allow traffic only from a pod in a different namespace based on "
+     "PodSelector and NamespaceSelector",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": {"matchLabels": {"ns": "y"}},
+                                               "podSelector": {"matchLabels": {"pod": "a"}}}))], 80,
+     denied(dst="x/a", unless=("y/a>x/a",))),
+    ("should enforce policy based on Ports (81)",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": {"matchLabels": {"ns": "y"}}},
+                                              ports=[81]))], 81,
+     denied("x/*", "x/a") | denied("z/*", "x/a")),
+    ("should enforce multiple, stacked policies with overlapping podSelectors (port 80 denied)",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": {"matchLabels": {"ns": "y"}}},
+                                              ports=[81]))], 80, denied(dst="x/a")),
+    ("should support allow-all policy", [target(ingress=[{}])], 81, set()),
+    ("should allow ingress access on one named port (81)", [target(ingress=[{"ports": [
+        {"protocol": "TCP", "port": "serve-81-tcp"}]}])], 81, set()),
+    ("should allow ingress access on one named port (80)", [target(ingress=[{"ports": [
+        {"protocol": "TCP", "port": "serve-81-tcp"}]}])], 80, denied(dst="x/*")),
+    ("should allow ingress access from namespace on one named port (80)",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": {"matchLabels": {"ns": "y"}}},
+                                              ports=["serve-80-tcp"]))], 80,
+     denied("x/*", "x/a") | denied("z/*", "x/a")),
+    ("should allow ingress access from namespace on one named port (81)",
+     [target({"pod": "a"}, ingress=from_peers({"namespaceSelector": {"matchLabels": {"ns": "y"}}},
+                                              ports=["serve-80-tcp"]))], 81, denied(dst="x/a")),
+    ("should allow egress access on one named port (80)",
+     [target(policyTypes=["Egress"], egress=[{"ports": [{"protocol": "TCP", "port": "serve-80-tcp"}]}])],
+     80, set()),
+    ("should allow egress access on one named port (81)",
+     [target(policyTypes=["Egress"], egress=[{"ports": [{"protocol": "TCP", "port": "serve-80-tcp"}]}])],
+     81, denied(src="x/*")),
+    ("should enforce updated policy (ingress: [] after an update)", [target(ingress=[])], 81,
+     denied(dst="x/*")),
+]
+
+
+@pytest.mark.parametrize(("policies", "port", "expect_denied"), [c[1:] for c in E2E],
+                         ids=[c[0] for c in E2E])
+def test_e2e_truth_table(policies: list[dict[str, Any]], port: int,
+                         expect_denied: set[tuple[str, str]]) -> None:
+    listers = Listers(*E2E_LISTERS, policies)
+    got = {(s, d) for s in E2E_IPS for d in E2E_IPS if s != d and not evaluate_packet(
+        listers, Packet(E2E_IPS[s], 52345, E2E_IPS[d], port)).allowed}
+    assert got == {(s, d) for s, d in expect_denied if s != d}
