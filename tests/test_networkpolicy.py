@@ -125,6 +125,23 @@ def test_traffic_counts_drops_and_deleting_the_policies_heals(c: Cluster) -> Non
     assert c.route("web", from_pod="batch").policy is None
 
 
+def test_with_the_api_down_kindnet_enforces_what_it_read_last(c: Cluster) -> None:
+    c.apply(DENY)
+    c.run(1)
+    ip = c.get("services", "web")["spec"]["clusterIP"]
+    assert not c.route(ip, from_pod="batch").ok          # read while the API answers
+    c.faults.crash("apiserver")
+    try:
+        r = c.route(f"{ip}:80", from_node="node-1")
+        assert not r.ok and r.policy is not None
+        assert r.policy.policies == ("default/default-deny-ingress",)
+    finally:
+        c.faults.restart("apiserver")
+        c.run(5)
+    c.kubectl("delete networkpolicy default-deny-ingress")
+    c.run(1)
+    assert c.route(ip, from_pod="batch").ok
+
 @pytest.mark.skipif(kubectl_binary() is None, reason="kubectl is not installed (make installs it)")
 def test_describe_prints_what_the_real_kubectl_prints() -> None:
     """describe is kubectl's own printing (describeNetworkPolicy): kubelab's in-process kubectl
