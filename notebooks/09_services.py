@@ -499,6 +499,8 @@ print(c.kubectl("exec client -- wget -qO- http://api"))
 # %% [markdown]
 # The route walks kube-proxy's rules as before, to a pod, then kindnet names the policy that
 # dropped the packet. busybox's wget waits for an answer that never comes and gives up.
+# `kubectl describe networkpolicy` says how the API server understood a policy: which pods it
+# selects, what each rule allows, and which directions it does not affect at all.
 #
 # **Predict, then run.** Now a second policy selects the `api` pod and allows ingress from pods
 # labelled `role=frontend` on the port named `http`. Out of 20 requests each, how many from
@@ -525,7 +527,7 @@ spec:
     ports: [{port: http}]
 """))
 c.run(1)
-print(c.kubectl("get networkpolicy"))
+print(c.kubectl("describe networkpolicy allow-frontend"))
 for source in ("frontend", "client"):
     routes = [c.route("api", from_pod=source) for _ in range(20)]
     print(f"from {source}: {sum(r.ok for r in routes)} of {len(routes)} got through")
