@@ -607,7 +607,6 @@ print("client reaches api again:", c.route("api", from_pod="client").ok)
 #    different pods answer? Find the `-m recent` rules in node-1's table.
 # 3. Drop kube-proxy's watch events (`c.faults.drop_watch_events(user="system:kube-proxy")`),
 #    scale `web` to 5 and run 30 s. What do the rules show? Heal with `c.faults.heal_watch_events()`.
-#
 # 4. Isolate `client` for egress. A NetworkPolicy selects pods by label, not by name, so
 #    label it first (`c.kubectl("label pod client role=client")`), then select
 #    `role=client` with `policyTypes: [Egress]` and no rules. Which direction does
@@ -624,7 +623,7 @@ print("client reaches api again:", c.route("api", from_pod="client").ok)
 #    ones match `--rcheck` first, for 10800 s.
 # 3. The rules still list the old endpoints: kube-proxy never heard of the new pods. After the
 #    heal its watch ends with 410 Gone, it relists, and the next sync adds them.
-## 4. Egress: `no rule allows egress from pod default/client`, judged on the source pod before
+# 4. Egress: `no rule allows egress from pod default/client`, judged on the source pod before
 #    the destination's Ingress. The rule `egress: [{to: [{podSelector: {matchLabels: {app: api}}}],
 #    ports: [{port: 80}]}]` lets it out again (the port is the pod's, 80, not the Service's).
 #    On kind the egress deny would also stop DNS lookups (UDP 53); kubelab's DNS is not packets.
