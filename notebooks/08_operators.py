@@ -21,12 +21,14 @@
 # - declare a rule as a ValidatingAdmissionPolicy instead of writing a webhook;
 # - write a mutating and a validating admission webhook, and predict what its failurePolicy does
 #   when it is slow or its pods are gone;
-# - compare a reconcile loop with kopf's handlers, against the same served cluster.
+# - compare a reconcile loop with kopf's handlers, against the same served cluster;
+# - read what a Database operator makes (a StatefulSet, a Service, a backup CronJob) and follow
+#   its ownerReferences on the object graph.
 #
 # **Prerequisites.** Notebooks 03 (informers, the workqueue, level-triggered loops) and 05
 # (controllers, ownerReferences, the garbage collector).
 #
-# **Time.** About 55 minutes.
+# **Time.** About 65 minutes.
 
 # %%
 import asyncio
@@ -617,7 +619,90 @@ print("api pods after the fix:", len(w.get("pods", namespace="shop", label_selec
 # `kubelab serve`. The wall time of such a call is charged to the request on the virtual clock.
 
 # %% [markdown]
-# ## 9. Break it yourself
+# ## 9. A Database: a StatefulSet, a Service and a backup CronJob
+#
+# The operators you meet on real clusters manage stateful software: "when a Database appears,
+# create a StatefulSet, a Service and a backup CronJob; when its spec changes, bring them in
+# line". The sample Database operator (`kubelab/samples/database.py`) does exactly that, on the
+# same kubelab.client.operator toolkit. Each reconcile makes sure of three children, in the
+# shape of controller-runtime's `CreateOrUpdate`: create what is missing, copy the fields the
+# operator owns (replicas, image, schedule) onto what drifted, send nothing when all match.
+#
+# - a headless **Service** `<name>` (`clusterIP: None`): the StatefulSet's governing Service,
+#   which gives each replica a stable DNS name, `orders-0.orders`;
+# - a **StatefulSet** `<name>`: pods `orders-0`, `orders-1`, ... started in order, each with its
+#   own PersistentVolumeClaim `data-orders-N` from the volumeClaimTemplate;
+# - a **CronJob** `<name>-backup` on `spec.backupSchedule`, `concurrencyPolicy: Forbid`.
+#
+# Each carries a controller reference to the Database: a change to one wakes the Database's
+# reconcile (`owns=["statefulsets", "services", "cronjobs"]`), and the garbage collector deletes
+# all three with it.
+
+# %%
+from kubelab.cluster.anatomy import STANDARD_STORAGE_CLASS
+from kubelab.samples.database import DATABASE_CRD, DatabaseReconciler, database, database_operator
+from kubelab.viz import object_graph
+
+print(inspect.getsource(DatabaseReconciler.reconcile))
+c.apply(STANDARD_STORAGE_CLASS)   # kind's default class, so the claims are provisioned
+c.apply(DATABASE_CRD)
+c.run(2)
+db_operator = c.add_component("database-operator", database_operator)
+print(c.apply(database("orders", replicas=2, backupSchedule="30 1 * * *")))
+c.run(60)
+print(c.kubectl("get db orders"))
+print(c.kubectl("get statefulsets,services,cronjobs,pods,pvc -l app.kubernetes.io/instance=orders"))
+
+# %% [markdown]
+# The claims are named `<template>-<pod>` and carry the StatefulSet's selector labels, so one
+# label finds everything. The object graph (notebook 05) follows `ownerReferences`: the Database
+# owns three objects, the StatefulSet owns its pods.
+
+# %%
+for resource, name in (("statefulsets", "orders"), ("services", "orders"), ("cronjobs", "orders-backup")):
+    ref = c.get(resource, name)["metadata"]["ownerReferences"][0]
+    print(f"{resource}/{name}: owned by {ref['kind']}/{ref['name']}, controller={ref['controller']}")
+g = object_graph(c, "default", kinds=("databases", "statefulsets", "services", "cronjobs", "pods"))
+for owner, dependent in sorted(g.edges):
+    if owner.startswith(("Database/", "StatefulSet/")):
+        print(f"{owner} -> {dependent}")
+
+# %% [markdown]
+# **Predict, then run.** Someone scales the StatefulSet to 4 by hand and deletes the backup
+# CronJob. What does the operator do, and how many pods are left a few seconds later? Then the
+# Database is deleted: what is left of its children, and of the claims?
+#
+# <details><summary>Answer</summary>
+#
+# The scale and the delete are events on objects the Database owns, so they wake its reconcile:
+# it puts `replicas` back to the Database's 2 and creates the CronJob again; two pods are left.
+# The StatefulSet controller may have started `orders-2` in between (and made its claim); it
+# removes it again, highest ordinal first. A reconcile may end `error Conflict`: it updated the
+# StatefulSet from a cached copy the StatefulSet controller had just changed; the retry reads
+# the cache again and succeeds. Deleting the Database leaves nothing of the three:
+# the garbage collector follows their ownerReferences. The claims stay (the StatefulSet's
+# `persistentVolumeClaimRetentionPolicy` defaults to Retain): data outlives the pods, on purpose.
+#
+# </details>
+
+# %%
+seen = len(db_operator.records)
+print(c.kubectl("scale statefulset orders --replicas=4"))
+print(c.kubectl("delete cronjob orders-backup"))
+c.run(20)
+print(c.kubectl("get statefulset orders"), "| backup CronJob back:", c.exists("cronjobs", "orders-backup"))
+for record in db_operator.records[seen:]:
+    if record.requests:
+        print(record)
+print(c.kubectl("delete db orders"))
+c.run(30)
+left = [f"{r}/{n}" for r, n in (("statefulsets", "orders"), ("services", "orders"),
+                                ("cronjobs", "orders-backup")) if c.exists(r, n)]
+print("children left:", left, "| claims left:",
+      sorted(p["metadata"]["name"] for p in c.get("persistentvolumeclaims")))
+
+# %% [markdown]
+# ## 10. Break it yourself
 #
 # Crash and restart the operator (`c.faults.crash("settlement-operator")`), drop its watch
 # events (`c.faults.drop_watch_events(0.5, user="kubernetes-admin")`, then
@@ -700,6 +785,8 @@ print(ledger, sorted(ledger.locks))
 # - An operator is a controller for your kind: a reconcile per key, from the cache, writing only differences.
 # - Level-triggered and idempotent: the next reconcile repairs crashes, lost events, deleted children.
 # - `ownerReferences` clean up Kubernetes objects (the garbage collector); a finalizer, the outside world.
+# - A Database operator owns a StatefulSet, a headless Service and a backup CronJob: it
+#   creates what is missing and repairs what drifts; the claims outlive it (Retain).
 # - A ValidatingAdmissionPolicy declares a rule in CEL; the API server enforces it before storing.
 # - Admission webhooks are your code on the request's path: mutating ones patch, validating ones
 #   say no; a `Fail` webhook that is slow or gone slows or blocks every write it matches.

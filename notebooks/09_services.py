@@ -22,12 +22,14 @@
 # - measure dropped requests during a rollout, and remove them with a readiness probe and a
 #   preStop delay;
 # - predict what a crashed kube-proxy does to traffic;
-# - resolve Service names with the search path, and use a headless Service.
+# - resolve Service names with the search path, and use a headless Service;
+# - isolate pods with a default-deny NetworkPolicy, let one client through, and read why a
+#   packet was dropped.
 #
 # **Prerequisites.** Notebooks 03 (informers), 05 (controllers, Deployments) and 06 (probes,
 # graceful deletion).
 #
-# **Time.** About 45 minutes.
+# **Time.** About 55 minutes.
 
 # %%
 import copy
@@ -433,6 +435,118 @@ print(c.resolve("web-direct"))
 print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
 
 # %% [markdown]
+# ## 9. NetworkPolicy: kindnet drops what a policy denies
+#
+# Every pod can reach every other pod until a **NetworkPolicy** selects it. A policy isolates
+# the pods its `podSelector` picks, for each of its `policyTypes` (Ingress, plus Egress when it
+# has egress rules); an isolated pod accepts only what one rule of one of the policies
+# selecting it allows. The API server only stores policies: the network plugin enforces them.
+# kind's plugin, kindnet, runs kube-network-policies on every node: the first packet of each
+# connection, after kube-proxy's DNAT, goes to it, and it drops the packet if the policies of
+# the source pod (Egress) or of the destination pod (Ingress) deny it. A dropped packet is not
+# refused: nothing answers, and the client times out.
+#
+# An `api` Service in front of one nginx pod (nginx listens on port 80), and a `frontend` pod
+# beside `client`. Both clients reach it. Then a default deny for the namespace:
+# `podSelector: {}` picks every pod, and no ingress rule allows anything.
+
+# %%
+c.apply("""
+apiVersion: v1
+kind: Pod
+metadata: {name: frontend, labels: {role: frontend}}
+spec:
+  containers: [{name: sh, image: "busybox:1.36", command: [sleep, "3600"]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api, labels: {app: api}}
+spec:
+  containers: [{name: nginx, image: "nginx:1.27", ports: [{name: http, containerPort: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api}
+spec:
+  selector: {app: api}
+  ports: [{port: 80, targetPort: http}]
+""")
+c.run(10)
+
+
+def wget_api(source):
+    """busybox's wget in pod `source`: the page's title, or wget's error."""
+    out = str(c.kubectl(f"exec {source} -- wget -qO- http://api"))
+    return next(line for line in out.splitlines() if "<title>" in line or line.startswith("wget:"))
+
+
+for source in ("client", "frontend"):
+    print(source, "->", wget_api(source))
+DENY = """
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: default-deny-ingress}
+spec:
+  podSelector: {}
+  policyTypes: [Ingress]
+"""
+print(c.apply(DENY))
+c.run(1)
+print(c.kubectl("get networkpolicy"))
+print(c.route("api", from_pod="client"))
+print(c.kubectl("exec client -- wget -qO- http://api"))
+
+# %% [markdown]
+# The route walks kube-proxy's rules as before, to a pod, then kindnet names the policy that
+# dropped the packet. busybox's wget waits for an answer that never comes and gives up.
+# `kubectl describe networkpolicy` says how the API server understood a policy: which pods it
+# selects, what each rule allows, and which directions it does not affect at all.
+#
+# **Predict, then run.** Now a second policy selects the `api` pod and allows ingress from pods
+# labelled `role=frontend` on the port named `http`. Out of 20 requests each, how many from
+# `frontend` and how many from `client` get through? Does the default deny still matter?
+#
+# <details><summary>Answer</summary>
+#
+# All 20 from `frontend`, none from `client`. Policies add up: the `api` pod is isolated by
+# both, and one rule of either that matches lets the packet through; `client` matches none.
+# The default deny still isolates every other pod of the namespace (the `web` pods, and
+# `client` and `frontend` themselves, accept nothing now).
+#
+# </details>
+
+# %%
+print(c.apply("""
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: allow-frontend}
+spec:
+  podSelector: {matchLabels: {app: api}}
+  ingress:
+  - from: [{podSelector: {matchLabels: {role: frontend}}}]
+    ports: [{port: http}]
+"""))
+c.run(1)
+print(c.kubectl("describe networkpolicy allow-frontend"))
+for source in ("frontend", "client"):
+    routes = [c.route("api", from_pod=source) for _ in range(20)]
+    print(f"from {source}: {sum(r.ok for r in routes)} of {len(routes)} got through")
+print(c.route("api", from_pod="frontend"))
+for source in ("client", "frontend"):
+    print(source, "->", wget_api(source))
+
+# %% [markdown]
+# A `podSelector` alone in `from` picks pods of the policy's own namespace; add a
+# `namespaceSelector` to reach across namespaces, or an `ipBlock` (with `except`) for addresses
+# outside the cluster. `ports` takes numbers, names (looked up in the protected pod, as
+# `targetPort` is) and ranges (`endPort`). Delete both policies and everything flows again:
+
+# %%
+print(c.kubectl("delete networkpolicy default-deny-ingress allow-frontend"))
+c.run(1)
+print("client reaches api again:", c.route("api", from_pod="client").ok)
+
+# %% [markdown]
 # ## Pitfalls
 #
 # - **A Service selects by labels only.** Any pod with matching labels joins it, even one you
@@ -447,6 +561,8 @@ print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
 #   has forgotten the pod. Use a `preStop` sleep (a few seconds) and handle SIGTERM gracefully.
 # - **A crashed kube-proxy fails silently.** Nothing in the API looks wrong; only traffic through
 #   that node misbehaves. Watch kube-proxy's health on every node.
+# - **A NetworkPolicy is silent.** A denied connection times out; nothing is logged in the API.
+#   And a default deny on Egress also blocks DNS (UDP 53 to kube-dns) unless a rule allows it.
 # - **`ndots:5` multiplies lookups of external names.** Write `example.com.` (a final dot) or
 #   lower ndots in `dnsConfig` for pods that call many external hosts.
 #
@@ -463,6 +579,8 @@ print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
 # kubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide   # one per node (a DaemonSet)
 # kubectl -n kube-system logs -l k8s-app=kube-proxy | grep -i sync
 # kubectl create service clusterip web-direct --clusterip=None --tcp=80:80   # headless
+# kubectl apply -f deny.yaml; kubectl run x --rm -it --image=busybox:1.36 -- wget -T 5 -qO- web   # times out
+# kubectl -n kube-system logs -l app=kindnet | grep -i policy    # kindnet's network-policy controller
 # ```
 #
 # Where kubelab simplifies: there are no packets, conntrack or real DNS server. A route is a
@@ -473,7 +591,9 @@ print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
 # `iptables-save` has no packet counters (always `[0:0]`), no `# Generated by` lines and none of
 # the kubelet's chains (KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT); ClusterIPs
 # are kept in the API server's memory (rebuilt from the Services at start) instead of
-# IPAddress objects.
+# IPAddress objects. kindnet's policy verdicts read pods, namespaces and policies through the
+# API when a packet comes, not from informers on each node; DNS lookups are not packets here, so
+# an Egress default deny does not stop them as it would on kind.
 #
 # ## Challenge
 #
@@ -487,6 +607,11 @@ print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
 #    different pods answer? Find the `-m recent` rules in node-1's table.
 # 3. Drop kube-proxy's watch events (`c.faults.drop_watch_events(user="system:kube-proxy")`),
 #    scale `web` to 5 and run 30 s. What do the rules show? Heal with `c.faults.heal_watch_events()`.
+# 4. Isolate `client` for egress. A NetworkPolicy selects pods by label, not by name, so
+#    label it first (`c.kubectl("label pod client role=client")`), then select
+#    `role=client` with `policyTypes: [Egress]` and no rules. Which direction does
+#    `c.route("api", from_pod="client")` name? Then add an egress rule to pods `app=api` on
+#    port 80 and route again.
 #
 # <details><summary>Hints</summary>
 #
@@ -498,6 +623,10 @@ print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
 #    ones match `--rcheck` first, for 10800 s.
 # 3. The rules still list the old endpoints: kube-proxy never heard of the new pods. After the
 #    heal its watch ends with 410 Gone, it relists, and the next sync adds them.
+# 4. Egress: `no rule allows egress from pod default/client`, judged on the source pod before
+#    the destination's Ingress. The rule `egress: [{to: [{podSelector: {matchLabels: {app: api}}}],
+#    ports: [{port: 80}]}]` lets it out again (the port is the pod's, 80, not the Service's).
+#    On kind the egress deny would also stop DNS lookups (UDP 53); kubelab's DNS is not packets.
 #
 # </details>
 
@@ -515,6 +644,8 @@ print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
 # - A crashed kube-proxy leaves stale rules; only its node's traffic suffers.
 # - DNS: `<svc>.<ns>.svc.cluster.local`, search path from the pod's namespace, ndots 5; a headless
 #   Service answers with the ready pods' addresses.
+# - A NetworkPolicy isolates the pods it selects; their traffic is then only what a rule of one
+#   of their policies allows. The network plugin (kindnet) drops the rest, and clients time out.
 #
 # **Exercises.** Open [exercises/ex09_services.py](../exercises/ex09_services.py): 9.1 the
 # EndpointSlice reconcile, 9.2 the KUBE-SVC probability ladder.

@@ -47,7 +47,7 @@ from kubelab.cluster.ledger import Ledger
 from kubelab.cluster.loadbalancer import DirectConnection
 from kubelab.cluster.metrics_server import MetricsServer
 from kubelab.cluster.metrics_server import install as install_metrics_server
-from kubelab.cluster.network import NodeView, PodNetwork, Route, route
+from kubelab.cluster.network import NetworkPolicies, NodeView, PodNetwork, Route, route
 from kubelab.cluster.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.cluster.traffic import Traffic
 from kubelab.cluster.webhooks import WebhookServers
@@ -241,6 +241,8 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         self.iptables = {name: IPTables(name, runtime.node_ip) for name, runtime in self.runtimes.items()}
         # What containers' wget, curl and nslookup reach: DNS, these rules, the pods' servers.
         self.pod_network = PodNetwork(self)
+        # kindnet's NetworkPolicy enforcement on every node's packet path (network.py)
+        self.network_policies = NetworkPolicies(self)
         for node_runtime in self.runtimes.values():
             node_runtime.network = self.pod_network
         self.route_rand = random.Random(f"{seed}/route")  # c.route's -m statistic draws

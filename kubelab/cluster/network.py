@@ -9,6 +9,14 @@ node's rules (nat PREROUTING for a pod, OUTPUT for the node itself) to a DNAT, a
 at that address answers only if it is really there: its node is up, its sandbox is ready and
 a container runs and would pass a readiness probe now. Stale rules (a crashed kube-proxy)
 send packets to pods that are gone.
+
+After the DNAT, kindnet's network-policy controller (kubelab/proxy/networkpolicy/) judges the
+connection's first packet: the policies selecting the source pod (Egress) and the destination
+pod (Ingress). A dropped packet is a timeout to the client, and the route names the policies.
+
+kubelab departs: the controller reads pods, namespaces and NetworkPolicies through the API
+when a packet comes (what it last read when the API cannot answer), not from per-node
+informers; cluster DNS is not packets here, so an egress default-deny does not stop lookups.
 """
 
 from __future__ import annotations
@@ -22,11 +30,13 @@ from kubelab.cluster.dns import Answer, resolve
 from kubelab.kubelet.process import HttpAnswer
 from kubelab.kubelet.runtime import RUNNING, SANDBOX_READY
 from kubelab.proxy.iptables import IPTables, Packet, Walk
+from kubelab.proxy.networkpolicy import Packet as PolicyPacket
+from kubelab.proxy.networkpolicy import Verdict, evaluate_packet
 
 if TYPE_CHECKING:
     from kubelab.cluster import Cluster
 
-__all__ = ["NodeView", "PodNetwork", "Route", "pod_serving", "route"]
+__all__ = ["NetworkPolicies", "NodeView", "PodNetwork", "Route", "pod_serving", "route"]
 
 
 @dataclass
@@ -72,6 +82,7 @@ class Route:
     pod: str = ""             # namespace/name of the pod at that address, if the API knows one
     ok: bool = False
     reason: str = ""
+    policy: Verdict | None = None   # kindnet's NetworkPolicy verdict, when a policy was asked
 
     def __str__(self) -> str:
         lines = [f"request {self.target} from node {self.node}"]
@@ -79,6 +90,8 @@ class Route:
             lines.append(f"  dns: {self.dns}".replace("\n", "\n       "))
         for step in self.walk.steps:
             lines.append(f"  {step.table}/{step.chain}: {step.rule}")
+        if self.policy is not None:
+            lines.append(f"  kindnet: {self.policy.reason}")
         outcome = f"-> {self.destination} ({self.pod or 'no pod'})" if self.destination else \
             f"-> {self.walk.verdict}"
         lines.append(f"  {outcome}: {'ok' if self.ok else 'FAILED: ' + self.reason}")
@@ -138,8 +151,12 @@ def route(cluster: Cluster, target: str, *, from_pod: str | None = None, from_no
         return Route(target, node, dns, walk, reason=f"{walk.verdict} ({why})")
     destination = walk.destination or f"{host}:{dport}"
     ip = destination.rsplit(":", 1)[0]
+    verdict = cluster.network_policies.verdict(src, destination)
+    if verdict is not None and not verdict.allowed:
+        return Route(target, node, dns, walk, destination, _pod_at(cluster, ip), False,
+                     f"timeout ({verdict.reason})", verdict)
     ok, reason = pod_serving(cluster, ip)
-    return Route(target, node, dns, walk, destination, _pod_at(cluster, ip), ok, reason)
+    return Route(target, node, dns, walk, destination, _pod_at(cluster, ip), ok, reason, verdict)
 
 
 def _is_ip(text: str) -> bool:
@@ -168,6 +185,50 @@ def _pod_at(cluster: Cluster, ip: str) -> str:
     for pod in pods:
         return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
     return ""
+
+
+class NetworkPolicies:
+    """kindnet's view of the API for its network-policy controller (the Listers it evaluates
+    with): pods, namespaces and NetworkPolicies, read when a packet comes; what it read last
+    when the API cannot answer (its informers would keep their caches). c.network_policies."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._pods: list[dict[str, Any]] = []
+        self._namespaces: list[dict[str, Any]] = []
+        self._policies: list[dict[str, Any]] = []
+        self.verdicts = 0      # packets judged (a policy existed)
+        self.dropped = 0
+
+    def pods(self) -> list[dict[str, Any]]:
+        return self._pods
+
+    def namespaces(self) -> list[dict[str, Any]]:
+        return self._namespaces
+
+    def network_policies(self, namespace: str) -> list[dict[str, Any]]:
+        return [p for p in self._policies if p["metadata"].get("namespace") == namespace]
+
+    def _refresh(self) -> None:
+        try:
+            self._policies = self.cluster.get("networkpolicies", namespace=None)
+            if self._policies:
+                self._pods = self.cluster.get("pods", namespace=None)
+                self._namespaces = self.cluster.get("namespaces", namespace=None)
+        except ApiError:
+            pass   # the API cannot answer: keep enforcing what was read last
+
+    def verdict(self, src_ip: str, destination: str, proto: str = "TCP") -> Verdict | None:
+        """The verdict on a connection from src_ip to destination (ip:port, after DNAT); None
+        when no NetworkPolicy exists at all (nothing to ask: every packet is allowed)."""
+        self._refresh()
+        if not self._policies:
+            return None
+        ip, _, port = destination.rpartition(":")
+        verdict = evaluate_packet(self, PolicyPacket(src_ip, 0, ip, int(port or 0), proto))
+        self.verdicts += 1
+        self.dropped += not verdict.allowed
+        return verdict
 
 
 class PodNetwork:
@@ -199,6 +260,9 @@ class PodNetwork:
             return HttpAnswer(error="timeout")
         destination = walk.destination or f"{ip}:{port}"
         dest_ip, _, dest_port = destination.rpartition(":")
+        verdict = cluster.network_policies.verdict(source_ip, destination)
+        if verdict is not None and not verdict.allowed:
+            return HttpAnswer(error="timeout")   # kindnet dropped the SYN: nothing answers
         for runtime in cluster.runtimes.values():
             if any(s.ip == dest_ip for s in runtime.sandboxes.values()):
                 return runtime.serve_http(dest_ip, int(dest_port or port), path, source_ip, user_agent)

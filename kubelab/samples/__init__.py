@@ -2,7 +2,8 @@
 
 sample_controller.py is notebook 03's ConfigMap copier (after kubernetes/sample-controller);
 settlement_job.py is notebook 08's operator (in kubelab.client.operator's controller-runtime
-shape) and crds.py the custom kinds of notebook 08's exercises. Like every component they import
+shape), database.py its Database operator (a StatefulSet, a Service and a backup CronJob per
+Database) and crds.py the custom kinds of notebook 08's exercises. Like every component they import
 only kubelab.api, kubelab.sim and kubelab.client.
 """
 

@@ -348,3 +348,7 @@ DESCRIBERS.update({"statefulsets": describe_stateful_set,
                    "replicationcontrollers": describe_replication_controller})
 # --- i31-storage --- PersistentVolumes, claims and StorageClasses (storage.py)
 DESCRIBERS.update(STORAGE_DESCRIBERS)
+# --- netpol --- NetworkPolicies (networking.py)
+from kubelab.kubectl.describe.networking import NETWORKING_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(NETWORKING_DESCRIBERS)
