@@ -37,7 +37,7 @@ from kubelab.controllers.controller_descriptor import (
 )
 from kubelab.sim.clock import Timer
 
-__all__ = ["CONTROLLERS", "ControllerManager"]
+__all__ = ["CONTROLLERS", "ControllerManager", "enabled_controllers"]
 
 # The controllers the manager can run, name -> descriptor (upstream's --controllers names;
 # controller_descriptor.py). To add one, register its descriptor there.
@@ -48,24 +48,27 @@ SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
 class ControllerManager:
     """The component: Cluster runs it as "controller-manager" (system:kube-controller-manager).
 
-    controllers: which ones to run (default: all of CONTROLLERS), like --controllers; an
-        alias (e.g. "replicaset") names its controller.
+    controllers: which ones to run, like --controllers (default "*": all of CONTROLLERS but
+        those disabled by default); an alias (e.g. "replicaset") names its controller, "*"
+        all that are on by default, "-name" turns one off. A list without "*" or "-" runs
+        exactly its controllers, in its order.
+    controller_options: name -> keyword arguments for that controller's constructor (its part
+        of the component config), e.g. the root-CA publisher's root_ca.
     """
 
-    def __init__(self, ctx: ComponentContext, controllers: Iterable[str] | None = None) -> None:
+    def __init__(self, ctx: ComponentContext, controllers: Iterable[str] | None = None,
+                 controller_options: dict[str, dict[str, Any]] | None = None) -> None:
         self.ctx, self.name = ctx, ctx.name
-        aliases = controller_aliases(CONTROLLERS)
-        names = list(CONTROLLERS) if controllers is None else \
-            [aliases.get(n, n) for n in controllers]
-        unknown = [n for n in names if n not in CONTROLLERS]
-        if unknown:
-            raise ValueError(f"unknown controller(s) {unknown}; known: {', '.join(CONTROLLERS)}")
+        names = enabled_controllers(["*"] if controllers is None else list(controllers))
+        options = controller_options or {}
         # Informer transform to trim managedFields for memory efficiency (CreateControllerContext).
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand,
                                                trace=ctx.trace, name=ctx.name,
                                                transform=transform_strip_managed_fields)
         self.controllers: dict[str, Controller] = {
-            name: CONTROLLERS[name].init_func(_client_or_die(ctx), self.informers) for name in names}
+            name: CONTROLLERS[name].init_func(_client_or_die(ctx), self.informers,
+                                              **options.get(name, {}))
+            for name in names}
         self.running = False
         self._poll: Timer | None = None
         self.elector: LeaderElector | None = None
@@ -122,6 +125,23 @@ class ControllerManager:
     def __repr__(self) -> str:
         state = "running" if self.running else "waiting for caches"
         return f"<ControllerManager {state}: {', '.join(self.controllers)}>"
+
+
+# --- sa ---
+def enabled_controllers(controllers: list[str]) -> list[str]:
+    """The controllers --controllers turns on (IsControllerEnabled, controllermanager.go): a name
+    (or alias) turns one on, "-name" off, "*" every one not disabled by default."""
+    aliases = controller_aliases(CONTROLLERS)
+    wanted = [aliases.get(n.removeprefix("-"), n.removeprefix("-")) for n in controllers if n != "*"]
+    unknown = [n for n in wanted if n not in CONTROLLERS]
+    if unknown:
+        raise ValueError(f"unknown controller(s) {unknown}; known: {', '.join(CONTROLLERS)}")
+    if "*" not in controllers and not any(n.startswith("-") for n in controllers):
+        return wanted  # exactly these, in this order
+    on = {aliases.get(n, n) for n in controllers if not n.startswith("-")}
+    off = {aliases.get(n[1:], n[1:]) for n in controllers if n.startswith("-")}
+    return [name for name, d in CONTROLLERS.items() if name not in off and (
+        name in on or ("*" in controllers and not d.disabled_by_default))]
 
 
 def _client_or_die(ctx: ComponentContext) -> ComponentContext:

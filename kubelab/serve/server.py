@@ -78,6 +78,9 @@ class Server:
         self.cluster, self.host, self.port, self.speed = cluster, host, port, speed
         self.max_body_bytes = max_body_bytes
         self.certs: ServingCerts = make_serving_certs()
+        # --- sa --- the CA that signed the serving certificate is the cluster's root CA: the
+        # root-CA publisher copies it into every namespace's kube-root-ca.crt.
+        cluster.set_root_ca(self.certs.ca_pem)
         self.tokens: dict[str, str] = {}
         self.watches: set[Callable[[], None]] = set()  # each open watch's close callback
         self._http: tornado.httpserver.HTTPServer | None = None
