@@ -348,3 +348,7 @@ DESCRIBERS.update({"statefulsets": describe_stateful_set,
                    "replicationcontrollers": describe_replication_controller})
 # --- i31-storage --- PersistentVolumes, claims and StorageClasses (storage.py)
 DESCRIBERS.update(STORAGE_DESCRIBERS)
+# --- sa --- ServiceAccounts (serviceaccount.py)
+from kubelab.kubectl.describe.serviceaccount import SERVICE_ACCOUNT_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(SERVICE_ACCOUNT_DESCRIBERS)
