@@ -259,3 +259,33 @@ def test_kubectl_create_token_as_the_server_answers(kind: Cluster) -> None:
                               "expirationSeconds": 3600}
     assert _claims(answer["status"]["token"])["sub"] == "system:serviceaccount:default:default"
     assert kind.kubectl("get sa default").splitlines()[0].split() == ["NAME", "SECRETS", "AGE"]
+
+
+def _field(number: int, value: bytes | int) -> bytes:
+    """One protobuf field: a varint (wire type 0) or length-delimited bytes (wire type 2)."""
+    def varint(n: int) -> bytes:
+        out = b""
+        while True:
+            byte, n = n & 0x7F, n >> 7
+            out += bytes([byte | (0x80 if n else 0)])
+            if not n:
+                return out
+    if isinstance(value, int):
+        return varint(number << 3) + varint(value)
+    return varint(number << 3 | 2) + varint(len(value)) + value
+
+
+def test_kubectls_protobuf_token_request_reads_as_its_json() -> None:
+    """What `kubectl create token robot --audience=a --audience=b --duration=1h
+    --bound-object-kind=Pod --bound-object-name=web` sends (authentication/v1 generated.proto)."""
+    from kubelab.apiserver.endpoints.protobuf import decode_protobuf
+
+    bound = _field(1, b"Pod") + _field(2, b"v1") + _field(3, b"web")
+    spec = _field(1, b"a") + _field(1, b"b") + _field(3, bound) + _field(4, 3600)
+    raw = _field(1, b"") + _field(2, spec)  # an empty ObjectMeta, then the spec
+    body = b"k8s\x00" + _field(1, _field(1, b"authentication.k8s.io/v1") + _field(2, b"TokenRequest")) \
+        + _field(2, raw)
+    assert decode_protobuf(body) == {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+        "spec": {"audiences": ["a", "b"], "expirationSeconds": 3600,
+                 "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "web"}}}
