@@ -289,3 +289,13 @@ def test_kubectls_protobuf_token_request_reads_as_its_json() -> None:
         "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
         "spec": {"audiences": ["a", "b"], "expirationSeconds": 3600,
                  "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "web"}}}
+
+
+def test_the_same_seed_gives_the_same_volumes_and_tokens() -> None:
+    def run() -> tuple[str, str, str]:
+        c = Cluster(nodes=1, anatomy=True, seed=3, components=[])
+        pod = c.client.create(_pod("same"))
+        token = c.kubectl("create token default").strip()
+        ca = c.client.get("configmaps", "kube-root-ca.crt")["data"]["ca.crt"]
+        return pod["spec"]["volumes"][0]["name"], token, ca
+    assert run() == run()

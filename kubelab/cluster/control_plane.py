@@ -106,6 +106,7 @@ class AnatomyWiring:
         static pod manifests and the add-ons. Called before any component starts."""
         self._processes: dict[str, tuple[str, str]] = {}  # component -> (node, image)
         self._static_pods: dict[str, list[Object]] = {}
+        self.root_ca = b""  # the cluster CA's certificate (PEM), once the anatomy made one
         if not self.anatomy:
             return
         nodes = self.control_plane_nodes
