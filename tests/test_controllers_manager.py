@@ -73,6 +73,7 @@ def test_a_manager_started_late_adopts_what_exists_instead_of_creating_more() ->
     (["*", "-replicaset"], "replicaset-controller", False),
     (["-replicaset", "*"], "replicaset-controller", False),
     (["*", "-serviceaccount-controller"], "serviceaccount-controller", False),
+    (["replicaset", "-replicaset", "*"], "replicaset-controller", True),  # the first one decides
     (["-replicaset-controller"], "deployment-controller", False),  # no star: nothing else
 ])
 def test_which_controllers_the_flag_enables(flags: list[str], name: str, enabled: bool) -> None:

@@ -37,7 +37,7 @@ from kubelab.controllers.controller_descriptor import (
 )
 from kubelab.sim.clock import Timer
 
-__all__ = ["CONTROLLERS", "ControllerManager", "enabled_controllers"]
+__all__ = ["CONTROLLERS", "ControllerManager", "enabled_controllers", "is_controller_enabled"]
 
 # The controllers the manager can run, name -> descriptor (upstream's --controllers names;
 # controller_descriptor.py). To add one, register its descriptor there.
@@ -128,20 +128,35 @@ class ControllerManager:
 
 
 # --- sa ---
+def is_controller_enabled(name: str, disabled_by_default: bool, controllers: list[str]) -> bool:
+    """IsControllerEnabled (controllermanager.go): the first of `name` and `-name` decides; else
+    "*" turns on every controller not disabled by default. (Aliases are resolved already.)"""
+    has_star = False
+    for ctrl in controllers:
+        if ctrl == name:
+            return True
+        if ctrl == "-" + name:
+            return False
+        has_star = has_star or ctrl == "*"
+    return has_star and not disabled_by_default
+
+
 def enabled_controllers(controllers: list[str]) -> list[str]:
-    """The controllers --controllers turns on (IsControllerEnabled, controllermanager.go): a name
-    (or alias) turns one on, "-name" off, "*" every one not disabled by default."""
+    """The controllers the --controllers list turns on, in CONTROLLERS' order; a list of plain
+    names (no "*", no "-name") is run exactly, in its own order."""
     aliases = controller_aliases(CONTROLLERS)
-    wanted = [aliases.get(n.removeprefix("-"), n.removeprefix("-")) for n in controllers if n != "*"]
-    unknown = [n for n in wanted if n not in CONTROLLERS]
-    if unknown:
-        raise ValueError(f"unknown controller(s) {unknown}; known: {', '.join(CONTROLLERS)}")
-    if "*" not in controllers and not any(n.startswith("-") for n in controllers):
-        return wanted  # exactly these, in this order
-    on = {aliases.get(n, n) for n in controllers if not n.startswith("-")}
-    off = {aliases.get(n[1:], n[1:]) for n in controllers if n.startswith("-")}
-    return [name for name, d in CONTROLLERS.items() if name not in off and (
-        name in on or ("*" in controllers and not d.disabled_by_default))]
+
+    def resolve(ctrl: str) -> str:
+        off = ctrl.startswith("-")
+        name = aliases.get(ctrl.removeprefix("-"), ctrl.removeprefix("-"))
+        if name != "*" and name not in CONTROLLERS:
+            raise ValueError(f"unknown controller(s) {[name]}; known: {', '.join(CONTROLLERS)}")
+        return "-" + name if off else name
+    flags = [resolve(c) for c in controllers]
+    if "*" not in flags and not any(f.startswith("-") for f in flags):
+        return flags  # exactly these, in this order
+    return [name for name, d in CONTROLLERS.items()
+            if is_controller_enabled(name, d.disabled_by_default, flags)]
 
 
 def _client_or_die(ctx: ComponentContext) -> ComponentContext:
