@@ -84,3 +84,17 @@ def test_create_token_and_use_it(served: Served) -> None:
     assert gone.returncode != 0 and "Unauthorized" in gone.stderr
     missing = served.kubectl("create", "token", "nobody", check=False)
     assert 'serviceaccounts "nobody" not found' in missing.stderr
+
+
+def test_the_official_python_client_requests_a_token(served: Served) -> None:
+    kubernetes = pytest.importorskip("kubernetes")
+    api_client = kubernetes.config.new_client_from_config(config_file=str(served.kubeconfig))
+    core = kubernetes.client.CoreV1Api(api_client)
+    core.create_namespaced_service_account("default", {"metadata": {"name": "py"}})
+    answer = core.create_namespaced_service_account_token("py", "default", {
+        "spec": {"audiences": ["https://kubernetes.default.svc.cluster.local"],
+                 "expirationSeconds": 3600}})
+    assert _claims(answer.status.token)["sub"] == "system:serviceaccount:default:py"
+    assert answer.status.expiration_timestamp is not None  # a metav1.Time the client parsed
+    accounts = [sa.metadata.name for sa in core.list_namespaced_service_account("default").items]
+    assert "default" in accounts and "py" in accounts
