@@ -299,3 +299,22 @@ def test_the_same_seed_gives_the_same_volumes_and_tokens() -> None:
         ca = c.client.get("configmaps", "kube-root-ca.crt")["data"]["ca.crt"]
         return pod["spec"]["volumes"][0]["name"], token, ca
     assert run() == run()
+
+
+def test_describe_serviceaccount(kind: Cluster) -> None:
+    kind.client.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "kept"}})
+    kind.client.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "desc"},
+                        "secrets": [{"name": "kept"}, {"name": "gone"}],
+                        "imagePullSecrets": [{"name": "regcred"}, {"name": "other"}]})
+    assert kind.kubectl("describe sa desc").splitlines() == [
+        "Name:                desc",
+        "Namespace:           default",
+        "Labels:              <none>",
+        "Annotations:         <none>",
+        "Image pull secrets:  regcred",
+        "                     other",
+        "Mountable secrets:   kept",
+        "                     gone (not found)",
+        "Tokens:              <none>",
+        "Events:              <none>"]
+    assert kind.kubectl("get sa desc --no-headers").split()[:2] == ["desc", "2"]
