@@ -26,7 +26,9 @@ def test_public_names() -> None:
 def test_the_manager_runs_the_registered_controllers() -> None:
     c = Cluster(nodes=1, components=["controller-manager"])
     cm = c.components["controller-manager"]
-    assert set(cm.controllers) == set(CONTROLLERS) >= {
+    # Every registered controller but those kubelab disables by default (the anatomy's).
+    assert set(cm.controllers) == {n for n, d in CONTROLLERS.items()
+                                   if not d.disabled_by_default} >= {
         "replicaset-controller", "deployment-controller", "garbage-collector-controller",
         "namespace-controller"}
     assert "waiting for caches" in repr(cm)
@@ -59,3 +61,29 @@ def test_a_manager_started_late_adopts_what_exists_instead_of_creating_more() ->
     pods = active_pods(c, "app=web")
     assert sorted(p["metadata"]["name"] for p in pods) == ["early-0", "early-1", "early-2"]
     assert {p["metadata"]["ownerReferences"][0]["uid"] for p in pods} == {rs["metadata"]["uid"]}
+
+
+# --- sa --- IsControllerEnabled's cases (cmd/kube-controller-manager/app/controllermanager_test.go
+# TestIsControllerEnabled), with kubelab's two controllers that are disabled by default.
+@pytest.mark.parametrize(("flags", "name", "enabled"), [
+    (["*"], "replicaset-controller", True),
+    (["*"], "serviceaccount-controller", False),  # disabled by default
+    (["*", "serviceaccount-controller"], "serviceaccount-controller", True),
+    (["*", "serviceaccount"], "serviceaccount-controller", True),  # by its alias
+    (["*", "-replicaset"], "replicaset-controller", False),
+    (["-replicaset", "*"], "replicaset-controller", False),
+    (["*", "-serviceaccount-controller"], "serviceaccount-controller", False),
+    (["replicaset", "-replicaset", "*"], "replicaset-controller", True),  # the first one decides
+    (["-replicaset-controller"], "deployment-controller", False),  # no star: nothing else
+])
+def test_which_controllers_the_flag_enables(flags: list[str], name: str, enabled: bool) -> None:
+    from kubelab.controllers.manager import enabled_controllers
+
+    assert (name in enabled_controllers(flags)) is enabled
+
+
+def test_an_unknown_controller_in_the_flag_is_refused() -> None:
+    from kubelab.controllers.manager import enabled_controllers
+
+    with pytest.raises(ValueError, match="unknown controller"):
+        enabled_controllers(["*", "-nope"])

@@ -55,7 +55,8 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("events", "Event", short_names=("ev",)),
     ResourceInfo("configmaps", "ConfigMap", short_names=("cm",)),
     ResourceInfo("secrets", "Secret"),
-    ResourceInfo("serviceaccounts", "ServiceAccount", short_names=("sa",)),
+    ResourceInfo("serviceaccounts", "ServiceAccount", short_names=("sa",),
+                 subresources=("token",)),  # --- sa --- TokenRequest
     ResourceInfo("replicasets", "ReplicaSet", group="apps", short_names=("rs",),
                  subresources=("status", "scale")),
     ResourceInfo("deployments", "Deployment", group="apps", short_names=("deploy",),

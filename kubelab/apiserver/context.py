@@ -40,6 +40,7 @@ SUBRESOURCE_VERBS = {
     "portforward": frozenset({"get", "create"}),
     "ephemeralcontainers": frozenset({"get", "update", "patch"}),
     "finalize": frozenset({"update"}),
+    "token": frozenset({"create"}),  # --- sa --- serviceaccounts/token (TokenRequest)
 }
 
 

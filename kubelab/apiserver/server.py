@@ -32,7 +32,7 @@ from kubelab.api.errors import (
     server_not_found,
     service_unavailable,
 )
-from kubelab.api.meta import rfc3339
+from kubelab.api.meta import EPOCH, rfc3339
 from kubelab.api.request import RawBody, Request, Response, WatchEvent, WatchHandle
 from kubelab.api.resources import DEPRECATED, ResourceTable
 from kubelab.apiserver import aggregator
@@ -57,6 +57,7 @@ from kubelab.apiserver.auth.reviews import (
     create_self_subject_review,
     create_self_subject_rules_review,
 )
+from kubelab.apiserver.auth.serviceaccount import HMACKey, SigningKey, TokenValidator
 from kubelab.apiserver.bootstrap import bootstrap
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.endpoints import subresources
@@ -76,6 +77,7 @@ from kubelab.apiserver.registry.componentstatus import (
 )
 from kubelab.apiserver.registry.eviction import evict
 from kubelab.apiserver.registry.service import ServiceAllocators
+from kubelab.apiserver.registry.serviceaccount_token import create_token
 from kubelab.apiserver.registry.store import Registry
 from kubelab.apiserver.serving import ServedResources
 from kubelab.apiserver.storage.compact import DEFAULT_COMPACTION_INTERVAL, Compactor
@@ -123,6 +125,12 @@ class APIServer:
         for user in (ADMIN, SCHEDULER, CONTROLLER_MANAGER):
             self.authn.add_token(f"token-{user}", user, (MASTERS,) if user == ADMIN else ())
         self.authorizer = RBACAuthorizer(self._load_all)
+        # --- sa --- the service account signing key and the tokens' authenticator
+        # (auth/serviceaccount.py): kubelab serve sets an RSA key; in-process a fixed HS256 one.
+        self.service_account_key: SigningKey = HMACKey()
+        self.authn.service_account_tokens = TokenValidator(
+            lambda: self.service_account_key, self._service_account_lookup,
+            lambda: int(EPOCH.timestamp() + self.clock.now))
         self.admission = AdmissionChain()
         for plugin in default_plugins():
             self.admission.register(plugin)
@@ -170,6 +178,9 @@ class APIServer:
     def add_token(self, token: str, user: str, groups: list[str] | tuple[str, ...] = ()) -> None:
         """A bearer token for user (--token-auth-file). The empty token is anonymous."""
         self.authn.add_token(token, user, tuple(groups))
+
+    def _service_account_lookup(self, resource: str, namespace: str, name: str) -> Object | None:
+        return self.served.get(resource, namespace, name)
 
     def token_for(self, user: str) -> str:
         """The token of a built-in identity: admin, system:kube-scheduler,
@@ -377,6 +388,8 @@ class APIServer:
             return port_forward(reg, ctx)
         if sub == "eviction":
             return evict(reg, ctx, r.body)
+        if sub == "token":  # --- sa --- serviceaccounts/<name>/token
+            return create_token(reg, ctx, r.body)
         if served.info.resource in _REVIEWS:
             return _REVIEWS[served.info.resource](ctx, r.body)
         if verb == "patch":

@@ -268,6 +268,16 @@ class Client:
         return self._send(self._request("delete", self.resource(resource), namespace, name,
                                         options=options))
 
+    # --- sa ---
+    def create_token(self, name: str, namespace: str = "default",
+                     token_request: Object | None = None) -> Object:
+        """POST serviceaccounts/<name>/token (client-go's ServiceAccounts(ns).CreateToken): the
+        TokenRequest back, with status.token."""
+        body = token_request or {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                 "spec": {}}
+        return self._send(Request("create", "serviceaccounts", namespace=namespace, name=name,
+                                  subresource="token", body=body))
+
     def bind(self, pod: Object, node_name: str) -> Object:
         """POST pods/<name>/binding: what the scheduler writes, and all it writes."""
         meta = pod["metadata"]

@@ -314,6 +314,7 @@ class Cluster(ReplicaWiring, AnatomyWiring):
             if name == "kubelet" and self.hollow:
                 descriptor = HOLLOW_KUBELET
             constructor = self._replace.get(name) or descriptor.constructor
+            constructor = self._anatomy_constructor(name, constructor, descriptor.constructor)  # --- sa ---
             if descriptor.per_node:
                 for manifest in self._node_manifests:
                     node = str(manifest["metadata"]["name"])

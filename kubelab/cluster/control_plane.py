@@ -16,15 +16,29 @@ its node the same way, and authenticates as the ServiceAccount kube-system/kube-
 kubeadm's DaemonSet does. With the only API server down nothing can be listed, as on a real
 node, where `crictl ps` would still show the containers: c.runtimes["control-plane"].running()
 is that view.
+
+--- sa --- Identity, as kubeadm leaves it: the cluster CA (pki.py; `kubelab serve` replaces it
+with its real one through set_root_ca), the controller manager run with
+--controllers=*,serviceaccount-controller,root-ca-certificate-publisher-controller (the two are
+disabled by default in kubelab, see kubelab/controllers/controller_descriptor.py) and the
+root CA as the publisher's --root-ca-file, the ServiceAccount admission plugin on every API
+server, and, in the namespaces the API server bootstraps, the `default` ServiceAccount and the
+kube-root-ca.crt ConfigMap those controllers would have made by the time kind hands the cluster
+over (a pod created at once finds them; a namespace made later gets them from the controllers
+a moment after, as upstream).
 """
+
 
 from __future__ import annotations
 
+import functools
+import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError
+from kubelab.apiserver.admission.serviceaccount import ServiceAccount
 from kubelab.apiserver.controlplane import ControlPlaneControllers, MasterLeases
 from kubelab.cluster.anatomy import (
     ADDON_IMAGES,
@@ -34,7 +48,11 @@ from kubelab.cluster.anatomy import (
     control_plane_node,
     static_pod,
 )
+from kubelab.cluster.pki import cluster_ca_pem
 from kubelab.cluster.replicas import replica_names
+from kubelab.controllers.certificates import ROOT_CA_CERT_CONFIG_MAP_NAME, Publisher
+from kubelab.controllers.certificates.rootcacertpublisher import DESCRIPTION, DESCRIPTION_ANNOTATION
+from kubelab.controllers.serviceaccount import ServiceAccountsController
 
 if TYPE_CHECKING:
     from kubelab.apiserver import APIServer
@@ -45,6 +63,9 @@ __all__ = ["KUBE_PROXY_GROUPS", "KUBE_PROXY_USER", "AnatomyWiring"]
 
 KUBE_PROXY_USER = "system:serviceaccount:kube-system:kube-proxy"
 KUBE_PROXY_GROUPS = ("system:serviceaccounts", "system:serviceaccounts:kube-system")
+# --- sa --- the anatomy's --controllers: every default one, and the two kubelab disables
+ANATOMY_CONTROLLERS = ("*", ServiceAccountsController.NAME, Publisher.NAME)
+BOOTSTRAP_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 
 def _always() -> bool:
@@ -63,6 +84,7 @@ class AnatomyWiring:
         client: Client
         components: dict[str, Any]
         etcd: Any
+        seed: int
         replicas: dict[str, int]
         runtimes: dict[str, ContainerRuntime]
         node_names: list[str]
@@ -84,6 +106,7 @@ class AnatomyWiring:
         static pod manifests and the add-ons. Called before any component starts."""
         self._processes: dict[str, tuple[str, str]] = {}  # component -> (node, image)
         self._static_pods: dict[str, list[Object]] = {}
+        self.root_ca = b""  # the cluster CA's certificate (PEM), once the anatomy made one
         if not self.anatomy:
             return
         nodes = self.control_plane_nodes
@@ -116,6 +139,7 @@ class AnatomyWiring:
             self.runtimes[node].processes[ADDON_IMAGES["kube-proxy"]] = self._up(f"kube-proxy/{node}")
             self._processes[f"kube-proxy/{node}"] = (node, ADDON_IMAGES["kube-proxy"])
         self.apiserver.add_token(f"token-{KUBE_PROXY_USER}", KUBE_PROXY_USER, list(KUBE_PROXY_GROUPS))
+        self._wire_identity()
         for obj in addon_objects():  # kubeadm's and kind's add-on phases: plain creates
             try:
                 self.client.create(obj)
@@ -131,6 +155,48 @@ class AnatomyWiring:
             controllers = ControlPlaneControllers(server, leases, self.runtimes[node].node_ip, node)
             controllers.start()
             self.controlplane_controllers.append(controllers)
+
+    # --- sa ---
+    def _wire_identity(self) -> None:
+        """The cluster CA, the ServiceAccount admission plugin, the bootstrap namespaces'
+        default ServiceAccount and kube-root-ca.crt (see the module's docstring)."""
+        self.root_ca = cluster_ca_pem(self.seed)
+        for server in self.apiservers:
+            server.admission.register(ServiceAccount(random.Random(f"{self.seed}/kube-api-access")),
+                                      before="DefaultTolerationSeconds")
+        for namespace in BOOTSTRAP_NAMESPACES:
+            for obj in ({"apiVersion": "v1", "kind": "ServiceAccount",
+                         "metadata": {"name": "default", "namespace": namespace}},
+                        {"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": ROOT_CA_CERT_CONFIG_MAP_NAME, "namespace": namespace,
+                                      "annotations": {DESCRIPTION_ANNOTATION: DESCRIPTION}},
+                         "data": {"ca.crt": self.root_ca.decode()}}):
+                try:
+                    self.client.create(obj)
+                except ApiError as err:
+                    if err.code != 409:
+                        raise
+
+    def _anatomy_constructor(self, component: str, constructor: Any, default: Any) -> Any:
+        """kube-controller-manager as kubeadm runs it: the anatomy's --controllers and the
+        root CA (a learner's replacement is left as it is)."""
+        if not self.anatomy or component != "controller-manager" or constructor is not default:
+            return constructor
+        return functools.partial(constructor, controllers=list(ANATOMY_CONTROLLERS),
+                                 controller_options={Publisher.NAME: {"root_ca": self._current_root_ca}})
+
+    def _current_root_ca(self) -> bytes:
+        return self.root_ca
+
+    def set_root_ca(self, pem: bytes) -> None:
+        """Publish this CA (kubelab serve's, which signed its serving certificate) as
+        kube-root-ca.crt from now on; the running publisher rewrites every namespace's."""
+        self.root_ca = pem
+        for component in self.components.values():
+            controllers = getattr(component, "controllers", None)
+            publisher = controllers.get(Publisher.NAME) if isinstance(controllers, dict) else None
+            if isinstance(publisher, Publisher):
+                publisher.resync()
 
     def _up(self, name: str) -> Callable[[], bool]:
         """Is the component `name` running (and has not stopped itself, losing its Lease)?"""

@@ -7,6 +7,14 @@ NewControllerDescriptors registers one ControllerDescriptor per controller: its 
 ComponentContext and its one SharedInformerFactory and returns a Controller, which run() starts
 and stop() crashes. Upstream's initFunc also starts the controller and may decline to run it
 (feature gates, disabled by default); kubelab's manager starts them all once the caches synced.
+
+A descriptor may be disabled by default (isDisabledByDefault): `--controllers=*` leaves it out,
+naming it turns it on (IsControllerEnabled, in manager.py). kubelab disables the serviceaccount
+controller and the root-CA publisher by default, a departure (docs/ARCHITECTURE.md): they put
+objects in every namespace, so only the anatomy (Cluster(anatomy=True), `kubelab serve`) names
+them, and the traces of other clusters stay as they were. A controller's extra settings (its
+part of the component config, such as SAController.RootCAFile) reach its constructor as
+keyword arguments (ControllerManager(controller_options=...)).
 """
 
 from __future__ import annotations
@@ -15,8 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from kubelab.client.component import ComponentContext
-from kubelab.client.shared_informer import SharedInformerFactory
+from kubelab.controllers.certificates import Publisher
 from kubelab.controllers.cronjob import ControllerV2
 from kubelab.controllers.daemon import DaemonSetsController
 from kubelab.controllers.deployment import DeploymentController
@@ -29,6 +36,7 @@ from kubelab.controllers.node_lifecycle import NodeLifecycleController, TaintEvi
 from kubelab.controllers.podautoscaler import HorizontalController
 from kubelab.controllers.replicaset.replica_set import ReplicaSetController
 from kubelab.controllers.replication import ReplicationManager
+from kubelab.controllers.serviceaccount import ServiceAccountsController
 from kubelab.controllers.statefulset import StatefulSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
 from kubelab.controllers.volume import (
@@ -50,7 +58,8 @@ class Controller(Protocol):
     def stop(self) -> None: ...
 
 
-InitFunc = Callable[[ComponentContext, SharedInformerFactory], Controller]
+# (ComponentContext, SharedInformerFactory, **the controller's options) -> the controller
+InitFunc = Callable[..., Controller]
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,7 @@ class ControllerDescriptor:
     name: str
     init_func: InitFunc
     aliases: tuple[str, ...] = ()
+    disabled_by_default: bool = False  # --- sa --- isDisabledByDefault
 
 
 def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
@@ -106,6 +116,11 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
     # --- i31-hpa ---
     register(ControllerDescriptor("horizontal-pod-autoscaler-controller", HorizontalController,
                                   ("horizontalpodautoscaling",)))
+    # --- sa --- (disabled by default in kubelab: the anatomy names them; see the docstring)
+    register(ControllerDescriptor("serviceaccount-controller", ServiceAccountsController,
+                                  ("serviceaccount",), disabled_by_default=True))
+    register(ControllerDescriptor("root-ca-certificate-publisher-controller", Publisher,
+                                  ("root-ca-cert-publisher",), disabled_by_default=True))
     return descriptors
 
 

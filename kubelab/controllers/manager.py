@@ -37,7 +37,7 @@ from kubelab.controllers.controller_descriptor import (
 )
 from kubelab.sim.clock import Timer
 
-__all__ = ["CONTROLLERS", "ControllerManager"]
+__all__ = ["CONTROLLERS", "ControllerManager", "enabled_controllers", "is_controller_enabled"]
 
 # The controllers the manager can run, name -> descriptor (upstream's --controllers names;
 # controller_descriptor.py). To add one, register its descriptor there.
@@ -48,24 +48,27 @@ SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
 class ControllerManager:
     """The component: Cluster runs it as "controller-manager" (system:kube-controller-manager).
 
-    controllers: which ones to run (default: all of CONTROLLERS), like --controllers; an
-        alias (e.g. "replicaset") names its controller.
+    controllers: which ones to run, like --controllers (default "*": all of CONTROLLERS but
+        those disabled by default); an alias (e.g. "replicaset") names its controller, "*"
+        all that are on by default, "-name" turns one off. A list without "*" or "-" runs
+        exactly its controllers, in its order.
+    controller_options: name -> keyword arguments for that controller's constructor (its part
+        of the component config), e.g. the root-CA publisher's root_ca.
     """
 
-    def __init__(self, ctx: ComponentContext, controllers: Iterable[str] | None = None) -> None:
+    def __init__(self, ctx: ComponentContext, controllers: Iterable[str] | None = None,
+                 controller_options: dict[str, dict[str, Any]] | None = None) -> None:
         self.ctx, self.name = ctx, ctx.name
-        aliases = controller_aliases(CONTROLLERS)
-        names = list(CONTROLLERS) if controllers is None else \
-            [aliases.get(n, n) for n in controllers]
-        unknown = [n for n in names if n not in CONTROLLERS]
-        if unknown:
-            raise ValueError(f"unknown controller(s) {unknown}; known: {', '.join(CONTROLLERS)}")
+        names = enabled_controllers(["*"] if controllers is None else list(controllers))
+        options = controller_options or {}
         # Informer transform to trim managedFields for memory efficiency (CreateControllerContext).
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand,
                                                trace=ctx.trace, name=ctx.name,
                                                transform=transform_strip_managed_fields)
         self.controllers: dict[str, Controller] = {
-            name: CONTROLLERS[name].init_func(_client_or_die(ctx), self.informers) for name in names}
+            name: CONTROLLERS[name].init_func(_client_or_die(ctx), self.informers,
+                                              **options.get(name, {}))
+            for name in names}
         self.running = False
         self._poll: Timer | None = None
         self.elector: LeaderElector | None = None
@@ -122,6 +125,38 @@ class ControllerManager:
     def __repr__(self) -> str:
         state = "running" if self.running else "waiting for caches"
         return f"<ControllerManager {state}: {', '.join(self.controllers)}>"
+
+
+# --- sa ---
+def is_controller_enabled(name: str, disabled_by_default: bool, controllers: list[str]) -> bool:
+    """IsControllerEnabled (controllermanager.go): the first of `name` and `-name` decides; else
+    "*" turns on every controller not disabled by default. (Aliases are resolved already.)"""
+    has_star = False
+    for ctrl in controllers:
+        if ctrl == name:
+            return True
+        if ctrl == "-" + name:
+            return False
+        has_star = has_star or ctrl == "*"
+    return has_star and not disabled_by_default
+
+
+def enabled_controllers(controllers: list[str]) -> list[str]:
+    """The controllers the --controllers list turns on, in CONTROLLERS' order; a list of plain
+    names (no "*", no "-name") is run exactly, in its own order."""
+    aliases = controller_aliases(CONTROLLERS)
+
+    def resolve(ctrl: str) -> str:
+        off = ctrl.startswith("-")
+        name = aliases.get(ctrl.removeprefix("-"), ctrl.removeprefix("-"))
+        if name != "*" and name not in CONTROLLERS:
+            raise ValueError(f"unknown controller(s) {[name]}; known: {', '.join(CONTROLLERS)}")
+        return "-" + name if off else name
+    flags = [resolve(c) for c in controllers]
+    if "*" not in flags and not any(f.startswith("-") for f in flags):
+        return flags  # exactly these, in this order
+    return [name for name, d in CONTROLLERS.items()
+            if is_controller_enabled(name, d.disabled_by_default, flags)]
 
 
 def _client_or_die(ctx: ComponentContext) -> ComponentContext:

@@ -124,6 +124,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true")
     p.add_argument("--delete-emptydir-data", action="store_true")
     p.add_argument("--timeout", default="0")
+    # --- sa --- create token
+    p.add_argument("--duration", default="")
+    p.add_argument("--audience", action="append", default=[])
+    p.add_argument("--bound-object-kind", default="")
+    p.add_argument("--bound-object-name", default="")
+    p.add_argument("--bound-object-uid", default="")
     return p
 
 

@@ -3,7 +3,8 @@
 Follows k8s.io/kubectl pkg/cmd/apply/apply.go, pkg/cmd/create/create.go (NameFromCommandArgs),
 create_namespace.go, create_deployment.go (buildPodSpec: the container is named after the
 image), create_configmap.go (--from-literal), create_cronjob.go, create_job.go (--from=cronjob/X)
-and pkg/cmd/run/run.go, with their usage errors.
+and pkg/cmd/run/run.go, with their usage errors; create_serviceaccount.go and create_token.go
+(TokenOptions.Validate's errors; the token printed, or the TokenRequest with -o json|yaml).
 `create configmap` and `create deployment` say what the server refused as their Run does:
 `error: failed to create configmap: configmaps "x" already exists`.
 """
@@ -13,11 +14,13 @@ from __future__ import annotations
 import argparse
 
 from kubelab.api import Object
+from kubelab.api.cron import CronError, parse_duration
 from kubelab.api.errors import ApiError
 from kubelab.api.yamlio import load_objects
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
 from kubelab.kubectl.common import KubectlError, UsageError, Verb, expect_args, prefix
+from kubelab.kubectl.printers import to_json, to_yaml
 
 __all__ = ["VERBS"]
 
@@ -85,6 +88,14 @@ def _create(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
         return _created(client, _cron_job(args), args.namespace)
     if sub == "job":
         return _created(client, _job(client, args), args.namespace)
+    # --- sa ---
+    if sub in ("serviceaccount", "sa"):
+        name = _name(args, "create serviceaccount")
+        return _created(client, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                 "metadata": {"name": name, "namespace": args.namespace}},
+                        args.namespace, "serviceaccount")
+    if sub == "token":
+        return create_token(client, args)
     # Not a subcommand: create itself, whose ValidateArgs refuses any argument.
     raise UsageError("create", f"Unexpected args: [{' '.join(args.args)}]")
 
@@ -206,6 +217,53 @@ def _job(client: Client, args: argparse.Namespace) -> Object:
         meta["labels"] = dict(template_meta["labels"])
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
             "spec": dict(template.get("spec") or {})}
+
+
+# --- sa --- `kubectl create token` (pkg/cmd/create/create_token.go)
+BOUND_OBJECT_KINDS = {"Node": "v1", "Pod": "v1", "Secret": "v1"}
+
+
+def create_token(client: Client, args: argparse.Namespace) -> str:
+    """TokenOptions: Validate, then Run: a TokenRequest for the account; the token is printed
+    (or the whole TokenRequest, with -o)."""
+    name = _name(args, "create token")
+    try:
+        duration = parse_duration(args.duration) if args.duration else 0.0
+    except CronError as err:
+        raise KubectlError(f'invalid argument "{args.duration}" for "--duration" flag: {err}') from None
+    if duration < 0:
+        raise KubectlError("--duration must be greater than or equal to 0")
+    if duration != int(duration):
+        raise KubectlError("--duration cannot be expressed in units less than seconds")
+    if any(not aud for aud in args.audience):
+        raise KubectlError("--audience must not be an empty string")
+    kind, bound_name, bound_uid = args.bound_object_kind, args.bound_object_name, args.bound_object_uid
+    if not kind:
+        if bound_name:
+            raise KubectlError("--bound-object-name can only be set if --bound-object-kind is provided")
+        if bound_uid:
+            raise KubectlError("--bound-object-uid can only be set if --bound-object-kind is provided")
+    else:
+        if kind not in BOUND_OBJECT_KINDS:
+            raise KubectlError(f"supported --bound-object-kind values are {', '.join(BOUND_OBJECT_KINDS)}")
+        if not bound_name:
+            raise KubectlError("--bound-object-name is required if --bound-object-kind is provided")
+    spec: Object = {}
+    if args.audience:
+        spec["audiences"] = list(args.audience)
+    if duration:
+        spec["expirationSeconds"] = int(duration)
+    if kind:
+        spec["boundObjectRef"] = {"kind": kind, "apiVersion": BOUND_OBJECT_KINDS[kind],
+                                  "name": bound_name, **({"uid": bound_uid} if bound_uid else {})}
+    answer = client.create_token(name, args.namespace, {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec})
+    if args.output in ("json", "yaml"):
+        return (to_json if args.output == "json" else to_yaml)(answer).rstrip("\n")
+    if args.output:
+        raise KubectlError(f'unable to match a printer suitable for the output format "{args.output}", '
+                           "allowed formats are: json,yaml")
+    return str((answer.get("status") or {}).get("token", ""))
 
 
 VERBS: dict[str, Verb] = {"apply": _apply, "create": _create, "run": _run}

@@ -29,11 +29,13 @@ _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "updat
 _SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
                       "binding": ["create"], "eviction": ["create"], "log": ["get"],
                       "finalize": ["update"], "exec": ["create", "get"], "attach": ["create", "get"],
-                      "portforward": ["create", "get"], "ephemeralcontainers": ["get", "patch", "update"]}
+                      "portforward": ["create", "get"], "ephemeralcontainers": ["get", "patch", "update"],
+                      "token": ["create"]}  # --- sa ---
 _SUBRESOURCE_KINDS = {"scale": ("autoscaling", "v1", "Scale"), "binding": ("", "v1", "Binding"),
                       "eviction": ("policy", "v1", "Eviction"),
                       "exec": ("", "v1", "PodExecOptions"), "attach": ("", "v1", "PodAttachOptions"),
-                      "portforward": ("", "v1", "PodPortForwardOptions")}
+                      "portforward": ("", "v1", "PodPortForwardOptions"),
+                      "token": ("authentication.k8s.io", "v1", "TokenRequest")}  # --- sa ---
 # Resources in the "all" category: what `kubectl get all` lists.
 _ALL = {"pods", "replicasets", "deployments", "services", "statefulsets", "daemonsets", "jobs",
         "cronjobs", "replicationcontrollers", "horizontalpodautoscalers"}

@@ -38,6 +38,7 @@ import tornado.netutil
 import tornado.web
 
 from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.auth.serviceaccount import RSAKey
 from kubelab.serve.certs import ServingCerts, make_serving_certs
 from kubelab.serve.handlers import (
     DiscoveryHandler,
@@ -78,6 +79,14 @@ class Server:
         self.cluster, self.host, self.port, self.speed = cluster, host, port, speed
         self.max_body_bytes = max_body_bytes
         self.certs: ServingCerts = make_serving_certs()
+        # --- sa --- the CA that signed the serving certificate is the cluster's root CA: the
+        # root-CA publisher copies it into every namespace's kube-root-ca.crt.
+        cluster.set_root_ca(self.certs.ca_pem)
+        # and every API server signs service account tokens RS256 with one key made now
+        # (kube-apiserver's --service-account-signing-key-file; kubelab/apiserver/auth/serviceaccount.py).
+        key = RSAKey()
+        for server in cluster.apiservers:
+            server.service_account_key = key
         self.tokens: dict[str, str] = {}
         self.watches: set[Callable[[], None]] = set()  # each open watch's close callback
         self._http: tornado.httpserver.HTTPServer | None = None

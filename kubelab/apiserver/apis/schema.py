@@ -504,3 +504,11 @@ NETWORK_POLICY = kind("NetworkPolicy", spec=struct(
     ingress=ListOf(struct("NetworkPolicyIngressRule", ports=ListOf(_NP_PORT), **{"from": ListOf(_PEER)})),
     egress=ListOf(struct("NetworkPolicyEgressRule", ports=ListOf(_NP_PORT), to=ListOf(_PEER)))))
 SCHEMAS.update({s.name: s for s in (INGRESS, INGRESS_CLASS, NETWORK_POLICY)})
+
+# --- sa --- authentication.k8s.io/v1 TokenRequest, the body of serviceaccounts/<name>/token
+# (k8s.io/api authentication/v1 types.go).
+TOKEN_REQUEST = kind("TokenRequest", spec=struct(
+    "TokenRequestSpec", audiences=STRINGS, expirationSeconds=INT64,
+    boundObjectRef=struct("BoundObjectReference", **_strings("kind", "apiVersion", "name", "uid"))),
+    status=struct("TokenRequestStatus", token=STRING, expirationTimestamp=TIME))
+SCHEMAS.update({TOKEN_REQUEST.name: TOKEN_REQUEST})

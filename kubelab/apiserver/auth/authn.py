@@ -4,12 +4,15 @@ kube-apiserver tries its authenticators in turn (client certificates, bearer tok
 account tokens, ...) and falls back to the anonymous user. kubelab keeps one of them, the static
 token file (--token-auth-file), which is enough to give every component its own identity:
 RBAC and the audit log then see who did what. User and group names are upstream's
-(k8s.io/apiserver/pkg/authentication/user/user.go).
+(k8s.io/apiserver/pkg/authentication/user/user.go). A token the table does not hold goes to the
+service account token authenticator, when there is one (serviceaccount.py: the JWTs that
+TokenRequest signs), before it is refused, as kube-apiserver's union of authenticators does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from kubelab.api.errors import unauthorized
 
@@ -62,11 +65,17 @@ def node_user(node_name: str) -> str:
     return NODE_PREFIX + node_name
 
 
+class BearerTokenAuthenticator(Protocol):
+    def authenticate(self, token: str) -> UserInfo | None: ...
+
+
 class TokenAuthenticator:
     """A static token table. An empty token is anonymous; an unknown one is 401 Unauthorized."""
 
     def __init__(self) -> None:
         self._users: dict[str, UserInfo] = {}
+        # --- sa --- the service account tokens' authenticator (auth/serviceaccount.py)
+        self.service_account_tokens: BearerTokenAuthenticator | None = None
         self._tokens: dict[str, str] = {}  # user name -> token, for the built-in identities
 
     def add_token(self, token: str, user: str, groups: tuple[str, ...] | list[str] = ()) -> None:
@@ -85,6 +94,8 @@ class TokenAuthenticator:
         if not token:
             return ANONYMOUS
         user = self._users.get(token)
+        if user is None and self.service_account_tokens is not None:
+            user = self.service_account_tokens.authenticate(token)
         if user is None:
             raise unauthorized()
         return user

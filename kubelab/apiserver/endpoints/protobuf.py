@@ -197,6 +197,14 @@ MESSAGES: dict[str, _F] = {
                         3: ("stabilizationWindowSeconds", "int", "ptr"), 4: ("tolerance", "quantity", "")},
     "HPAScalingPolicy": {1: ("type", "str", ""), 2: ("value", "int", ""), 3: ("periodSeconds", "int", "")},
 }
+# --- sa --- authentication/v1 (`kubectl create token`)
+MESSAGES.update({
+    "TokenRequest": {1: ("metadata", "ObjectMeta", ""), 2: ("spec", "TokenRequestSpec", "")},
+    "TokenRequestSpec": {1: ("audiences", "str", "rep"), 3: ("boundObjectRef", "BoundObjectReference", ""),
+                         4: ("expirationSeconds", "int", "ptr")},
+    "BoundObjectReference": {1: ("kind", "str", ""), 2: ("apiVersion", "str", ""), 3: ("name", "str", ""),
+                             4: ("uid", "str", "")},
+})
 # The special messages of apimachinery, each with its own JSON form.
 _QUANTITY = {1: ("string", "str", "")}
 _TIME = {1: ("seconds", "int", ""), 2: ("nanos", "int", "")}

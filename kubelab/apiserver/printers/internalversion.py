@@ -213,6 +213,12 @@ def _object_meta_row(obj: Object, now: float) -> list[str]:
     return [obj["metadata"]["name"], _age(obj, now)]
 
 
+# --- sa ---
+def _service_account_row(sa: Object, now: float) -> list[str]:
+    """printServiceAccount: NAME SECRETS AGE, SECRETS the length of .secrets."""
+    return [sa["metadata"]["name"], str(len(sa.get("secrets") or [])), _age(sa, now)]
+
+
 def _webhooks_row(obj: Object, now: float) -> list[str]:
     """printers.go printMutatingWebhook, printValidatingWebhook: NAME WEBHOOKS AGE."""
     return [obj["metadata"]["name"], str(len(obj.get("webhooks") or [])), _age(obj, now)]
@@ -256,7 +262,7 @@ def _by_precedence(objects: list[Object]) -> list[Object]:
 
 
 # The kinds printed with objectMetaColumnDefinitions (see the docstring).
-OBJECT_META_RESOURCES = ("configmaps", "secrets", "serviceaccounts", "roles", "rolebindings",
+OBJECT_META_RESOURCES = ("configmaps", "secrets", "roles", "rolebindings",
                          "clusterroles", "clusterrolebindings",
                          "validatingadmissionpolicies", "validatingadmissionpolicybindings")
 _NAME, _AGE = column("Name", format_="name"), column("Age")
@@ -346,6 +352,8 @@ def add_handlers(h: TableGenerator) -> None:
         h.table_handler(resource, [_NAME, column("Webhooks", "integer"), _AGE], _webhooks_row)
     for resource in OBJECT_META_RESOURCES:
         h.table_handler(resource, [_NAME, _AGE], _object_meta_row)
+    # --- sa ---
+    h.table_handler("serviceaccounts", [_NAME, column("Secrets"), _AGE], _service_account_row)
     # --- i31-hpa ---
     h.table_handler("horizontalpodautoscalers", [
         _NAME, column("Reference"), column("Targets"), column("MinPods"), column("MaxPods", "integer"),

@@ -352,3 +352,7 @@ DESCRIBERS.update(STORAGE_DESCRIBERS)
 from kubelab.kubectl.describe.networking import NETWORKING_DESCRIBERS  # noqa: E402
 
 DESCRIBERS.update(NETWORKING_DESCRIBERS)
+# --- sa --- ServiceAccounts (serviceaccount.py)
+from kubelab.kubectl.describe.serviceaccount import SERVICE_ACCOUNT_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(SERVICE_ACCOUNT_DESCRIBERS)
