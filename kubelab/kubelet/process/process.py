@@ -17,7 +17,7 @@ line), read() drains what it printed, exit_code is None while it runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -92,11 +92,13 @@ class ProcessContext:
     """What a process sees: its environment, files, host name and network.
 
     files maps absolute paths to contents: the image's own files, the ones the kubelet writes
-    (/etc/hosts, /etc/hostname, /etc/resolv.conf) and the mounted volumes' files; a program's
-    writes (`echo x > /tmp/f`) go there too, for this container only."""
+    (/etc/hosts, /etc/hostname, /etc/resolv.conf) and the mounted volumes' files (a FileSystem,
+    filesystem.py); a program's writes (`echo x > /tmp/f`) go there too: for this container
+    only, or into the volume (an emptyDir the pod's other containers read) under a mount; a
+    read-only mount raises ReadOnlyFileSystem."""
 
     env: dict[str, str]
-    files: dict[str, bytes]
+    files: MutableMapping[str, bytes]
     hostname: str = "localhost"
     pod_uid: str = ""
     namespace: str = "default"
@@ -141,7 +143,7 @@ class ProcessSpec:
 
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
-    files: dict[str, bytes] = field(default_factory=dict)
+    files: MutableMapping[str, bytes] = field(default_factory=dict)
     hostname: str = "localhost"
     ports: list[int] = field(default_factory=list)
     cpu_limit_millicores: int | None = None

@@ -7,7 +7,7 @@ words busybox 1.36 (and nginx, redis, postgres, curl) print:
     cat [FILE...]         (no FILE: stdin)            env   printenv [NAME]   hostname
     date [+%s]            ls [-1] [-l] [-a] [PATH]    touch FILE   rm [-f] FILE   mkdir [-p] DIR
     whoami
-    export / unset / cd   read NAME                   tail -f FILE (waits forever)
+    export / unset / cd   read NAME                   tail [-f] FILE (-f polls it each second)
     sh [-c SCRIPT] / ash / bash   interactive without -c: reads commands from stdin
                           (with a tty: prompt `/ # `); at end of input it exits 0
     wget [-q] [-O -] [-T N] URL   curl [-s] [-f] [-o FILE] URL   nslookup NAME
@@ -24,6 +24,11 @@ The shell (sh -c) has `;`, `&&`, `||`, `!`, `|` (the left side runs to its end f
 writes the termination message), `while`/`until`/`for`/`if` with `[ ... ]`/`test` comparing
 strings and integers (each turn of a loop takes at least 10 ms of virtual time, so a loop
 without `sleep` cannot stop the clock). Any other command: `sh: foo: not found`, exit 127.
+
+Files are the container's FileSystem (filesystem.py): under a volumeMount a write lands in the
+volume, so the pod's other containers read it (an emptyDir shared by an app and its log
+shipper); a write under a read-only mount fails with EROFS (`sh: can't create /etc/config/x:
+Read-only file system`, exit 1).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from datetime import timedelta
 from typing import Any
 
 from kubelab.api.meta import EPOCH
+from kubelab.kubelet.process.filesystem import FileSystem, ReadOnlyFileSystem
 from kubelab.kubelet.process.process import FOREVER, IO, OOM, HttpAnswer, ProcessContext, Sleep
 from kubelab.kubelet.process.shell import (
     AndOr,
@@ -210,7 +216,11 @@ class Shell:
                     return None
                 stdin = self.ctx.files[path].decode(errors="replace").splitlines()
                 continue
-            sink = self.file_writer(path, append=r.op == ">>")
+            try:
+                sink = self.file_writer(path, append=r.op == ">>")
+            except ReadOnlyFileSystem:
+                io.err(f"{self.name}: can't create {path}: Read-only file system\n")
+                return None
             if r.fd == 2:
                 err = sink
             else:
@@ -221,10 +231,12 @@ class Shell:
         if path == "/dev/null":
             return lambda data: None
         files = self.ctx.files
+        if not writable(self.ctx, path):
+            raise ReadOnlyFileSystem(path)
         if not append or path not in files:
             files[path] = b""
 
-        def write(data: bytes) -> None:
+        def write(data: bytes) -> None:  # an emptyDir's file grows where the pod's others read it
             files[path] = files.get(path, b"") + data
         return write
 
@@ -558,19 +570,34 @@ def ls(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
 
 
 def touch(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    status = 0
     for path in argv[1:]:
-        ctx.files.setdefault(_absolute(ctx.cwd, path), b"")
-    return 0
+        try:
+            ctx.files.setdefault(_absolute(ctx.cwd, path), b"")
+        except ReadOnlyFileSystem:
+            io.err(f"touch: {path}: Read-only file system\n")
+            status = 1
+    return status
     yield
 
 
 def mkdir(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
-    dirs = ctx_dirs(ctx)
+    dirs, status = ctx_dirs(ctx), 0
     for path in (a for a in argv[1:] if not a.startswith("-")):
-        dirs.add(_absolute(ctx.cwd, path))
+        full = _absolute(ctx.cwd, path)
+        if not writable(ctx, full):
+            io.err(f"mkdir: can't create directory '{path}': Read-only file system\n")
+            status = 1
+            continue
+        dirs.add(full)
     ctx.files["/.kubelab/dirs"] = " ".join(sorted(dirs)).encode()
-    return 0
+    return status
     yield
+
+
+def writable(ctx: ProcessContext, path: str) -> bool:
+    """Is path on a writable part of the container's file system (not a read-only mount)?"""
+    return not isinstance(ctx.files, FileSystem) or ctx.files.writable(path)
 
 
 def rm(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
@@ -578,7 +605,13 @@ def rm(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     status = 0
     for path in (a for a in argv[1:] if not a.startswith("-")):
         full = _absolute(ctx.cwd, path)
-        if ctx.files.pop(full, None) is None and not force:
+        try:
+            removed = ctx.files.pop(full, None)
+        except ReadOnlyFileSystem:
+            io.err(f"rm: can't remove '{path}': Read-only file system\n")
+            status = 1
+            continue
+        if removed is None and not force:
             io.err(f"rm: can't remove '{path}': No such file or directory\n")
             status = 1
     return status
@@ -586,16 +619,31 @@ def rm(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
 
 
 def tail(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    """tail [-f] FILE...: the last 10 lines; -f then polls each file once a second, as busybox
+    does, and prints what was appended (another container writing into a shared emptyDir)."""
     paths = [a for a in argv[1:] if not a.startswith("-")]
+    sizes: dict[str, int] = {}
     for path in paths:
         data = ctx.files.get(_absolute(ctx.cwd, path))
         if data is None and path != "/dev/null":
             io.err(f"tail: can't open '{path}': No such file or directory\n")
             return 1
         io.out_bytes(b"\n".join((data or b"").splitlines()[-10:]) + (b"\n" if data else b""))
-    if "-f" in argv:
+        sizes[path] = len(data or b"")
+    if "-f" not in argv:
+        return 0
+    if not paths or paths == ["/dev/null"]:
         yield FOREVER
-    return 0
+    while True:
+        yield Sleep(1.0)
+        for path, size in sizes.items():
+            data = ctx.files.get(_absolute(ctx.cwd, path), b"")
+            if len(data) < size:
+                io.err(f"tail: {path}: file truncated\n")
+                size = 0
+            if len(data) > size:
+                io.out_bytes(data[size:])
+            sizes[path] = len(data)
 
 
 def yes(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
@@ -721,7 +769,11 @@ def wget(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
             io.err(f"writing to stdout\n-                    100% |********************************|"
                    f"   {len(answer.body)}  0:00:00 ETA\nwritten to stdout\n")
     else:
-        ctx.files[_absolute(ctx.cwd, target)] = answer.body
+        try:
+            ctx.files[_absolute(ctx.cwd, target)] = answer.body
+        except ReadOnlyFileSystem:
+            io.err(f"wget: can't open '{target}': Read-only file system\n")
+            return 1
         if not quiet:
             io.err(f"saving to '{target}'\n{target}           100% |********************************|"
                    f"   {len(answer.body)}  0:00:00 ETA\n'{target}' saved\n")
@@ -765,7 +817,12 @@ def curl(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
         io.err(f"curl: (22) The requested URL returned error: {answer.status}\n")
         return 22
     if output and output != "-":
-        ctx.files[_absolute(ctx.cwd, output)] = answer.body
+        try:
+            ctx.files[_absolute(ctx.cwd, output)] = answer.body
+        except ReadOnlyFileSystem:
+            io.err(f"Warning: Failed to open the file {output}: Read-only file system\n"
+                   "curl: (23) Failure writing output to destination\n")
+            return 23
     else:
         io.out_bytes(answer.body)
     return 0
