@@ -78,6 +78,17 @@ def exit_status(exit_code: int, command: list[str]) -> dict[str, Any]:
             "details": {"causes": [{"reason": "ExitCode", "message": str(exit_code)}]}}
 
 
+
+def _frames(session: ExecSession) -> list[tuple[int, bytes]]:
+    """(channel, data) of what the session printed since the last read, in the order the
+    process printed it when the session keeps it (the process model's read_frames), else
+    stdout then stderr."""
+    ordered = getattr(session, "read_frames", None)
+    if ordered is None:
+        out, err = session.read()
+        return [(STDOUT, out), (STDERR, err)]
+    return [(STDOUT if name == "stdout" else STDERR, data) for name, data in ordered()]
+
 class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
     """/api/v1/namespaces/<ns>/pods/<name>/exec|attach|portforward, upgraded to a WebSocket.
 
@@ -157,11 +168,9 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
         self._send(first, b"")
         while True:
             code = session.exit_code
-            out, err = session.read()
-            if out and stdout:
-                self._send(STDOUT, out)
-            if err and stderr:
-                self._send(STDERR, err)
+            for channel, data in _frames(session):
+                if data and (stdout if channel == STDOUT else stderr):
+                    self._send(channel, data)
             if code is not None:
                 break
             await asyncio.sleep(POLL)

@@ -23,7 +23,10 @@ import errno
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 
-__all__ = ["FileSystem", "Mount", "ReadOnlyFileSystem"]
+__all__ = ["DIRS", "FileSystem", "Mount", "ReadOnlyFileSystem", "absolute", "directories",
+           "is_dir", "writable"]
+
+DIRS = "/.kubelab/dirs"   # the container's own list of directories mkdir made (space-separated)
 
 
 class ReadOnlyFileSystem(OSError):
@@ -130,3 +133,42 @@ class FileSystem(MutableMapping[str, bytes]):
             return False
         found = self.mount_of(path)
         return path in self.own if found is None else found[1] in found[0].volume
+
+
+# ---------------------------------------------------------------------- paths and directories
+
+def absolute(cwd: str, path: str) -> str:
+    """path made absolute against cwd, with `.` and `..` resolved (`..` of / is /)."""
+    if not path.startswith("/"):
+        path = f"{cwd.rstrip('/')}/{path}"
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part and part != ".":
+            parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def directories(files: MutableMapping[str, bytes]) -> set[str]:
+    """The directories that exist without a file in them: the image's and mkdir's."""
+    made = files.get(DIRS, b"").decode().split()
+    found = {"/", "/tmp", "/root", "/proc", "/dev", *made}
+    if isinstance(files, FileSystem):  # a mount point is a directory, and so is its parent
+        for mount in files.mounts:
+            if mount.sub_path.strip("/") in mount.volume:
+                continue   # a subPath file mounted as a file
+            parts = mount.container_path.strip("/").split("/")
+            found.update("/" + "/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    return found
+
+
+def is_dir(files: MutableMapping[str, bytes], path: str) -> bool:
+    prefix = path.rstrip("/") + "/"
+    return path == "/" or any(p.startswith(prefix) for p in files) or path in directories(files)
+
+
+def writable(files: MutableMapping[str, bytes], path: str) -> bool:
+    """Is path on a writable part of the file system (not under a read-only mount)?"""
+    return not isinstance(files, FileSystem) or files.writable(path)

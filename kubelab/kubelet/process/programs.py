@@ -6,7 +6,8 @@ words busybox 1.36 (and nginx, redis, postgres, curl) print:
     echo [-n] [-e] ARGS   sleep N|Ns|Nm|Nh|infinity   exit [N]   true   false   : (no-op)
     cat [FILE...]         (no FILE: stdin)            env   printenv [NAME]   hostname
     date [+%s]            ls [-1] [-l] [-a] [PATH]    touch FILE   rm [-f] FILE   mkdir [-p] DIR
-    whoami
+    whoami                tar c|x|t [-f -|FILE] [-C DIR] PATH... (tar.py: what kubectl cp runs)
+    test / [ (also as programs, for exec: `kubectl cp` runs `test -d DIR`)
     export / unset / cd   read NAME                   tail [-f] FILE (-f polls it each second)
     sh [-c SCRIPT] / ash / bash   interactive without -c: reads commands from stdin
                           (with a tty: prompt `/ # `); at end of input it exits 0
@@ -39,7 +40,14 @@ from datetime import timedelta
 from typing import Any
 
 from kubelab.api.meta import EPOCH
-from kubelab.kubelet.process.filesystem import FileSystem, ReadOnlyFileSystem
+from kubelab.kubelet.process.filesystem import (
+    DIRS,
+    ReadOnlyFileSystem,
+    absolute,
+    directories,
+    is_dir,
+    writable,
+)
 from kubelab.kubelet.process.process import FOREVER, IO, OOM, HttpAnswer, ProcessContext, Sleep
 from kubelab.kubelet.process.shell import (
     AndOr,
@@ -53,6 +61,7 @@ from kubelab.kubelet.process.shell import (
     Word,
     parse,
 )
+from kubelab.kubelet.process.tar import tar
 
 __all__ = ["PROGRAMS", "SERVERS", "Shell", "pid1", "run_argv", "serve_http", "term_exit_code"]
 
@@ -231,7 +240,7 @@ class Shell:
         if path == "/dev/null":
             return lambda data: None
         files = self.ctx.files
-        if not writable(self.ctx, path):
+        if not writable(self.ctx.files, path):
             raise ReadOnlyFileSystem(path)
         if not append or path not in files:
             files[path] = b""
@@ -254,17 +263,7 @@ def run_argv(ctx: ProcessContext, argv: list[str], io: IO, *, shell: Shell | Non
     return (yield from program(ctx, argv, io))
 
 
-def _absolute(cwd: str, path: str) -> str:
-    if not path.startswith("/"):
-        path = f"{cwd.rstrip('/')}/{path}"
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part == "..":
-            if parts:
-                parts.pop()
-        elif part and part != ".":
-            parts.append(part)
-    return "/" + "/".join(parts)
+_absolute = absolute
 
 
 def _now(ctx: ProcessContext) -> float:
@@ -379,6 +378,11 @@ BUILTINS: dict[str, Callable[[Shell, list[str], IO], Gen]] = {
 
 
 # ---------------------------------------------------------------------- programs
+
+def _test_program(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    """/usr/bin/test and /usr/bin/[ (what `kubectl cp` runs: `test -d DIR`), as the builtin."""
+    return (yield from _test(Shell(ctx), argv, io))
+
 
 def sh(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     """sh -c SCRIPT [NAME ARGS...], sh SCRIPT-FILE, or an interactive sh reading stdin."""
@@ -529,13 +533,11 @@ def date(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
 
 
 def _is_dir(ctx: ProcessContext, path: str) -> bool:
-    prefix = path.rstrip("/") + "/"
-    return path == "/" or any(p.startswith(prefix) for p in ctx.files) or path in ctx_dirs(ctx)
+    return is_dir(ctx.files, path)
 
 
 def ctx_dirs(ctx: ProcessContext) -> set[str]:
-    dirs = ctx.files.get("/.kubelab/dirs", b"").decode().split()
-    return {"/", "/tmp", "/root", "/proc", "/dev", *dirs}
+    return directories(ctx.files)
 
 
 def ls(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
@@ -585,19 +587,14 @@ def mkdir(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     dirs, status = ctx_dirs(ctx), 0
     for path in (a for a in argv[1:] if not a.startswith("-")):
         full = _absolute(ctx.cwd, path)
-        if not writable(ctx, full):
+        if not writable(ctx.files, full):
             io.err(f"mkdir: can't create directory '{path}': Read-only file system\n")
             status = 1
             continue
         dirs.add(full)
-    ctx.files["/.kubelab/dirs"] = " ".join(sorted(dirs)).encode()
+    ctx.files[DIRS] = " ".join(sorted(dirs)).encode()
     return status
     yield
-
-
-def writable(ctx: ProcessContext, path: str) -> bool:
-    """Is path on a writable part of the container's file system (not a read-only mount)?"""
-    return not isinstance(ctx.files, FileSystem) or ctx.files.writable(path)
 
 
 def rm(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
@@ -935,6 +932,7 @@ PROGRAMS: dict[str, Callable[[ProcessContext, list[str], IO], Gen]] = {
     "nginx": server(_nginx_banner), "redis-server": server(_redis_banner),
     "postgres": server(_postgres_banner), "pause": server(lambda ctx, argv: ""),
     "python": _python, "python3": _python, "kubelab-app": _app,
+    "tar": tar, "test": _test_program, "[": _test_program,
 }
 
 # Programs that serve HTTP, and their port (None: kubelab-app answers on every port); a request
