@@ -115,6 +115,7 @@ class ProcessContext:
     tty: bool = False                            # stdin is a terminal (`exec -it`)
     image: str = ""
     restart: int = 0                             # the container's restartCount
+    state: dict[str, Any] = field(default_factory=dict)   # a server's memory (redis's keys)
 
 
 class IO:
