@@ -1,4 +1,6 @@
-"""Raw TCP through the real `kubectl port-forward` against `kubelab serve`: the forwarded
+"""Raw TCP through the real `kubectl port-forward` against `kubelab serve`, and SPDY as a plain
+upgrade (kubectl's fallback, forced with KUBECTL_*_WEBSOCKETS=false: serve/spdystreams.py) for
+exec, cp and port-forward. The forwarded
 connection is a byte stream to the pod's simulated server (kubelab/kubelet/portforward.py), so
 a redis client's RESP reaches the redis image's server (kubelab/kubelet/process/redis.py) and
 its keys outlive the connection; an HTTP server still answers HTTP."""
@@ -9,6 +11,7 @@ import os
 import socket
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from serve_helpers import KUBECTL, Served, serving
@@ -114,3 +117,42 @@ def test_http_still_answers_http(served: Served, forward: list[Forward]) -> None
     forward.append(Forward(served, "pod/web", 80))
     (answer,) = forward[0].talk(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and b"Welcome to nginx!" in answer
+
+
+# ---------------------------------------------------------------------- SPDY as a plain upgrade
+
+NO_WS = {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false", "KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}
+
+
+def _kubectl(served: Served, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    assert KUBECTL is not None
+    return subprocess.run([KUBECTL, *args], env={**served.env(), **NO_WS}, input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_exec_over_spdy(served: Served) -> None:
+    done = _kubectl(served, "exec", "web", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+    assert (done.returncode, done.stdout) == (3, "out\n")
+    assert done.stderr == "err\ncommand terminated with exit code 3\n"
+    piped = _kubectl(served, "exec", "-i", "web", "--", "cat", stdin="one\ntwo\n")
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, "one\ntwo\n", "")
+    missing = _kubectl(served, "exec", "web", "--", "nosuch")
+    assert missing.returncode == 126 and 'exec: "nosuch": executable file not found' in missing.stdout
+
+
+def test_cp_over_spdy(served: Served, tmp_path: Path) -> None:
+    local = tmp_path / "page.html"
+    local.write_bytes(b"<p>spdy</p>\n")
+    into = _kubectl(served, "cp", str(local), "web:/usr/share/nginx/html/")  # a directory: into it
+    assert (into.returncode, into.stderr) == (0, "")
+    back = tmp_path / "back.html"
+    done = _kubectl(served, "cp", "web:/usr/share/nginx/html/page.html", str(back))
+    assert done.returncode == 0 and back.read_bytes() == b"<p>spdy</p>\n"
+
+
+def test_port_forward_over_spdy(served: Served, forward: list[Forward]) -> None:
+    forward.append(Forward(served, "pod/redis", 6379, **NO_WS))
+    assert forward[0].talk(b"PING\r\n", b"ECHO spdy\r\n") == [b"+PONG\r\n", b"$4\r\nspdy\r\n"]
+    forward.append(Forward(served, "pod/web", 80, **NO_WS))
+    (answer,) = forward[1].talk(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n")

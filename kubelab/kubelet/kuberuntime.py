@@ -47,6 +47,8 @@ from kubelab.kubelet.images import ImageManager, go_duration
 from kubelab.kubelet.pod_workers import SyncResult
 from kubelab.kubelet.probes import FAILURE, ProbeManager
 from kubelab.kubelet.process import FileSystem, Mount, ProcessSpec, command_line, os_release
+from kubelab.kubelet.process.filesystem import DIRS
+from kubelab.kubelet.process.images import image_dirs
 from kubelab.kubelet.runtime import EXITED, RUNNING, SANDBOX_READY, Container, ContainerRuntime
 from kubelab.kubelet.status import should_container_be_restarted
 from kubelab.kubelet.workload import has_behavior, workload_for
@@ -279,6 +281,8 @@ class RuntimeManager:
         hostname = env["HOSTNAME"]
         files = container_files(hostname, pod_ip, resolv_conf(meta.get("namespace", "default")),
                                 os_release(image))
+        if image_dirs(image):  # the image's own directories (filesystem.py's DIRS list)
+            files[DIRS] = " ".join(image_dirs(image)).encode()
         mounts: list[Mount] = []  # the volumes the kubelet mounted, bind-mounted over the image's files
         if self.container_mounts is not None:
             mounts = self.container_mounts(pod, str(c_spec.get("name") or ""))
