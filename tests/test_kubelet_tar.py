@@ -128,3 +128,28 @@ def test_kubectl_cp_in_process_both_ways(cluster: Cluster, tmp_path: Path,
 def test_kubectl_cp_refusals(cluster: Cluster, command: str, message: str) -> None:
     out = cluster.kubectl(command)
     assert (out, out.exit_code) == (message, 1)
+
+
+def test_exec_output_keeps_the_order_it_was_written_in(cluster: Cluster) -> None:
+    s = cluster.client.exec("box", ["sh", "-c", "echo a; echo b >&2; echo c > /data/c; cat /data/c; "
+                                               "tar cf - /data/c"],
+                            container="busybox")
+    cluster.run(1)
+    frames = s.read_frames()  # type: ignore[attr-defined]
+    assert [(name, data[:2]) for name, data in frames] == [
+        ("stdout", b"a\n"), ("stderr", b"b\n"), ("stdout", b"c\n"),
+        ("stderr", b"ta"), ("stdout", b"da")]   # tar's warning, then its archive
+    assert s.read() == (b"", b"")
+
+
+def test_spdy_protocol_negotiation() -> None:
+    from kubelab.serve.spdystreams import EXEC_PROTOCOLS, negotiate
+
+    assert negotiate(["v4.channel.k8s.io", "v3.channel.k8s.io"], EXEC_PROTOCOLS) == (
+        "v4.channel.k8s.io", "")
+    assert negotiate(["v9.channel.k8s.io", "v2.channel.k8s.io"], EXEC_PROTOCOLS) == (
+        "v2.channel.k8s.io", "")
+    assert negotiate([], EXEC_PROTOCOLS) == ("", "")
+    assert negotiate(["v9.channel.k8s.io"], ["portforward.k8s.io"]) == (
+        "", "unable to upgrade: unable to negotiate protocol: client supports [v9.channel.k8s.io], "
+            "server supports [portforward.k8s.io]")
