@@ -8,8 +8,11 @@ its keys outlive the connection; an HTTP server still answers HTTP."""
 from __future__ import annotations
 
 import os
+import pty
+import select
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,3 +159,37 @@ def test_port_forward_over_spdy(served: Served, forward: list[Forward]) -> None:
     forward.append(Forward(served, "pod/web", 80, **NO_WS))
     (answer,) = forward[1].talk(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+
+
+def test_exec_with_a_terminal_over_spdy(served: Served) -> None:
+    """`kubectl exec -it` from a pty over SPDY: the stdin, stdout and resize streams (no stderr
+    with a tty); the shell prompts, the terminal echoes, and its exit code is kubectl's."""
+    assert KUBECTL is not None
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([KUBECTL, "exec", "-it", "web", "--", "sh"], env={**served.env(), **NO_WS},
+                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    seen = b""
+
+    def until(token: bytes) -> bool:
+        nonlocal seen
+        deadline = time.monotonic() + 30
+        while token not in seen and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.05)[0]:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:  # kubectl is gone
+                    break
+        return token in seen
+
+    try:
+        assert until(b"/ # "), seen
+        os.write(master, b"echo tty-ok\r")
+        assert until(b"echo tty-ok\r\ntty-ok\r\n"), seen
+        os.write(master, b"exit 5\r")
+        assert proc.wait(30) == 5
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, 9)
+            proc.wait()
+        os.close(master)
