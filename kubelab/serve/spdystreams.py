@@ -138,6 +138,7 @@ class RemoteCommandSession:
         self.streams: dict[str, spdy.Stream] = {}
         self.spdy = spdy.Session(send, self._stream)
         self._resize = b""
+        self._stdin_ended = False
 
     def feed(self, data: bytes) -> None:
         self.spdy.feed(data)
@@ -152,8 +153,8 @@ class RemoteCommandSession:
             if stdin.received:
                 self.session.write(bytes(stdin.received))
                 stdin.received.clear()
-            if stdin.remote_closed and not getattr(stdin, "_ended", False):
-                stdin._ended = True  # type: ignore[attr-defined]
+            if stdin.remote_closed and not self._stdin_ended:  # FIN: the end of input
+                self._stdin_ended = True
                 self.session.close_stdin()
         resize = self.streams.get("resize")
         if resize is not None and resize.received:  # json.Encoder: one TerminalSize a line

@@ -128,7 +128,7 @@ def _members(ctx: ProcessContext, full: str) -> list[tuple[str, bytes | None]]:
         parts = path[len(prefix):].split("/")
         for depth in range(1, len(parts)):       # the directories on the way
             found.setdefault(prefix + "/".join(parts[:depth]), None)
-        found[path] = ctx.files.get(path) if path in ctx.files else found.get(path)
+        found[path] = ctx.files.get(path)   # None: a directory
     return sorted(found.items())
 
 
