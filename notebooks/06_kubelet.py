@@ -574,6 +574,48 @@ print(volumes.container_files(db, "db"))
 # and events), and `docker exec kind-worker ls /var/local-path-provisioner` shows the directory.
 
 # %% [markdown]
+# An `emptyDir` is *one* directory, mounted into every container of the pod that names it, so
+# two containers can hand files to each other: the classic log shipper. The app below appends
+# the date to `/var/log/app.log` every 2 s; a sidecar mounts the same emptyDir at `/logs` and
+# runs `tail -f` on the file. The app also mounts the ConfigMap at `/etc/config`.
+# **Predict:** after 10 s, what does the sidecar's log hold? And what does `echo x >
+# /etc/config/x` do in the app's container?
+
+# %%
+s.apply("""
+apiVersion: v1
+kind: Pod
+metadata: {name: shipper}
+spec:
+  volumes:
+  - {name: logs, emptyDir: {}}
+  - {name: config, configMap: {name: db-config}}
+  containers:
+  - name: app
+    image: busybox:1.36
+    command: [sh, -c, "while true; do date >> /var/log/app.log; sleep 2; done"]
+    volumeMounts:
+    - {name: logs, mountPath: /var/log}
+    - {name: config, mountPath: /etc/config}
+  - name: shipper
+    image: busybox:1.36
+    command: [sh, -c, "touch /logs/app.log; tail -f /logs/app.log"]
+    volumeMounts: [{name: logs, mountPath: /logs}]
+""")
+s.run(10)
+print(s.kubectl("logs shipper -c shipper --tail=3"))
+print(s.kubectl("exec shipper -c app -- sh -c 'echo x > /etc/config/x'"))
+
+# %% [markdown]
+# The sidecar prints what the app wrote, a second or so later: busybox's `tail -f` looks at
+# the file once a second, and the file is the same one, because the runtime bind-mounts the
+# volume's directory into both containers (the kubelet's `makeMounts` turns each
+# `volumeMount` into a CRI mount). A configMap, secret, downwardAPI or projected volume is
+# always mounted read-only, so the write fails as it would on Linux, with EROFS. With
+# `kubelab serve`, `kubectl cp shipper:/var/log/app.log ./app.log -c app` copies the file out
+# the way kubectl does everywhere: it runs `tar cf -` in the container through exec.
+
+# %% [markdown]
 # ## Pitfalls
 #
 # - **`Running` is not `Ready`.** A running pod whose readiness probe fails gets no Service

@@ -32,7 +32,7 @@ from kubelab.api.errors import (
     server_not_found,
     service_unavailable,
 )
-from kubelab.api.meta import EPOCH, rfc3339
+from kubelab.api.meta import epoch, rfc3339
 from kubelab.api.request import RawBody, Request, Response, WatchEvent, WatchHandle
 from kubelab.api.resources import DEPRECATED, ResourceTable
 from kubelab.apiserver import aggregator
@@ -130,7 +130,7 @@ class APIServer:
         self.service_account_key: SigningKey = HMACKey()
         self.authn.service_account_tokens = TokenValidator(
             lambda: self.service_account_key, self._service_account_lookup,
-            lambda: int(EPOCH.timestamp() + self.clock.now))
+            lambda: int(epoch().timestamp() + self.clock.now))
         self.admission = AdmissionChain()
         for plugin in default_plugins():
             self.admission.register(plugin)

@@ -23,6 +23,7 @@ from kubelab.api.request import Impersonation
 from kubelab.client.client import Client
 from kubelab.kubectl.autoscale import autoscale
 from kubelab.kubectl.common import KubectlError, Output, Printed, UsageError, Verb
+from kubelab.kubectl.cp import VERBS as CP_VERBS
 from kubelab.kubectl.create import VERBS as CREATE_VERBS
 from kubelab.kubectl.drain import drain
 from kubelab.kubectl.exec import VERBS as EXEC_VERBS
@@ -33,7 +34,7 @@ from kubelab.kubectl.verbs import VERBS as OTHER_VERBS
 __all__ = ["KubectlError", "Output", "UsageError", "kubectl", "split_command"]
 
 VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS, **EXEC_VERBS, "drain": drain,
-                          "top": top, "autoscale": autoscale}
+                          "top": top, "autoscale": autoscale, **CP_VERBS}
 # The kubeconfig user kubectl runs as, as kubelab serve's kubeconfig names it; clientcmd's
 # errors about the user's settings name it.
 AUTH_INFO = "kubernetes-admin"
@@ -130,6 +131,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bound-object-kind", default="")
     p.add_argument("--bound-object-name", default="")
     p.add_argument("--bound-object-uid", default="")
+    # --- streams --- cp
+    p.add_argument("--no-preserve", action="store_true")
     return p
 
 

@@ -101,7 +101,7 @@ class Kubelet:
         self.volume_manager = VolumeManager(self.client, self.clock, self.event,
                                             self.runtime.host_paths)
         # What a container's cat and ls see of its volumes: what the volume manager mounted.
-        self.kuberuntime.container_files = self.volume_manager.container_files
+        self.kuberuntime.container_mounts = self.volume_manager.container_mounts
         self._unsubscribe = self.runtime.subscribe(self._on_container_event)
         self.event(self.heartbeat.ref, "Normal", "Starting", "Starting kubelet.")
         self.heartbeat.register()

@@ -46,7 +46,9 @@ from kubelab.kubelet.envvars import (
 from kubelab.kubelet.images import ImageManager, go_duration
 from kubelab.kubelet.pod_workers import SyncResult
 from kubelab.kubelet.probes import FAILURE, ProbeManager
-from kubelab.kubelet.process import ProcessSpec, command_line, os_release
+from kubelab.kubelet.process import FileSystem, Mount, ProcessSpec, command_line, os_release
+from kubelab.kubelet.process.filesystem import DIRS
+from kubelab.kubelet.process.images import image_dirs
 from kubelab.kubelet.runtime import EXITED, RUNNING, SANDBOX_READY, Container, ContainerRuntime
 from kubelab.kubelet.status import should_container_be_restarted
 from kubelab.kubelet.workload import has_behavior, workload_for
@@ -76,8 +78,8 @@ class RuntimeManager:
         self.runtime, self.images, self.probes, self.clock = runtime, images, probes, clock
         self.client = client
         self.allocatable: dict[str, str] = {"cpu": "4", "memory": "8Gi"}
-        # The volume manager's files of a container (path -> content); None: no volumes yet.
-        self.container_files: Callable[[Object, str], dict[str, bytes]] | None = None
+        # The volume manager's mounts of a container (makeMounts); None: no volumes yet.
+        self.container_mounts: Callable[[Object, str], list[Mount]] | None = None
         self.record, self.backoff, self.reasons = record, backoff, reasons
         self.minimum_grace, self.trace, self.name = minimum_grace, trace, name
 
@@ -279,13 +281,16 @@ class RuntimeManager:
         hostname = env["HOSTNAME"]
         files = container_files(hostname, pod_ip, resolv_conf(meta.get("namespace", "default")),
                                 os_release(image))
-        if self.container_files is not None:  # the volumes the kubelet mounted
-            files.update(self.container_files(pod, str(c_spec.get("name") or "")))
+        if image_dirs(image):  # the image's own directories (filesystem.py's DIRS list)
+            files[DIRS] = " ".join(image_dirs(image)).encode()
+        mounts: list[Mount] = []  # the volumes the kubelet mounted, bind-mounted over the image's files
+        if self.container_mounts is not None:
+            mounts = self.container_mounts(pod, str(c_spec.get("name") or ""))
         limits = (c_spec.get("resources") or {}).get("limits") or {}
         cpu = parse_quantity(str(limits["cpu"])).milli_value() if "cpu" in limits else None
         memory = parse_quantity(str(limits["memory"])).value() if "memory" in limits else None
         ports = [int(p.get("containerPort") or 0) for p in c_spec.get("ports") or ()]
-        return ProcessSpec(argv, env, files, hostname, ports, cpu, memory,
+        return ProcessSpec(argv, env, FileSystem(files, mounts), hostname, ports, cpu, memory,
                            stdin=bool(c_spec.get("stdin")), tty=bool(c_spec.get("tty")),
                            termination_message_path=str(c_spec.get("terminationMessagePath")
                                                         or "/dev/termination-log"),

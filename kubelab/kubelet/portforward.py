@@ -10,13 +10,21 @@ namespace "/var/run/netns/cni-...": failed to connect to localhost:80 inside nam
 [::1]:80: connect: connection refused ` (kubectl prefixes it with `an error occurred
 forwarding 8080 -> 80: `).
 
-Here what listens is the pod's simulated server (the process model's, through the runtime's
-serve_http), so the bytes that arrive must be HTTP/1.x requests: each one is answered with a
-status line, Date (on the virtual clock), Content-Type, Content-Length and the body; a
-`Connection: close` (or HTTP/1.0) closes the connection after the answer, as a server does.
-Anything that is not HTTP is answered 400 and the connection closed.
+Here what listens is the pod's simulated server (the process model's), and a connection is a
+byte stream to it (PortConnection: write, read, close_write): whatever protocol that server
+speaks works through kubectl port-forward.
 
-Departure: only HTTP is spoken into a pod (no raw TCP protocol such as redis's or postgres's).
+- HTTP servers (nginx, `python3 -m http.server`, kubelab-app, a scripted container; through
+  the runtime's serve_http): the bytes must be HTTP/1.x requests; each is answered with a
+  status line, Date (on the virtual clock), Content-Type, Content-Length and the body; a
+  `Connection: close` (or HTTP/1.0) closes the connection after the answer, as a server does.
+  Anything that is not HTTP is answered 400 and the connection closed.
+- redis-server on 6379 speaks RESP (kubelab/kubelet/process/redis.py): `redis-cli -p 6379
+  ping` or `printf 'PING\r\n' | nc localhost 6379` through the forward get `+PONG`, and the
+  keys one connection SETs the next one GETs.
+
+Departure: other TCP protocols are not simulated: postgres (and any server the process model
+does not list) accepts no connection, as if it did not listen (containerd's refusal).
 """
 
 from __future__ import annotations
@@ -25,15 +33,18 @@ import hashlib
 import uuid
 from datetime import timedelta
 from http import HTTPStatus
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kubelab.api.meta import epoch
-from kubelab.kubelet.process import pid1, serve_http
+from kubelab.kubelet.process import ProcessContext, pid1, serve_http
+from kubelab.kubelet.process.redis import RedisConnection
 
 if TYPE_CHECKING:
     from kubelab.kubelet.runtime import ContainerRuntime
 
-__all__ = ["PortConnection", "port_forward"]
+__all__ = ["HttpServer", "PortConnection", "port_forward"]
+
+REDIS_PORT = 6379
 
 _MAX_HEAD = 64 * 1024  # a request head longer than this is refused (nginx: 400 Bad Request)
 
@@ -50,9 +61,46 @@ def refused(sandbox_id: str, port: int) -> str:
             f"IPv6 dial tcp6 [::1]:{port}: connect: connection refused ")
 
 
+class Server(Protocol):
+    """The server's end of one connection: bytes in, bytes out."""
+
+    closed: bool
+
+    def write(self, data: bytes) -> None: ...
+
+    def read(self) -> bytes: ...
+
+    def close_write(self) -> None: ...
+
+
 class PortConnection:
-    """One forwarded connection: requests written in, answers read out. error holds what the
-    error stream must say (then the connection is closed)."""
+    """One forwarded connection: a byte stream to what listens on the port in the pod. error
+    holds what the error stream must say (then the connection is closed)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    @property
+    def closed(self) -> bool:
+        return self.server.closed
+
+    @property
+    def error(self) -> str:
+        return str(getattr(self.server, "error", ""))
+
+    def write(self, data: bytes) -> None:
+        self.server.write(data)
+
+    def read(self) -> bytes:
+        return self.server.read()
+
+    def close_write(self) -> None:
+        """The client closed its side: the server closes the connection."""
+        self.server.close_write()
+
+
+class HttpServer:
+    """An HTTP/1.x server's end of a connection: requests in, answers out."""
 
     def __init__(self, runtime: ContainerRuntime, sandbox_id: str, ip: str, port: int) -> None:
         self.runtime, self.sandbox_id, self.ip, self.port = runtime, sandbox_id, ip, port
@@ -119,21 +167,25 @@ def _content_length(head: bytes) -> int:
     return 0
 
 
-def _listens(runtime: ContainerRuntime, pod_uid: str, port: int) -> bool:
-    """Does a running container of the pod accept connections on port (the dial alone, so
-    nothing is served or logged)?"""
+def _listener(runtime: ContainerRuntime, pod_uid: str, port: int) -> str | ProcessContext | None:
+    """Who accepts connections on port in the pod (the dial alone, so nothing is served or
+    logged): "http" (an HTTP server), the redis-server's context, or None (nothing)."""
     from kubelab.kubelet.runtime import RUNNING
 
     for c in runtime.pod_containers(pod_uid):
         if c.state != RUNNING:
             continue
         if c.spec is None or c.spec.scripted:  # a scripted container answers on every port
-            return True
-        if c.context is not None:
-            answer = serve_http(pid1(c.spec.argv), c.spec.ports, c.context, port, "/")
-            if answer is not None and not answer.error:
-                return True
-    return False
+            return "http"
+        if c.context is None:
+            continue
+        program = pid1(c.spec.argv)
+        if program == "redis-server" and port == REDIS_PORT:
+            return c.context
+        answer = serve_http(program, c.spec.ports, c.context, port, "/")
+        if answer is not None and not answer.error:
+            return "http"
+    return None
 
 
 def port_forward(runtime: ContainerRuntime, pod_uid: str, port: int) -> PortConnection | str:
@@ -142,6 +194,9 @@ def port_forward(runtime: ContainerRuntime, pod_uid: str, port: int) -> PortConn
     if sandbox is None or not runtime.powered:
         return f'failed to find sandbox "{pod_uid}" in store: not found'
     # Dial first, as containerd does: a server that does not listen refuses at once.
-    if _listens(runtime, pod_uid, port):
-        return PortConnection(runtime, sandbox.id, sandbox.ip, port)
-    return refused(sandbox.id, port)
+    listener = _listener(runtime, pod_uid, port)
+    if listener is None:
+        return refused(sandbox.id, port)
+    if isinstance(listener, ProcessContext):   # the server's keyspace outlives the connection
+        return PortConnection(RedisConnection(listener.state.setdefault("redis", {})))
+    return PortConnection(HttpServer(runtime, sandbox.id, sandbox.ip, port))

@@ -35,9 +35,12 @@ WebSocket's GET (AuthorizePodWebsocketUpgradeCreatePermission); the API server r
 before any upgrade, with its Status. A stream ends with the watches when every API server is
 down or the server stops.
 
-Departures: SPDY as a plain HTTP upgrade (remotecommand's and port-forward's fallback) is not
-spoken, only inside kubectl's port-forward tunnel; the base64 channel protocols are not
-offered.
+SPDY as a plain HTTP upgrade (`Upgrade: SPDY/3.1`, kubectl's fallback when told
+KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false or KUBECTL_PORT_FORWARD_WEBSOCKETS=false) is answered
+here too: the handshake (`X-Stream-Protocol-Version`), then the connection is detached from HTTP
+and carries SPDY frames; spdystreams.py holds what its streams carry.
+
+Departure: the base64 channel protocols are not offered.
 """
 
 from __future__ import annotations
@@ -46,12 +49,19 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+import tornado.iostream
 import tornado.websocket
 
 from kubelab.api.errors import ApiError
-from kubelab.serve import spdy
 from kubelab.serve.handlers import _Base
 from kubelab.serve.requestinfo import connect_options, parse_path, to_request
+from kubelab.serve.spdystreams import (
+    EXEC_PROTOCOLS,
+    PORTFORWARD_PROTOCOL,
+    PortForwardSession,
+    RemoteCommandSession,
+    negotiate,
+)
 
 if TYPE_CHECKING:
     from kubelab.apiserver.endpoints.portforward import PortStream
@@ -78,6 +88,17 @@ def exit_status(exit_code: int, command: list[str]) -> dict[str, Any]:
             "details": {"causes": [{"reason": "ExitCode", "message": str(exit_code)}]}}
 
 
+
+def _frames(session: ExecSession) -> list[tuple[int, bytes]]:
+    """(channel, data) of what the session printed since the last read, in the order the
+    process printed it when the session keeps it (the process model's read_frames), else
+    stdout then stderr."""
+    ordered = getattr(session, "read_frames", None)
+    if ordered is None:
+        out, err = session.read()
+        return [(STDOUT, out), (STDERR, err)]
+    return [(STDOUT if name == "stdout" else STDERR, data) for name, data in ordered()]
+
 class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
     """/api/v1/namespaces/<ns>/pods/<name>/exec|attach|portforward, upgraded to a WebSocket.
 
@@ -87,14 +108,12 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
 
     _answer: dict[str, Any]
     _opts: dict[str, Any]
-    _spdy: spdy.Session
+    _spdy: PortForwardSession | None = None
     _task: asyncio.Task[None] | None = None
     _protocol = ""
 
     async def prepare(self) -> None:
         self._answer = {}
-        self._error_streams: dict[str, spdy.Stream] = {}
-        self._connections: list[tuple[spdy.Stream, str, PortStream]] = []
         info = parse_path("POST", self.request.path, False)  # a connect is a create
         assert info is not None  # the route matched a pod's connect subresource
         self._subresource = info.subresource
@@ -110,11 +129,66 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
             self.send_error_status(err)
             return
         upgrade = self.request.headers.get("Upgrade", "").lower()
+        if upgrade == "spdy/3.1" and "upgrade" in self.request.headers.get("Connection", "").lower():
+            self._upgrade_spdy()
+            return
         if self.request.method != "GET" or upgrade != "websocket":
-            # SPDY (remotecommand's fallback) is not spoken here: the process is let go.
-            self.on_close()
+            self.on_close()  # the process is let go
             self.send_error_status(ApiError(400, "BadRequest", f"unable to upgrade connection: "
-                                            f"{upgrade or 'no upgrade'} is not supported, only websocket"))
+                                            f"{upgrade or 'no upgrade'} is not supported"))
+
+    # ------------------------------------------------------------------ SPDY, a plain upgrade
+
+    def _upgrade_spdy(self) -> None:
+        """httpstream.Handshake, then spdy's UpgradeResponse: 101, and SPDY frames from then on
+        on this connection (spdystreams.py), for exec, attach and port-forward alike."""
+        offered = [p.strip() for value in self.request.headers.get_list("X-Stream-Protocol-Version")
+                   for p in value.split(",") if p.strip()]
+        portforward = self._subresource == "portforward"
+        protocol, error = negotiate(offered, [PORTFORWARD_PROTOCOL] if portforward else EXEC_PROTOCOLS)
+        if error:
+            self.on_close()
+            self.set_status(403)
+            self.set_header("Content-Type", "text/plain; charset=utf-8")
+            self.finish(error + "\n")
+            return
+        conn = self.detach()
+        conn.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+                   + (f"X-Stream-Protocol-Version: {protocol}\r\n" if protocol else "").encode()
+                   + b"\r\n")
+
+        def send(data: bytes) -> None:
+            if not conn.closed():
+                conn.write(data)
+
+        def close() -> None:
+            self.server.watches.discard(close)
+            conn.close()
+
+        session: PortForwardSession | RemoteCommandSession
+        if portforward:
+            session = PortForwardSession(self._answer, send, close)
+        else:
+            def status(code: int) -> dict[str, Any]:
+                if self._subresource == "attach":
+                    return {"metadata": {}, "status": "Success"}
+                return exit_status(code, list(self._opts["command"]))
+            session = RemoteCommandSession(self._answer, self._opts, protocol or V1, send, close,
+                                           status)
+        self.server.watches.add(close)  # ended with the watches when the server stops
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read_spdy(conn, session))
+        self._task = loop.create_task(session.run())
+
+    async def _read_spdy(self, conn: Any, session: PortForwardSession | RemoteCommandSession
+                         ) -> None:
+        """Feed what the client sends to the session, until the connection closes."""
+        try:
+            while True:
+                session.feed(await conn.read_bytes(65536, partial=True))
+        except tornado.iostream.StreamClosedError:
+            session.spdy.gone = True
+            session.closed()
 
     def select_subprotocol(self, subprotocols: list[str]) -> str | None:
         offered = _PORTFORWARD_PROTOCOLS if self._subresource == "portforward" else _EXEC_PROTOCOLS
@@ -132,8 +206,8 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
         # Ended with the watches when every API server is down or the server stops.
         self.server.watches.add(self._end)
         if self._protocol == SPDY_PORTFORWARD:
-            self._spdy = spdy.Session(self._write_binary, self._spdy_stream)
-            self._task = asyncio.get_running_loop().create_task(self._forward_spdy())
+            self._spdy = PortForwardSession(self._answer, self._write_binary, lambda: self.close(1000))
+            self._task = asyncio.get_running_loop().create_task(self._spdy.run())
         elif self._subresource == "portforward":
             self._task = asyncio.get_running_loop().create_task(self._forward())
         else:
@@ -157,11 +231,9 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
         self._send(first, b"")
         while True:
             code = session.exit_code
-            out, err = session.read()
-            if out and stdout:
-                self._send(STDOUT, out)
-            if err and stderr:
-                self._send(STDERR, err)
+            for channel, data in _frames(session):
+                if data and (stdout if channel == STDOUT else stderr):
+                    self._send(channel, data)
             if code is not None:
                 break
             await asyncio.sleep(POLL)
@@ -179,7 +251,7 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
         data = message.encode() if isinstance(message, str) else message
         if not data:
             return
-        if self._protocol == SPDY_PORTFORWARD:
+        if self._spdy is not None:
             self._spdy.feed(data)
             return
         if self._subresource == "portforward":
@@ -230,48 +302,6 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
             await asyncio.sleep(POLL)
         self.close(1000)
 
-    def _spdy_stream(self, stream: spdy.Stream) -> None:
-        """A stream the client opened: accept it; a data stream is a connection into the pod
-        (its error stream, opened just before with the same requestid, says what failed)."""
-        self._spdy.reply(stream)
-        request = stream.headers.get("requestid", "")
-        if stream.headers.get("streamtype") == "error":
-            self._error_streams[request] = stream
-            return
-        port = stream.headers.get("port", "")
-        answer = self._answer
-        conn = answer["forward"](answer["uid"], int(port)) if port.isdigit() else \
-            f'invalid port header "{port}"'
-        if isinstance(conn, str):
-            self._spdy_end(stream, request, conn)
-        else:
-            self._connections.append((stream, request, conn))
-
-    def _spdy_end(self, stream: spdy.Stream, request: str, error: str) -> None:
-        errors = self._error_streams.pop(request, None)
-        if errors is not None:
-            self._spdy.data(errors, error.encode(), fin=True)
-        self._spdy.data(stream, b"", fin=True)
-
-    async def _forward_spdy(self) -> None:
-        """Copy each data stream to and from its connection in the pod, until the tunnel ends."""
-        while not self._spdy.gone:
-            for entry in list(self._connections):
-                stream, request, conn = entry
-                if stream.received:
-                    conn.write(bytes(stream.received))
-                    stream.received.clear()
-                if stream.remote_closed and not conn.closed:
-                    conn.close_write()
-                out = conn.read()
-                if out:
-                    self._spdy.data(stream, out)
-                if conn.closed:
-                    self._connections.remove(entry)
-                    self._spdy_end(stream, request, conn.error)
-            await asyncio.sleep(POLL)
-        self.close(1000)
-
     def _forward_in(self, data: bytes) -> None:
         channel = data[0]
         stream = getattr(self, "_ports", {}).get(channel // 2)
@@ -295,5 +325,5 @@ class StreamHandler(tornado.websocket.WebSocketHandler, _Base):
         for stream in getattr(self, "_ports", {}).values():
             if stream is not None:
                 stream.close_write()
-        for _, _, conn in self._connections:
-            conn.close_write()
+        if self._spdy is not None:
+            self._spdy.closed()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
 from kubelab.api.errors import FieldError, bad_request, field_invalid, invalid, not_found
-from kubelab.api.meta import EPOCH, new_uid, rfc3339
+from kubelab.api.meta import epoch, new_uid, rfc3339
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.apis.schema import SCHEMAS
 from kubelab.apiserver.auth.serviceaccount import DEFAULT_AUDIENCE, claims, generate_token
@@ -86,7 +86,7 @@ def create_token(registry: Registry, ctx: RequestContext, body: Any) -> Object:
     if bound is not None and bound["kind"] == "Pod" and (bound.get("spec") or {}).get("nodeName"):
         node = lister.get("nodes", "", bound["spec"]["nodeName"])  # the pod's node, as info
     ctx.enter("storage")  # (nothing is stored)
-    now = int(EPOCH.timestamp() + server.clock.now)
+    now = int(epoch().timestamp() + server.clock.now)
     seconds = int(spec["expirationSeconds"])
     token = generate_token(server.service_account_key,
                            claims(sa, spec["audiences"], now, seconds, new_uid(server.rand),

@@ -11,7 +11,7 @@ from typing import Any
 from kubelab.api import Object
 from kubelab.api.errors import ParseError
 from kubelab.api.labels import selector_from_label_selector
-from kubelab.api.meta import EPOCH, parse_time
+from kubelab.api.meta import epoch, parse_time
 from kubelab.client.client import Client
 from kubelab.kubectl.describe.describe import annotations_multiline, labels_multiline
 from kubelab.kubectl.tabwriter import PrefixWriter
@@ -23,7 +23,7 @@ def _go_time(timestamp: str | None) -> str:
     """A metav1.Time printed with %s: Go's time.Time.String(), "2006-01-02 15:04:05 -0700 MST"."""
     if not timestamp:
         return "0001-01-01 00:00:00 +0000 UTC"
-    t = EPOCH + timedelta(seconds=parse_time(timestamp))
+    t = epoch() + timedelta(seconds=parse_time(timestamp))
     return t.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
 
 

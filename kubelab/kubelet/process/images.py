@@ -30,8 +30,8 @@ from typing import Any
 
 from kubelab.kubelet.registry import normalize_image, repository
 
-__all__ = ["DEFAULT_APP", "IMAGE_DEFAULTS", "OS_RELEASE", "command_line", "image_defaults",
-           "image_is_known", "os_release"]
+__all__ = ["DEFAULT_APP", "IMAGE_DEFAULTS", "IMAGE_DIRS", "OS_RELEASE", "command_line",
+           "image_defaults", "image_dirs", "image_is_known", "os_release"]
 
 DEFAULT_APP = "kubelab-app"
 
@@ -62,6 +62,17 @@ _DEBIAN = ('PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux
 OS_RELEASE = {"docker.io/library/alpine": _ALPINE, "docker.io/curlimages/curl": _ALPINE,
               "docker.io/library/nginx": _DEBIAN, "docker.io/library/redis": _DEBIAN,
               "docker.io/library/postgres": _DEBIAN, "docker.io/library/python": _DEBIAN}
+
+
+# Directories an image has where a learner puts or fetches files (`kubectl cp` checks them with
+# `test -d` and extracts into them), beyond /, /tmp, /root, /proc and /dev.
+IMAGE_DIRS = {"docker.io/library/nginx": ["/usr/share/nginx/html", "/etc/nginx/conf.d"],
+              "docker.io/library/redis": ["/data"],
+              "docker.io/library/postgres": ["/var/lib/postgresql/data"]}
+
+
+def image_dirs(image: str) -> list[str]:
+    return IMAGE_DIRS.get(repository(normalize_image(image)), [])
 
 
 def os_release(image: str) -> str:

@@ -4,6 +4,7 @@ A program is a generator that yields what it waits for:
 
     Sleep(seconds)   the clock moves on (`sleep 5` finishes 5 simulated seconds later)
     READ             a line of stdin (the driver sends it back; None at end of input)
+    READ_ALL         all of stdin as bytes, at its end (tar's archive: binary, not lines)
     FOREVER          nothing more: a server or `yes` runs until it is killed
 
 and returns its exit code. The driver runs it step by step from clock callbacks, so a process
@@ -17,7 +18,7 @@ line), read() drains what it printed, exit_code is None while it runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,6 +29,7 @@ __all__ = [
     "IO",
     "OOM",
     "READ",
+    "READ_ALL",
     "Attached",
     "ContainerNetwork",
     "HttpAnswer",
@@ -45,6 +47,7 @@ class Sleep:
 
 
 READ = "read"
+READ_ALL = "read-all"
 FOREVER = "forever"
 OOM = "oom"          # memory grew past the limit: the kernel's OOM killer ends the process
 Wait = Sleep | str
@@ -92,11 +95,13 @@ class ProcessContext:
     """What a process sees: its environment, files, host name and network.
 
     files maps absolute paths to contents: the image's own files, the ones the kubelet writes
-    (/etc/hosts, /etc/hostname, /etc/resolv.conf) and the mounted volumes' files; a program's
-    writes (`echo x > /tmp/f`) go there too, for this container only."""
+    (/etc/hosts, /etc/hostname, /etc/resolv.conf) and the mounted volumes' files (a FileSystem,
+    filesystem.py); a program's writes (`echo x > /tmp/f`) go there too: for this container
+    only, or into the volume (an emptyDir the pod's other containers read) under a mount; a
+    read-only mount raises ReadOnlyFileSystem."""
 
     env: dict[str, str]
-    files: dict[str, bytes]
+    files: MutableMapping[str, bytes]
     hostname: str = "localhost"
     pod_uid: str = ""
     namespace: str = "default"
@@ -110,6 +115,7 @@ class ProcessContext:
     tty: bool = False                            # stdin is a terminal (`exec -it`)
     image: str = ""
     restart: int = 0                             # the container's restartCount
+    state: dict[str, Any] = field(default_factory=dict)   # a server's memory (redis's keys)
 
 
 class IO:
@@ -132,6 +138,14 @@ class IO:
         line = yield READ
         return line  # type: ignore[no-any-return]
 
+    def read_all(self) -> Generator[Any, Any, bytes]:
+        """Everything left on stdin, as bytes, once it is closed (a pipe's: its lines)."""
+        if self.stdin is not None:
+            lines, self.stdin[:] = list(self.stdin), []
+            return "".join(f"{line}\n" for line in lines).encode()
+        data = yield READ_ALL
+        return data  # type: ignore[no-any-return]
+
 
 @dataclass
 class ProcessSpec:
@@ -141,7 +155,7 @@ class ProcessSpec:
 
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
-    files: dict[str, bytes] = field(default_factory=dict)
+    files: MutableMapping[str, bytes] = field(default_factory=dict)
     hostname: str = "localhost"
     ports: list[int] = field(default_factory=list)
     cpu_limit_millicores: int | None = None
@@ -170,9 +184,11 @@ class Process:
         self._stdin: list[str] = []         # lines written, not yet read
         self._partial = ""                  # an unfinished line of stdin
         self._waiting = False               # blocked on READ
+        self._raw: bytearray | None = None  # stdin kept as bytes, for a program on READ_ALL
         self._timer: Timer | None = None
         self._out = bytearray()
         self._err = bytearray()
+        self._order: list[list[Any]] | None = []  # [stream, length] as written; None: lost
         self._exit_code: int | None = None
         self.reason = ""                    # why it ended when it did not exit by itself
         self.width, self.height = 80, 24
@@ -182,6 +198,9 @@ class Process:
     def write(self, data: bytes) -> None:
         """Stdin. With a tty the terminal echoes what is typed (\\r\\n for a newline)."""
         if self._exit_code is not None or not self._stdin_open:
+            return
+        if self._raw is not None:  # the program reads it all at its end, byte for byte
+            self._raw.extend(data)
             return
         text = data.decode(errors="replace")
         if self.tty:
@@ -197,6 +216,9 @@ class Process:
         if not self._stdin_open:
             return
         self._stdin_open = False
+        if self._raw is not None:
+            self._resume_all()
+            return
         if self._partial:
             self._stdin.append(self._partial)
             self._partial = ""
@@ -208,7 +230,23 @@ class Process:
         out, err = bytes(self._out), bytes(self._err)
         self._out.clear()
         self._err.clear()
+        self._order = []
         return out, err
+
+    def read_frames(self) -> list[tuple[str, bytes]]:
+        """What it wrote since the last read, in the order it wrote it: ("stdout" | "stderr",
+        data) pieces, as a runtime's stream delivers them (tar's warning on stderr comes before
+        the archive on stdout). When output was dropped (nobody read it): stdout, then stderr."""
+        order = self._order
+        out, err = self.read()
+        if order is None:
+            return [(name, data) for name, data in (("stdout", out), ("stderr", err)) if data]
+        frames, at = [], {"stdout": 0, "stderr": 0}
+        for name, length in order:
+            source = out if name == "stdout" else err
+            frames.append((name, source[at[name]:at[name] + length]))
+            at[name] += length
+        return frames
 
     def resize(self, width: int, height: int) -> None:
         self.width, self.height = width, height
@@ -226,10 +264,17 @@ class Process:
     def emit(self, stream: str, data: bytes) -> None:
         if self.tty:  # the terminal's line discipline: \n goes out as \r\n, on one stream
             data = data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
-        buffer = self._err if stream == "stderr" and not self.tty else self._out
+        name = "stderr" if stream == "stderr" and not self.tty else "stdout"
+        buffer = self._err if name == "stderr" else self._out
         buffer.extend(data)
+        if self._order is not None and data:
+            if self._order and self._order[-1][0] == name:
+                self._order[-1][1] += len(data)
+            else:
+                self._order.append([name, len(data)])
         if len(buffer) > self.max_buffer:  # nobody reads it: keep the newest output only
             del buffer[:len(buffer) - self.max_buffer]
+            self._order = None
         for listener in list(self._listeners):
             listener(stream, data)
 
@@ -245,6 +290,10 @@ class Process:
         self.reason = reason
         self._program.close()
         self._finish(code)
+
+    def _resume_all(self) -> None:
+        data, self._raw = bytes(self._raw or b""), None
+        self._advance(data)
 
     def _resume(self) -> None:
         self._waiting = False
@@ -271,6 +320,14 @@ class Process:
                 if not self._stdin_open:
                     continue  # end of input: the program gets None
                 self._waiting = True
+                return
+            if wait == READ_ALL:  # what came as lines before is kept, then the rest as bytes
+                pending = "".join(f"{line}\n" for line in self._stdin) + self._partial
+                self._stdin, self._partial = [], ""
+                self._raw = bytearray(pending.encode())
+                if not self._stdin_open:
+                    value, self._raw = bytes(self._raw), None
+                    continue
                 return
             if wait == OOM:
                 self.kill(137, "OOMKilled")

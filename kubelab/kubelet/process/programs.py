@@ -6,8 +6,9 @@ words busybox 1.36 (and nginx, redis, postgres, curl) print:
     echo [-n] [-e] ARGS   sleep N|Ns|Nm|Nh|infinity   exit [N]   true   false   : (no-op)
     cat [FILE...]         (no FILE: stdin)            env   printenv [NAME]   hostname
     date [+%s]            ls [-1] [-l] [-a] [PATH]    touch FILE   rm [-f] FILE   mkdir [-p] DIR
-    whoami
-    export / unset / cd   read NAME                   tail -f FILE (waits forever)
+    whoami                tar c|x|t [-f -|FILE] [-C DIR] PATH... (tar.py: what kubectl cp runs)
+    test / [ (also as programs, for exec: `kubectl cp` runs `test -d DIR`)
+    export / unset / cd   read NAME                   tail [-f] FILE (-f polls it each second)
     sh [-c SCRIPT] / ash / bash   interactive without -c: reads commands from stdin
                           (with a tty: prompt `/ # `); at end of input it exits 0
     wget [-q] [-O -] [-T N] URL   curl [-s] [-f] [-o FILE] URL   nslookup NAME
@@ -24,6 +25,11 @@ The shell (sh -c) has `;`, `&&`, `||`, `!`, `|` (the left side runs to its end f
 writes the termination message), `while`/`until`/`for`/`if` with `[ ... ]`/`test` comparing
 strings and integers (each turn of a loop takes at least 10 ms of virtual time, so a loop
 without `sleep` cannot stop the clock). Any other command: `sh: foo: not found`, exit 127.
+
+Files are the container's FileSystem (filesystem.py): under a volumeMount a write lands in the
+volume, so the pod's other containers read it (an emptyDir shared by an app and its log
+shipper); a write under a read-only mount fails with EROFS (`sh: can't create /etc/config/x:
+Read-only file system`, exit 1).
 """
 
 from __future__ import annotations
@@ -34,6 +40,14 @@ from datetime import timedelta
 from typing import Any
 
 from kubelab.api.meta import epoch
+from kubelab.kubelet.process.filesystem import (
+    DIRS,
+    ReadOnlyFileSystem,
+    absolute,
+    directories,
+    is_dir,
+    writable,
+)
 from kubelab.kubelet.process.process import FOREVER, IO, OOM, HttpAnswer, ProcessContext, Sleep
 from kubelab.kubelet.process.shell import (
     AndOr,
@@ -47,6 +61,7 @@ from kubelab.kubelet.process.shell import (
     Word,
     parse,
 )
+from kubelab.kubelet.process.tar import tar
 
 __all__ = ["PROGRAMS", "SERVERS", "Shell", "pid1", "run_argv", "serve_http", "term_exit_code"]
 
@@ -210,7 +225,11 @@ class Shell:
                     return None
                 stdin = self.ctx.files[path].decode(errors="replace").splitlines()
                 continue
-            sink = self.file_writer(path, append=r.op == ">>")
+            try:
+                sink = self.file_writer(path, append=r.op == ">>")
+            except ReadOnlyFileSystem:
+                io.err(f"{self.name}: can't create {path}: Read-only file system\n")
+                return None
             if r.fd == 2:
                 err = sink
             else:
@@ -221,10 +240,12 @@ class Shell:
         if path == "/dev/null":
             return lambda data: None
         files = self.ctx.files
+        if not writable(self.ctx.files, path):
+            raise ReadOnlyFileSystem(path)
         if not append or path not in files:
             files[path] = b""
 
-        def write(data: bytes) -> None:
+        def write(data: bytes) -> None:  # an emptyDir's file grows where the pod's others read it
             files[path] = files.get(path, b"") + data
         return write
 
@@ -242,17 +263,7 @@ def run_argv(ctx: ProcessContext, argv: list[str], io: IO, *, shell: Shell | Non
     return (yield from program(ctx, argv, io))
 
 
-def _absolute(cwd: str, path: str) -> str:
-    if not path.startswith("/"):
-        path = f"{cwd.rstrip('/')}/{path}"
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part == "..":
-            if parts:
-                parts.pop()
-        elif part and part != ".":
-            parts.append(part)
-    return "/" + "/".join(parts)
+_absolute = absolute
 
 
 def _now(ctx: ProcessContext) -> float:
@@ -367,6 +378,11 @@ BUILTINS: dict[str, Callable[[Shell, list[str], IO], Gen]] = {
 
 
 # ---------------------------------------------------------------------- programs
+
+def _test_program(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    """/usr/bin/test and /usr/bin/[ (what `kubectl cp` runs: `test -d DIR`), as the builtin."""
+    return (yield from _test(Shell(ctx), argv, io))
+
 
 def sh(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     """sh -c SCRIPT [NAME ARGS...], sh SCRIPT-FILE, or an interactive sh reading stdin."""
@@ -517,13 +533,11 @@ def date(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
 
 
 def _is_dir(ctx: ProcessContext, path: str) -> bool:
-    prefix = path.rstrip("/") + "/"
-    return path == "/" or any(p.startswith(prefix) for p in ctx.files) or path in ctx_dirs(ctx)
+    return is_dir(ctx.files, path)
 
 
 def ctx_dirs(ctx: ProcessContext) -> set[str]:
-    dirs = ctx.files.get("/.kubelab/dirs", b"").decode().split()
-    return {"/", "/tmp", "/root", "/proc", "/dev", *dirs}
+    return directories(ctx.files)
 
 
 def ls(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
@@ -558,18 +572,28 @@ def ls(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
 
 
 def touch(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    status = 0
     for path in argv[1:]:
-        ctx.files.setdefault(_absolute(ctx.cwd, path), b"")
-    return 0
+        try:
+            ctx.files.setdefault(_absolute(ctx.cwd, path), b"")
+        except ReadOnlyFileSystem:
+            io.err(f"touch: {path}: Read-only file system\n")
+            status = 1
+    return status
     yield
 
 
 def mkdir(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
-    dirs = ctx_dirs(ctx)
+    dirs, status = ctx_dirs(ctx), 0
     for path in (a for a in argv[1:] if not a.startswith("-")):
-        dirs.add(_absolute(ctx.cwd, path))
-    ctx.files["/.kubelab/dirs"] = " ".join(sorted(dirs)).encode()
-    return 0
+        full = _absolute(ctx.cwd, path)
+        if not writable(ctx.files, full):
+            io.err(f"mkdir: can't create directory '{path}': Read-only file system\n")
+            status = 1
+            continue
+        dirs.add(full)
+    ctx.files[DIRS] = " ".join(sorted(dirs)).encode()
+    return status
     yield
 
 
@@ -578,7 +602,13 @@ def rm(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     status = 0
     for path in (a for a in argv[1:] if not a.startswith("-")):
         full = _absolute(ctx.cwd, path)
-        if ctx.files.pop(full, None) is None and not force:
+        try:
+            removed = ctx.files.pop(full, None)
+        except ReadOnlyFileSystem:
+            io.err(f"rm: can't remove '{path}': Read-only file system\n")
+            status = 1
+            continue
+        if removed is None and not force:
             io.err(f"rm: can't remove '{path}': No such file or directory\n")
             status = 1
     return status
@@ -586,16 +616,31 @@ def rm(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
 
 
 def tail(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    """tail [-f] FILE...: the last 10 lines; -f then polls each file once a second, as busybox
+    does, and prints what was appended (another container writing into a shared emptyDir)."""
     paths = [a for a in argv[1:] if not a.startswith("-")]
+    sizes: dict[str, int] = {}
     for path in paths:
         data = ctx.files.get(_absolute(ctx.cwd, path))
         if data is None and path != "/dev/null":
             io.err(f"tail: can't open '{path}': No such file or directory\n")
             return 1
         io.out_bytes(b"\n".join((data or b"").splitlines()[-10:]) + (b"\n" if data else b""))
-    if "-f" in argv:
+        sizes[path] = len(data or b"")
+    if "-f" not in argv:
+        return 0
+    if not paths or paths == ["/dev/null"]:
         yield FOREVER
-    return 0
+    while True:
+        yield Sleep(1.0)
+        for path, size in sizes.items():
+            data = ctx.files.get(_absolute(ctx.cwd, path), b"")
+            if len(data) < size:
+                io.err(f"tail: {path}: file truncated\n")
+                size = 0
+            if len(data) > size:
+                io.out_bytes(data[size:])
+            sizes[path] = len(data)
 
 
 def yes(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
@@ -721,7 +766,11 @@ def wget(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
             io.err(f"writing to stdout\n-                    100% |********************************|"
                    f"   {len(answer.body)}  0:00:00 ETA\nwritten to stdout\n")
     else:
-        ctx.files[_absolute(ctx.cwd, target)] = answer.body
+        try:
+            ctx.files[_absolute(ctx.cwd, target)] = answer.body
+        except ReadOnlyFileSystem:
+            io.err(f"wget: can't open '{target}': Read-only file system\n")
+            return 1
         if not quiet:
             io.err(f"saving to '{target}'\n{target}           100% |********************************|"
                    f"   {len(answer.body)}  0:00:00 ETA\n'{target}' saved\n")
@@ -765,7 +814,12 @@ def curl(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
         io.err(f"curl: (22) The requested URL returned error: {answer.status}\n")
         return 22
     if output and output != "-":
-        ctx.files[_absolute(ctx.cwd, output)] = answer.body
+        try:
+            ctx.files[_absolute(ctx.cwd, output)] = answer.body
+        except ReadOnlyFileSystem:
+            io.err(f"Warning: Failed to open the file {output}: Read-only file system\n"
+                   "curl: (23) Failure writing output to destination\n")
+            return 23
     else:
         io.out_bytes(answer.body)
     return 0
@@ -878,6 +932,7 @@ PROGRAMS: dict[str, Callable[[ProcessContext, list[str], IO], Gen]] = {
     "nginx": server(_nginx_banner), "redis-server": server(_redis_banner),
     "postgres": server(_postgres_banner), "pause": server(lambda ctx, argv: ""),
     "python": _python, "python3": _python, "kubelab-app": _app,
+    "tar": tar, "test": _test_program, "[": _test_program,
 }
 
 # Programs that serve HTTP, and their port (None: kubelab-app answers on every port); a request

@@ -22,7 +22,9 @@ What the volumes hold lives here, in memory: an emptyDir is a writable directory
 pod's containers and gone with the pod; a hostPath, and the hostPath or local directory behind
 a persistentVolumeClaim, belongs to the node (the runtime's `host_paths`), so data outlives the
 pod and a kubelet crash, as a disk does. container_files(pod, container) is what a container
-sees (kubelab/kubelet's process model reads it); write_file puts a file there.
+sees (a snapshot); container_mounts(pod, container) is what the runtime mounts into the
+container's file system (kubelab/kubelet/process/filesystem.py), live, so a program's writes to
+an emptyDir land here and the pod's other containers read them; write_file puts a file there.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from kubelab.api import Object
 from kubelab.api.errors import ApiError
 from kubelab.client.client import Client
 from kubelab.kubelet.pod_workers import SyncResult
+from kubelab.kubelet.process.filesystem import Mount
 from kubelab.kubelet.volumemanager.volumes import (
     MountError,
     configmap_payload,
@@ -232,6 +235,16 @@ class VolumeManager:
                 elif rel.startswith(sub + "/"):
                     out[f"{at}/{rel[len(sub) + 1:]}"] = data
         return out
+
+    def container_mounts(self, pod: Object, container_name: str) -> list[Mount]:
+        """makeMounts (kubelet_pods.go): the container's volumeMounts as the runtime mounts
+        them, each over the volume's own files, so what one container writes to an emptyDir
+        the others read at once. configMap, secret, downwardAPI and projected volumes are
+        always read-only, as the kubelet mounts them."""
+        return [Mount(str(m.get("mountPath") or ""), volume.files,
+                      read_only=bool(m.get("readOnly")) or not volume.writable,
+                      sub_path=str(m.get("subPath") or ""))
+                for m, volume in self._mounts(pod, container_name)]
 
     def write_file(self, pod: Object, container_name: str, path: str, data: bytes) -> bool:
         """Write a file where a container's volume is mounted. False: the path is on no volume
