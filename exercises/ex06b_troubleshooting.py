@@ -1,6 +1,6 @@
 # Generated from solutions/ex06b_troubleshooting.py by `kubelab release`. Do the exercises in this file, then
 # check them with `kubelab grade` (see the README).
-# release-digest: b94b7956469cb74e
+# release-digest: da8388a78794f643
 """Exercises for notebook 06b · Troubleshooting: reading a broken cluster.
 
 One function, the maintainer's triage as code. The grader builds clusters you have not seen
@@ -37,7 +37,7 @@ CAUSES = {
 def diagnose(c: Any) -> tuple[str, str]:
     """Exercise 6.3: Diagnose a broken cluster.
 
-    Notebook 06b_troubleshooting, section "7. Your turn: diagnose a cluster you have not seen".
+    Notebook 06b_troubleshooting, section "8. Your turn: diagnose a cluster you have not seen".
     Medium, 10 points.
 
     c has two things: c.kubectl(command) -> str, kubectl's printed text (as `kubectl ...` prints

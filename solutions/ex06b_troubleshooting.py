@@ -34,7 +34,7 @@ CAUSES = {
 def diagnose(c: Any) -> tuple[str, str]:
     """Exercise 6.3: Diagnose a broken cluster.
 
-    Notebook 06b_troubleshooting, section "7. Your turn: diagnose a cluster you have not seen".
+    Notebook 06b_troubleshooting, section "8. Your turn: diagnose a cluster you have not seen".
     Medium, 10 points.
 
     c has two things: c.kubectl(command) -> str, kubectl's printed text (as `kubectl ...` prints
