@@ -517,6 +517,9 @@ print(section(c.kubectl("describe node node-2"), "Conditions:", "Addresses:"))
 print(c.kubectl("get pods -o wide --field-selector spec.nodeName=node-2"))
 
 # %% [markdown]
+# The cell printed how long nobody noticed: the grace period counts from the last Lease
+# renewal before the power cut, and the controller looks only every few seconds.
+#
 # Every pod since section 2 landed on node-2: node-1 still has its `dedicated=gpu` taint. So
 # now nothing new can be scheduled anywhere. There is nothing to fix in the API: the node has
 # to come back (or be replaced, and the Node object deleted). When its kubelet reports again,
@@ -585,9 +588,9 @@ c.apply(POLICY)
 print(c.apply(CHECKOUT))
 c.run(20)
 print(c.kubectl("get deploy,rs,pods -n payments"))
-events = c.kubectl("describe rs -n payments").split("Events:")[1].rstrip().splitlines()
+events = c.kubectl("describe rs -n payments").split("Events:")[1].strip("\n").splitlines()
 print("\n".join(events[:4]))
-print(f"... {len(events) - 2} FailedCreate events in all")
+print(f"... {sum('FailedCreate' in line for line in events)} FailedCreate events in all")
 
 # %% [markdown]
 # The fix is the Deployment's: give its container a memory limit. The rollout makes a new
@@ -695,7 +698,7 @@ print(json.dumps({d["metadata"]["name"]: d["status"].get("availableReplicas")
 #
 # The cell below grades exercise 6.3 in
 # [exercises/ex06b_troubleshooting.py](../exercises/ex06b_troubleshooting.py), as
-# `kubelab grade 6.3` does in a terminal. It builds twenty small clusters: allow a minute. Save
+# `kubelab grade 6.3` does in a terminal. It builds ten small clusters: allow a minute. Save
 # the file, then run the cell again after each change: the grader reads the file from disk.
 #
 # Nothing solved yet? Then the report says `0/10 points`, and each check says `FAIL ... not
