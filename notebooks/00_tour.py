@@ -363,6 +363,7 @@ Dashboard(c2, step=60.0)
 # | [04](04_scheduler.ipynb) | the queue, filter and score plugins | `scheduler` | read `FailedScheduling` |
 # | [05](05_controllers.ipynb) | ReplicaSet, Deployment, the GC | `controllers` | predict a rollout |
 # | [06](06_kubelet.ipynb) | pod lifecycle, runtime, probes | `kubelet` | explain `CrashLoopBackOff` |
+# | [06b](06b_troubleshooting.ipynb) | the triage: describe, events, logs | `kubectl` | say why it is broken |
 #
 # (Packages are under `kubelab.`: `kubelab.store`, `kubelab.apiserver`, ...)
 

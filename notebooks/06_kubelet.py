@@ -713,25 +713,25 @@ print(s.kubectl("exec shipper -c app -- sh -c 'echo x > /etc/config/x'"))
 # ## Check your work
 #
 # The cell below grades exercises 6.1 and 6.2 in
-# [exercises/ex06_kubelet.py](../exercises/ex06_kubelet.py), as `kubelab grade 6` does in a
-# terminal. It takes a few seconds. Save the file, then run the cell again after each change:
-# the grader reads the file from disk, so there is nothing to re-import.
+# [exercises/ex06_kubelet.py](../exercises/ex06_kubelet.py), as `kubelab grade 6.1 6.2` does in a
+# terminal (`kubelab grade 6` adds exercise 6.3 of notebook 06b). It takes a few seconds. Save
+# the file, then run the cell again after each change: the grader reads the file from disk, so
+# there is nothing to re-import.
 #
 # Nothing solved yet? Then the report says `0/20 points`, and each check says `FAIL ... not
 # implemented yet (NotImplementedError: ...)`. That is the starting point, not an error. Open
 # the file, replace a `raise NotImplementedError(...)` with your code, save, and run the cell.
 # A failed check says what it expected, what it got, a hint, and a `replay:` command that reruns
-# just that check. `grade("6", verbose=True)` also shows what your code printed and the end of
+# just that check. `grade(["6.1", "6.2"], verbose=True)` also shows what your code printed and the end of
 # the cluster's trace. `kubelab grade` in a terminal grades all six notebooks' exercises at once.
 #
-# **Next:** this is the last notebook so far. Go back to [00 · the tour](00_tour.ipynb) to see
-# the whole path from `kubectl apply` to a running container again with everything you now know,
-# and see the course map in the [README](../README.md) for what comes next.
+# **Next:** [06b · troubleshooting](06b_troubleshooting.ipynb) puts what you now know to work on
+# broken clusters: Pending pods, failing containers, a Service with no endpoints, a silent node.
 
 # %%
 from kubelab.grading import grade
 
-grade("6")
+grade(["6.1", "6.2"])
 
 # %% [markdown]
 # Run the cell above again after each change you save (Shift+Enter moves here, so no empty cell

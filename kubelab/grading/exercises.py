@@ -77,6 +77,10 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
              "The 15-hour ImagePullBackOff", "medium", 10, ("kubelab.kubelet",)),
     Exercise("6.2", "A readiness probe", "ex06_kubelet", "ReadinessProbe", "06_kubelet",
              "Liveness vs readiness", "medium", 10, ("kubelab.kubelet",)),
+    # --- trouble --- notebook 06b: troubleshooting (issue 32)
+    Exercise("6.3", "Diagnose a broken cluster", "ex06b_troubleshooting", "diagnose",
+             "06b_troubleshooting", "8. Your turn: diagnose a cluster you have not seen", "medium",
+             10),
     # notebook 07: failures and high availability
     Exercise("7.1", "Acquire or renew a leader Lease", "ex07_ha", "try_acquire_or_renew",
              "07_failures_ha", "Leader election", "hard", 10,

@@ -7,6 +7,7 @@ from kubelab.grading.checks import (
     ex04_scheduler,
     ex05_controllers,
     ex06_kubelet,
+    ex06b_troubleshooting,  # --- trouble --- (exercise 6.3)
     ex07_ha,
     ex08_operators,
     ex09_services,
@@ -15,5 +16,5 @@ from kubelab.grading.checks import (
 )
 
 __all__ = ["ex01_store", "ex02_apiserver", "ex03_watch", "ex04_scheduler", "ex05_controllers",
-           "ex06_kubelet", "ex07_ha", "ex08_operators", "ex09_services", "ex10_autoscaling",
-           "ex10_scale"]
+           "ex06_kubelet", "ex06b_troubleshooting", "ex07_ha", "ex08_operators", "ex09_services",
+           "ex10_autoscaling", "ex10_scale"]
