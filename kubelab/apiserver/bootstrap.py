@@ -161,6 +161,8 @@ CLUSTER_ROLES = [
              ["leases"]),
         # --- i31-storage --- the volume manager reads the claims and volumes it mounts
         rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
+        # --- hpacsi --- NodeRules' ExpandPersistentVolumes: the kubelet finishes a resize
+        rule(["get", "update", "patch"], [""], ["persistentvolumeclaims/status"]),
     ]),
     # kube-proxy (notebook 09): policy.go's system:node-proxier, bound to system:kube-proxy.
     cluster_role("system:node-proxier", [

@@ -32,6 +32,8 @@ from kubelab.controllers.replication import ReplicationManager
 from kubelab.controllers.statefulset import StatefulSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
 from kubelab.controllers.volume import (
+    CSIHostPathProvisioner,
+    ExternalResizer,
     LocalPathProvisioner,
     PersistentVolumeController,
     PVCProtectionController,
@@ -103,6 +105,9 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("pv-protection",)))
     # kind's local-path provisioner, an add-on Deployment upstream (docs/ARCHITECTURE.md).
     register(ControllerDescriptor("local-path-provisioner", LocalPathProvisioner))
+    # --- hpacsi --- a simulated CSI driver's sidecars (csi_hostpath.py), idle unless a class names it
+    register(ControllerDescriptor("csi-hostpath-provisioner", CSIHostPathProvisioner))
+    register(ControllerDescriptor("csi-resizer", ExternalResizer))
     # --- i31-hpa ---
     register(ControllerDescriptor("horizontal-pod-autoscaler-controller", HorizontalController,
                                   ("horizontalpodautoscaling",)))

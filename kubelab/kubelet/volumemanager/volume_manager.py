@@ -17,6 +17,12 @@ exponential back-off, pkg/util/goroutinemap/exponentialbackoff: 500 ms doubling 
   next retry mounts the volume and the pod starts: it heals by itself.
 - Mounted configMap, secret, downwardAPI and projected volumes are refreshed at each pod sync
   (upstream: at the kubelet's periodic resync), so an edited ConfigMap shows in the files.
+- A mounted claim whose expansion waits for the node (allocatedResourceStatuses storage:
+  NodeResizePending, condition FileSystemResizePending, left by a CSI external-resizer) has its
+  file system grown at the next pod sync (operation_generator.go nodeExpandVolume,
+  util/resize_util.go MarkFSResizeFinished): status.capacity becomes the volume's, the
+  condition and the status go, and the pod gets Normal FileSystemResizeSuccessful
+  `MountVolume.NodeExpandVolume succeeded for volume "pvc-..." <node>`.
 
 What the volumes hold lives here, in memory: an emptyDir is a writable directory shared by the
 pod's containers and gone with the pod; a hostPath, and the hostPath or local directory behind
@@ -63,6 +69,7 @@ class MountedVolume:
     source: str                      # "emptyDir", "configMap", ...
     files: dict[str, bytes] = field(default_factory=dict)  # relative path -> content
     writable: bool = False           # emptyDir, hostPath and claims (unless readOnly)
+    claim: tuple[str, str] | None = None  # a persistentVolumeClaim's (namespace, name)
 
 
 def _source_of(volume: Object) -> str:
@@ -71,9 +78,10 @@ def _source_of(volume: Object) -> str:
 
 class VolumeManager:
     def __init__(self, client: Client, clock: Clock, record: Recorder,
-                 host_paths: dict[str, dict[str, bytes]]) -> None:
+                 host_paths: dict[str, dict[str, bytes]], *, node_name: str = "") -> None:
         """host_paths: the node's directories (path -> files), which outlive the kubelet."""
         self.client, self.clock, self.record, self.host_paths = client, clock, record, host_paths
+        self.node_name = node_name
         self.mounted: dict[str, dict[str, MountedVolume]] = {}   # pod uid -> name -> volume
         self._backoff: dict[tuple[str, str], tuple[float, float]] = {}  # -> (retry at, delay)
         self._unprocessed: set[tuple[str, str]] = set()
@@ -108,7 +116,7 @@ class VolumeManager:
         spec = pv.get("spec") or {}
         path = (spec.get("hostPath") or spec.get("local") or {}).get("path") or f"pv/{volume_name}"
         return MountedVolume("", "persistentVolumeClaim", self.host_paths.setdefault(str(path), {}),
-                             writable=not source.get("readOnly"))
+                             writable=not source.get("readOnly"), claim=(namespace, name))
 
     def set_up(self, pod: Object, volume: Object) -> MountedVolume:
         """SetUp of the volume's plugin. Raises MountError or ProcessError."""
@@ -150,6 +158,8 @@ class VolumeManager:
             if name in mounted:
                 if mounted[name].source in REFRESHED:
                     self._refresh(pod, volume, mounted[name])
+                elif (claim_key := mounted[name].claim) is not None:
+                    self._expand_if_pending(pod, claim_key)
                 continue
             key = (uid, name)
             retry_at, delay = self._backoff.get(key, (0.0, 0.0))
@@ -194,6 +204,44 @@ class VolumeManager:
         if fresh.files != mounted.files:
             mounted.files.clear()
             mounted.files.update(fresh.files)
+
+    # --- hpacsi ---
+    def _expand_if_pending(self, pod: Object, claim_key: tuple[str, str]) -> None:
+        """NodeExpandVolume for a mounted claim the resizer left NodeResizePending."""
+        try:
+            claim = self._get("persistentvolumeclaims", *claim_key)
+        except MountError:
+            return
+        status = (claim or {}).get("status") or {}
+        if claim is None or (status.get("allocatedResourceStatuses") or {}).get("storage") != \
+                "NodeResizePending":
+            return
+        volume_name = str((claim.get("spec") or {}).get("volumeName") or "")
+        try:
+            pv = self._get("persistentvolumes", "", volume_name)
+        except MountError:
+            return
+        size = (((pv or {}).get("spec") or {}).get("capacity") or {}).get("storage")
+        if size is None:
+            return
+        status["capacity"] = {**(status.get("capacity") or {}), "storage": size}  # MarkFSResizeFinished
+        status["conditions"] = [c for c in status.get("conditions") or []
+                                if c.get("type") != "FileSystemResizePending"]
+        if not status["conditions"]:
+            del status["conditions"]
+        statuses = {k: v for k, v in (status.get("allocatedResourceStatuses") or {}).items()
+                    if k != "storage"}
+        if statuses:
+            status["allocatedResourceStatuses"] = statuses
+        else:
+            status.pop("allocatedResourceStatuses", None)
+        try:
+            self.client.update_status(claim)
+        except ApiError:
+            return  # the next sync tries again
+        self.record(pod, "Normal", "FileSystemResizeSuccessful",
+                    f'MountVolume.NodeExpandVolume succeeded for volume "{volume_name}" {self.node_name}'
+                    .rstrip())
 
     def unmount_pod(self, uid: str) -> None:
         """The pod is gone: its volumes are torn down (an emptyDir's files with them)."""
