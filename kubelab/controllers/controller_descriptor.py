@@ -32,7 +32,9 @@ from kubelab.controllers.replication import ReplicationManager
 from kubelab.controllers.statefulset import StatefulSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
 from kubelab.controllers.volume import (
+    AttachDetachController,
     CSIHostPathProvisioner,
+    ExternalAttacher,
     ExternalResizer,
     LocalPathProvisioner,
     PersistentVolumeController,
@@ -108,6 +110,9 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
     # --- hpacsi --- a simulated CSI driver's sidecars (csi_hostpath.py), idle unless a class names it
     register(ControllerDescriptor("csi-hostpath-provisioner", CSIHostPathProvisioner))
     register(ControllerDescriptor("csi-resizer", ExternalResizer))
+    register(ControllerDescriptor("csi-attacher", ExternalAttacher))
+    register(ControllerDescriptor("persistentvolume-attach-detach-controller",
+                                  AttachDetachController, ("attachdetach",)))
     # --- i31-hpa ---
     register(ControllerDescriptor("horizontal-pod-autoscaler-controller", HorizontalController,
                                   ("horizontalpodautoscaling",)))

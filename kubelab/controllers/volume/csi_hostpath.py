@@ -14,6 +14,11 @@ true), which a lesson creates.
   volume.kubernetes.io/storage-provisioner annotation) gets `pvc-<claim uid>`, a CSI volume
   (spec.csi: driver, volumeHandle, fsType ext4) pre-bound to it; events Provisioning and
   ProvisioningSucceeded; a Released volume with policy Delete is deleted.
+- Attachment: a VolumeAttachment for the driver (the attach/detach controller's,
+  kubelab/controllers/volume/attachdetach.py) gets the external-attacher's finalizer and
+  status.attached: true (ControllerPublishVolume, always at once); when it is deleted the
+  finalizer goes (ControllerUnpublishVolume). One whose volume is not a PersistentVolume of
+  the driver stays unattached (upstream records an attachError).
 - Expansion: when a bound claim of the driver asks for more than its status.capacity, the
   resizer marks the claim Resizing (condition, status.allocatedResources, allocatedResourceStatuses
   ControllerResizeInProgress; event Resizing "External resizer is resizing volume pvc-..."),
@@ -22,10 +27,9 @@ true), which a lesson creates.
   FileSystemResizeRequired). The kubelet that has it mounted finishes it
   (kubelab/kubelet/volumemanager: NodeExpandVolume), setting status.capacity.
 
-Departures: both sidecars run in the controller manager beside the PV controller, as the
-local-path provisioner does (docs/ARCHITECTURE.md); the volume has no topology and no
-attachment (no VolumeAttachment, no attach/detach controller); ControllerExpandVolume always
-succeeds at once.
+Departures: the sidecars run in the controller manager beside the PV controller, as the
+local-path provisioner does (docs/ARCHITECTURE.md); the volume has no topology; publishing and
+ControllerExpandVolume always succeed at once.
 """
 
 from __future__ import annotations
@@ -48,8 +52,9 @@ from kubelab.controllers.volume.util import (
     claim_class,
 )
 
-__all__ = ["CSI_HOSTPATH_STORAGE_CLASS", "DRIVER", "FS_RESIZE_PENDING_MESSAGE",
-           "CSIHostPathProvisioner", "ExternalResizer", "csi_volume_for_claim"]
+__all__ = ["ATTACHER_FINALIZER", "CSI_HOSTPATH_DRIVER", "CSI_HOSTPATH_STORAGE_CLASS", "DRIVER",
+           "FS_RESIZE_PENDING_MESSAGE", "CSIHostPathProvisioner", "ExternalAttacher",
+           "ExternalResizer", "csi_volume_for_claim"]
 
 DRIVER = "hostpath.csi.k8s.io"
 CSI_HOSTPATH_STORAGE_CLASS: Object = {
@@ -58,6 +63,13 @@ CSI_HOSTPATH_STORAGE_CLASS: Object = {
     "provisioner": DRIVER, "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate",
     "allowVolumeExpansion": True,
 }
+# --- the driver's CSIDriver object: it needs attaching (the lesson creates it)
+CSI_HOSTPATH_DRIVER: Object = {
+    "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": DRIVER},
+    "spec": {"attachRequired": True, "podInfoOnMount": True,
+             "volumeLifecycleModes": ["Persistent", "Ephemeral"]},
+}
+ATTACHER_FINALIZER = "external-attacher/hostpath-csi-k8s-io"  # GetFinalizerName, sanitized
 FS_RESIZE_PENDING_MESSAGE = "Waiting for user to (re-)start a pod to finish file system resize " \
     "of volume on node."
 
@@ -256,3 +268,52 @@ class ExternalResizer:
             raise
         self.recorder.event(pvc, "Normal", "FileSystemResizeRequired",
                             "Require file system resize of volume on node")
+
+
+class ExternalAttacher:
+    """external-attacher for hostpath.csi.k8s.io (kubernetes-csi/external-attacher
+    pkg/controller/csi_handler.go: SyncNewOrUpdatedVolumeAttachment, addVAFinalizer, attach,
+    csiDetach)."""
+
+    NAME = "csi-attacher"
+
+    def __init__(self, ctx: ComponentContext, informers: SharedInformerFactory) -> None:
+        self.client = ctx.client
+        self.controller = Controller("csi-attacher", self.sync_va, ctx.clock, trace=ctx.trace,
+                                     client=ctx.client, cost=ctx.sync_cost)
+        attachments = informers.informer_for("volumeattachments")
+        self.attachments = attachments.indexer
+        self.volumes = informers.informer_for("persistentvolumes").indexer
+        attachments.add_event_handler(self.controller.handler())
+
+    def run(self) -> None:
+        self.controller.run()
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+    def sync_va(self, key: str) -> None:
+        va, exists = self.attachments.get_by_key(key.lstrip("/"))
+        if not exists or (va.get("spec") or {}).get("attacher") != DRIVER:
+            return
+        va = deep_copy(va)
+        finalizers = list(va["metadata"].get("finalizers") or [])
+        try:
+            if va["metadata"].get("deletionTimestamp"):  # csiDetach, then the finalizer goes
+                if ATTACHER_FINALIZER in finalizers:
+                    va["metadata"]["finalizers"] = [f for f in finalizers if f != ATTACHER_FINALIZER]
+                    self.client.update(va)
+                return
+            if ATTACHER_FINALIZER not in finalizers:  # addVAFinalizer before ControllerPublish
+                va["metadata"]["finalizers"] = [*finalizers, ATTACHER_FINALIZER]
+                va = self.client.update(va)
+            pv_name = ((va.get("spec") or {}).get("source") or {}).get("persistentVolumeName")
+            pv, found = self.volumes.get_by_key(str(pv_name)) if pv_name else ({}, False)
+            if not found or ((pv.get("spec") or {}).get("csi") or {}).get("driver") != DRIVER:
+                return  # nothing of ours to publish (upstream: an attachError); it stays unattached
+            if not (va.get("status") or {}).get("attached"):
+                va["status"] = {**(va.get("status") or {}), "attached": True}
+                self.client.update_status(va)
+        except ApiError as err:
+            if err.code not in (404, 409):
+                raise

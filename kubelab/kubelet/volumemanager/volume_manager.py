@@ -10,6 +10,9 @@ exponential back-off, pkg/util/goroutinemap/exponentialbackoff: 500 ms doubling 
   An `optional: true` source that is missing gives an empty volume instead.
 - A claim that does not exist or is not bound cannot even be resolved to a volume: it is among
   the "failed to process" volumes, without an event of its own.
+- A CSI volume whose driver needs attaching (its CSIDriver's attachRequired; true without one)
+  waits for its VolumeAttachment, made by the attach/detach controller, to be attached: until
+  then it is among the "unattached volumes".
 - While any volume is not mounted the pod's containers are not started, so the pod stays
   ContainerCreating; every podAttachAndMountTimeout (2m3s) SyncPod reports Warning FailedMount
   `Unable to attach or mount volumes: unmounted volumes=[...], unattached volumes=[],
@@ -37,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubelab.api import Object
+from kubelab.api.csi import attach_required, attachment_name
 from kubelab.api.errors import ApiError
 from kubelab.client.client import Client
 from kubelab.kubelet.pod_workers import SyncResult
@@ -63,6 +67,11 @@ class ProcessError(Exception):
     """The populator could not resolve the volume (a claim that is missing or unbound)."""
 
 
+class AttachError(Exception):
+    """--- hpacsi --- The volume needs attaching and its VolumeAttachment is not attached yet
+    (the reconciler's VerifyControllerAttachedVolume; csi_attacher.go WaitForAttach)."""
+
+
 @dataclass
 class MountedVolume:
     name: str
@@ -85,6 +94,7 @@ class VolumeManager:
         self.mounted: dict[str, dict[str, MountedVolume]] = {}   # pod uid -> name -> volume
         self._backoff: dict[tuple[str, str], tuple[float, float]] = {}  # -> (retry at, delay)
         self._unprocessed: set[tuple[str, str]] = set()
+        self._unattached: set[tuple[str, str]] = set()
         self._waiting_since: dict[str, float] = {}
 
     # ------------------------------------------------------------------ reading the API
@@ -114,9 +124,20 @@ class VolumeManager:
             raise ProcessError(f"{what}: failed to fetch PV {volume_name} from API server: "
                                f'persistentvolumes "{volume_name}" not found')
         spec = pv.get("spec") or {}
+        csi = spec.get("csi")
+        if isinstance(csi, dict) and self.node_name:
+            self._wait_for_attach(str(csi.get("driver", "")), str(csi.get("volumeHandle", "")))
         path = (spec.get("hostPath") or spec.get("local") or {}).get("path") or f"pv/{volume_name}"
         return MountedVolume("", "persistentVolumeClaim", self.host_paths.setdefault(str(path), {}),
                              writable=not source.get("readOnly"), claim=(namespace, name))
+
+    def _wait_for_attach(self, driver: str, handle: str) -> None:
+        """A CSI volume whose driver needs attaching mounts once its VolumeAttachment is."""
+        if not attach_required(self._get("csidrivers", "", driver)):
+            return
+        va = self._get("volumeattachments", "", attachment_name(handle, driver, self.node_name))
+        if va is None or not (va.get("status") or {}).get("attached"):
+            raise AttachError(driver)
 
     def set_up(self, pod: Object, volume: Object) -> MountedVolume:
         """SetUp of the volume's plugin. Raises MountError or ProcessError."""
@@ -169,8 +190,10 @@ class VolumeManager:
                 continue
             try:
                 mounted[name] = self.set_up(pod, volume)
-            except (MountError, ProcessError) as err:
-                if isinstance(err, MountError):
+            except (MountError, ProcessError, AttachError) as err:
+                if isinstance(err, AttachError):
+                    self._unattached.add(key)
+                elif isinstance(err, MountError):
                     self._unprocessed.discard(key)
                     self.record(pod, "Warning", "FailedMount",
                                 f'MountVolume.SetUp failed for volume "{name}" : {err}')
@@ -183,14 +206,17 @@ class VolumeManager:
                 continue
             self._backoff.pop(key, None)
             self._unprocessed.discard(key)
+            self._unattached.discard(key)
         if not unmounted:
             self._waiting_since.pop(uid, None)
             return None
         since = self._waiting_since.setdefault(uid, now)
         if now >= since + ATTACH_AND_MOUNT_TIMEOUT:  # the same sum as retry_at below
             failed = sorted(n for n in unmounted if (uid, n) in self._unprocessed)
+            unattached = sorted(n for n in unmounted if (uid, n) in self._unattached)
             self.record(pod, "Warning", "FailedMount", "Unable to attach or mount volumes: "
-                        f"unmounted volumes=[{' '.join(sorted(unmounted))}], unattached volumes=[], "
+                        f"unmounted volumes=[{' '.join(sorted(unmounted))}], "
+                        f"unattached volumes=[{' '.join(unattached)}], "
                         f"failed to process volumes=[{' '.join(failed)}]: context deadline exceeded")
             self._waiting_since[uid] = since = now
         return SyncResult(error=f"unmounted volumes=[{' '.join(sorted(unmounted))}]",
@@ -199,7 +225,7 @@ class VolumeManager:
     def _refresh(self, pod: Object, volume: Object, mounted: MountedVolume) -> None:
         try:
             fresh = self.set_up(pod, volume)
-        except (MountError, ProcessError):
+        except (MountError, ProcessError, AttachError):
             return  # the files stay as they were, as the atomic writer leaves them
         if fresh.files != mounted.files:
             mounted.files.clear()
