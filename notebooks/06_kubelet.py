@@ -641,8 +641,18 @@ for e in s.events():
 # The volume grew first (the PV says 3Gi) while the claim still said 1Gi, with the condition
 # `FileSystemResizePending` and `allocatedResourceStatuses: NodeResizePending`: the file system
 # had not grown yet. At its next sync of the pod the kubelet ran NodeExpandVolume and wrote the
-# new capacity. The simulated driver attaches nothing: kubelab has no VolumeAttachments and no
-# attach/detach controller yet.
+# new capacity.
+#
+# Before any of that, the volume was **attached**: a CSI volume is a disk that must be connected
+# to the node before the kubelet can mount it. The attach/detach controller (in the controller
+# manager) created a **VolumeAttachment** for the volume on the pod's node, the driver's
+# external-attacher marked it `attached`, and the kubelet waited for that before mounting. A
+# driver that needs no attaching says `attachRequired: false` in its CSIDriver object; without
+# one, attaching is assumed.
+
+# %%
+print(s.kubectl("get volumeattachments"))
+print([e["message"] for e in s.events() if e["reason"] == "SuccessfulAttachVolume"])
 
 # %% [markdown]
 # ## Pitfalls
