@@ -180,7 +180,9 @@ def conditions(c: Cluster) -> dict[str, tuple[str, str, str]]:
 
 def test_without_an_adapter_the_hpa_says_the_apis_are_missing_in_upstreams_words() -> None:
     c = cluster(False, PODS, OBJECT, EXTERNAL)
-    assert c.metrics is None
+    assert not c.metrics
+    with pytest.raises(RuntimeError, match=r"no custom metrics adapter .* Cluster\(custom_metrics=True\)"):
+        c.metrics.set_pod_metric("http_requests", "1", selector="app=web")
     c.clock.run(until=60)
     missing = "unable to fetch metrics from custom metrics API: no custom metrics API " \
         "(custom.metrics.k8s.io) registered"
@@ -205,7 +207,7 @@ def test_without_an_adapter_the_hpa_says_the_apis_are_missing_in_upstreams_words
 
 def test_pods_metric_scales_up_from_the_adapters_values() -> None:
     c = cluster(True, PODS)
-    assert c.metrics is not None
+    assert c.metrics
     c.metrics.set_pod_metric("http_requests", "25", selector="app=web")  # 2.5 x the target
     c.clock.run(until=40)  # the first sync, at 35 s
     assert events(c) == [("SuccessfulRescale",  # 5 wanted, max(2 x 2, 4) allowed
@@ -229,7 +231,7 @@ def test_pods_metric_scales_up_from_the_adapters_values() -> None:
 
 def test_object_and_external_metrics_and_what_describe_prints() -> None:
     c = cluster(True, OBJECT, EXTERNAL)
-    assert c.metrics is not None
+    assert c.metrics
     c.metrics.set_object_metric("requests_per_second", "150", kind="Service", name="web")
     c.metrics.set_external_metric("queue_messages_ready", "200", labels={"queue": "jobs"})
     c.metrics.set_external_metric("queue_messages_ready", "999", labels={"queue": "other"})
@@ -251,7 +253,7 @@ def test_object_and_external_metrics_and_what_describe_prints() -> None:
 
 def test_the_adapter_answers_what_it_lacks_as_its_provider_does() -> None:
     c = cluster(True)
-    assert c.metrics is not None
+    assert c.metrics
     with pytest.raises(ApiError) as err:
         c.client.custom_metrics("default", "pods", "*", "nothing", label_selector="app=web")
     assert (err.value.code, err.value.message) == \

@@ -41,7 +41,7 @@ from kubelab.cluster.components import (
     build,
 )
 from kubelab.cluster.control_plane import KUBE_PROXY_USER, AnatomyWiring
-from kubelab.cluster.custom_metrics import CustomMetricsAdapter
+from kubelab.cluster.custom_metrics import CustomMetricsAdapter, MetricsAdapterOff
 from kubelab.cluster.custom_metrics import install as install_custom_metrics
 from kubelab.cluster.dns import Answer, resolve
 from kubelab.cluster.faults import Faults
@@ -241,8 +241,8 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         # off as on kind: c.metrics.set_pod_metric(...) feeds an HPA's Pods, Object, External metrics.
         if not isinstance(custom_metrics, bool):
             raise TypeError(f"custom_metrics must be True or False, got {custom_metrics!r}")
-        self.metrics: CustomMetricsAdapter | None = install_custom_metrics(self) \
-            if custom_metrics else None
+        self.metrics: CustomMetricsAdapter | MetricsAdapterOff = install_custom_metrics(self) \
+            if custom_metrics else MetricsAdapterOff()
         # Admission webhooks served by pods (kubelab/cluster/webhooks.py): image -> handler.
         self.webhook_servers = WebhookServers(self)
         # Each node's iptables, which kube-proxy writes and packets follow (kubelab.cluster.network).

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from kubelab.cluster import Cluster
 
 __all__ = ["CUSTOM_GROUP", "CUSTOM_VERSION", "EXTERNAL_GROUP", "EXTERNAL_VERSION",
-           "CustomMetricsAdapter", "install"]
+           "CustomMetricsAdapter", "MetricsAdapterOff", "install"]
 
 CUSTOM_GROUP, CUSTOM_VERSION = "custom.metrics.k8s.io", "v1beta2"
 EXTERNAL_GROUP, EXTERNAL_VERSION = "external.metrics.k8s.io", "v1beta1"
@@ -265,6 +265,17 @@ def _metric_value(kind: str, namespace: str, name: str, metric: str, value: str,
         described["namespace"] = namespace
     return {"describedObject": described, "metric": {"name": metric}, "timestamp": now,
             "value": value}
+
+
+class MetricsAdapterOff:
+    """`c.metrics` of a cluster without the adapter: falsy, and any use says how to get one."""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("this cluster has no custom metrics adapter (kind installs none): "
+                           "create it with Cluster(custom_metrics=True)")
 
 
 def install(cluster: Cluster) -> CustomMetricsAdapter:
