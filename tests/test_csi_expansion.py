@@ -92,6 +92,12 @@ def test_a_resize_waits_for_the_node_then_the_kubelet_finishes_it() -> None:
         ("Resizing", f"External resizer is resizing volume {volume}"),
         ("FileSystemResizeRequired", "Require file system resize of volume on node")]
     assert "3Gi" not in c.kubectl("get pvc data")  # CAPACITY is status.capacity
+    described = c.kubectl("describe pvc data")
+    lines = described.split("Conditions:\n")[1].splitlines()
+    assert lines[0].split() == ["Type", "Status", "LastProbeTime", "LastTransitionTime", "Reason",
+                                "Message"]
+    assert lines[2].split()[:3] == ["FileSystemResizePending", "True", "Mon,"]  # no probe: Go's zero
+    assert lines[2].rstrip().endswith(FS_RESIZE_PENDING_MESSAGE)
     c.clock.run(until=100)  # the pod's next sync (every minute) grows the file system
     status = claim(c)["status"]
     assert status["capacity"] == {"storage": "3Gi"}
