@@ -616,6 +616,87 @@ print(s.kubectl("exec shipper -c app -- sh -c 'echo x > /etc/config/x'"))
 # the way kubectl does everywhere: it runs `tar cf -` in the container through exec.
 
 # %% [markdown]
+# ### Growing a claim
+#
+# The database needs more room. A bound claim may ask for more storage only if its StorageClass
+# says `allowVolumeExpansion: true`; the API server's PersistentVolumeClaimResize admission
+# plugin checks. **Predict:** kind's `standard` sets nothing. What does a patch to 2Gi get?
+
+# %%
+from kubelab.api.errors import ApiError
+
+bigger = {"spec": {"resources": {"requests": {"storage": "2Gi"}}}}
+try:
+    s.client.patch("persistentvolumeclaims", "data", bigger)
+except ApiError as err:
+    print(err.message)
+
+# %% [markdown]
+# Refused, as on kind: local-path is a directory, there is nothing to grow. Storage that can
+# grow is usually a **CSI** driver: a volume the driver creates (`spec.csi`), with sidecars that
+# act for it in the API. kind installs none, so kubelab has a simulated one for this lesson,
+# `hostpath.csi.k8s.io` (csi-driver-host-path), with its example class `csi-hostpath-sc`
+# (`allowVolumeExpansion: true`). An expansion takes two halves: the **external-resizer**
+# grows the volume (the controller half) and the **kubelet** that mounts it grows the file system
+# (the node half). **Predict:** right after the patch, what is the claim's CAPACITY?
+
+# %%
+from kubelab.controllers.volume.csi_hostpath import CSI_HOSTPATH_STORAGE_CLASS
+
+s.apply(CSI_HOSTPATH_STORAGE_CLASS)
+s.apply("""
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: logs}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: csi-hostpath-sc
+  resources: {requests: {storage: 1Gi}}
+""")
+s.run(5)  # an Immediate class: the driver provisions before any pod asks
+s.apply("""
+apiVersion: v1
+kind: Pod
+metadata: {name: logger}
+spec:
+  containers:
+  - {name: logger, image: busybox, command: [sleep, "3600"], volumeMounts: [{name: logs, mountPath: /logs}]}
+  volumes:
+  - {name: logs, persistentVolumeClaim: {claimName: logs}}
+""")
+s.run(20)
+print(s.kubectl("get pod logger"))
+s.client.patch("persistentvolumeclaims", "logs", {"spec": {"resources": {"requests": {"storage": "3Gi"}}}})
+s.run(1)
+logs = s.get("persistentvolumeclaims", "logs")
+print(s.kubectl("get pvc logs"))
+print("the volume:", s.get("persistentvolumes", logs["spec"]["volumeName"])["spec"]["capacity"])
+print([c["type"] for c in logs["status"]["conditions"]], logs["status"]["allocatedResourceStatuses"])
+s.run(70)  # the kubelet's next sync of the pod
+print(s.kubectl("get pvc logs"))
+for e in s.events():
+    if e["involvedObject"]["name"] in ("logs", "logger") and e["reason"] in (
+            "Resizing", "FileSystemResizeRequired", "FileSystemResizeSuccessful"):
+        print(f"{e['reason']:<28} {e['message'][:90]}")
+
+# %% [markdown]
+# The volume grew first (the PV says 3Gi) while the claim still said 1Gi, with the condition
+# `FileSystemResizePending` and `allocatedResourceStatuses: NodeResizePending`: the file system
+# had not grown yet. At its next sync of the pod the kubelet ran NodeExpandVolume and wrote the
+# new capacity.
+#
+# Before any of that, the volume was **attached**: a CSI volume is a disk that must be connected
+# to the node before the kubelet can mount it. The attach/detach controller (in the controller
+# manager) created a **VolumeAttachment** for the volume on the pod's node, the driver's
+# external-attacher marked it `attached`, and the kubelet waited for that before mounting. A
+# driver that needs no attaching says `attachRequired: false` in its CSIDriver object; without
+# one, attaching is assumed.
+
+# %%
+print(s.kubectl("get volumeattachments"))
+print([e["message"] for e in s.events() if e["reason"] == "SuccessfulAttachVolume"])
+
+# %% [markdown]
 # ## Pitfalls
 #
 # - **`Running` is not `Ready`.** A running pod whose readiness probe fails gets no Service

@@ -492,6 +492,80 @@ print(hpa.kubectl("get events --field-selector involvedObject.kind=HorizontalPod
 # HPA keeps the current count. Exercise 10.2 asks you to write it.
 
 # %% [markdown]
+# ### Scaling on requests, queues and other numbers
+#
+# CPU is a poor proxy for load when the work is requests or a queue. An HPA metric can also be
+# of type **Pods** (an average per pod, such as requests per second), **Object** (one number
+# describing another object, such as a Service's rate) or **External** (a number from outside
+# the cluster, such as a queue's length). These come from two more aggregated APIs,
+# `custom.metrics.k8s.io` and `external.metrics.k8s.io`, which kind does not serve: a real
+# cluster installs an adapter such as prometheus-adapter. Without one the HPA says why.
+# `Cluster(custom_metrics=True)` adds a simulated adapter whose numbers you set with
+# `c.metrics`; it is off by default, as on kind.
+#
+# **Predict, then run.** Two pods, a Pods target of 10 requests per second per pod, the pods
+# report 25. And a queue of 200 messages with an External AverageValue target of 30 per pod.
+# What does each metric ask for, and what does the HPA do?
+#
+# <details><summary>Answer</summary>
+#
+# The Pods metric: 25 / 10 x 2 = 5. The queue: ceil(200 / 30) = 7, its average per current
+# pod 100. The HPA takes the largest proposal, 7, and the scale-up limit allows max(2 x 2, 4)
+# = 4 at first.
+#
+# </details>
+
+# %%
+manifest = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: app, image: nginx}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 10
+  metrics:
+  - type: Pods
+    pods:
+      metric: {name: http_requests}
+      target: {type: AverageValue, averageValue: "10"}
+  - type: External
+    external:
+      metric: {name: queue_messages_ready, selector: {matchLabels: {queue: jobs}}}
+      target: {type: AverageValue, averageValue: "30"}
+"""
+custom = Cluster(nodes=2, custom_metrics=True, seed=10)
+custom.apply(manifest)
+custom.metrics.set_pod_metric("http_requests", "25", selector="app=web")
+custom.metrics.set_external_metric("queue_messages_ready", "200", labels={"queue": "jobs"})
+custom.clock.run(until=20)  # the first sync, at 15 s
+print(custom.kubectl("describe hpa web"))
+
+# %% [markdown]
+# Without the adapter (`Cluster()` alone) the same HPA keeps its replicas, and its ScalingActive
+# condition reads `FailedGetPodsMetric ... no custom metrics API (custom.metrics.k8s.io)
+# registered`, the words a real cluster without an adapter prints.
+
+# %%
+bare = Cluster(nodes=2, seed=10)
+bare.apply(manifest)
+bare.clock.run(until=20)
+scaling_active = next(c for c in bare.client.get("horizontalpodautoscalers", "web")["status"]["conditions"]
+                      if c["type"] == "ScalingActive")
+print(scaling_active["reason"], "-", scaling_active["message"])
+
+# %% [markdown]
 # ## Pitfalls
 #
 # - **An informer per object kind per client adds up.** Every watch is a watcher the API server

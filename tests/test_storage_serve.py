@@ -100,3 +100,32 @@ spec: {podSelector: {}}
     out = served.kubectl("get", "ingress,networkpolicies", "-A").stdout.splitlines()
     assert out[0].split() == ["NAMESPACE", "NAME", "POD-SELECTOR", "AGE"]
     assert out[1].split()[:3] == ["default", "networkpolicy.networking.k8s.io/deny-all", "<none>"]
+
+
+# --- hpacsi ---
+CSI = """
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: hostpath.csi.k8s.io}
+spec: {attachRequired: true, podInfoOnMount: true}
+---
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttachment
+metadata: {name: csi-example}
+spec: {attacher: hostpath.csi.k8s.io, nodeName: node-1, source: {persistentVolumeName: pv-example}}
+"""
+
+
+def test_kubectl_gets_volume_attachments_and_csi_drivers(served: Served) -> None:
+    by_name = {r[0]: r for r in _rows(served.kubectl("api-resources", "--no-headers").stdout)}
+    assert by_name["volumeattachments"][1:3] == ["storage.k8s.io/v1", "false"]
+    assert by_name["csidrivers"][1:3] == ["storage.k8s.io/v1", "false"]
+    served.kubectl("apply", "-f", "-", stdin=CSI)
+    va = _rows(served.kubectl("get", "volumeattachments").stdout)
+    assert va[0] == ["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]
+    assert va[1][:5] == ["csi-example", "hostpath.csi.k8s.io", "pv-example", "node-1", "false"]
+    drivers = _rows(served.kubectl("get", "csidrivers").stdout)
+    assert drivers[0][:7] == ["NAME", "ATTACHREQUIRED", "PODINFOONMOUNT", "STORAGECAPACITY",
+                              "TOKENREQUESTS", "REQUIRESREPUBLISH", "MODES"]
+    assert drivers[1][:7] == ["hostpath.csi.k8s.io", "true", "true", "false", "<unset>", "false",
+                              "Persistent"]

@@ -129,6 +129,10 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  subresources=("status",)),
     ResourceInfo("storageclasses", "StorageClass", group="storage.k8s.io", namespaced=False,
                  short_names=("sc",)),
+    # --- hpacsi --- CSI (kubelab/controllers/volume/attachdetach.py, csi_hostpath.py)
+    ResourceInfo("volumeattachments", "VolumeAttachment", group="storage.k8s.io",
+                 namespaced=False, subresources=("status",)),
+    ResourceInfo("csidrivers", "CSIDriver", group="storage.k8s.io", namespaced=False),
     # networking.k8s.io/v1: served and validated; kind ships no ingress controller and kubelab
     # runs none, and no component enforces NetworkPolicies (docs/ARCHITECTURE.md, departures).
     ResourceInfo("ingresses", "Ingress", group="networking.k8s.io", short_names=("ing",),

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kubelab.apiserver.context import RequestContext
     from kubelab.apiserver.serving import ServedResources
 
-__all__ = ["APIServiceBackend", "proxy", "register_api_service"]
+__all__ = ["APIServiceBackend", "proxy", "register_api_group", "register_api_service"]
 
 
 class APIServiceBackend(Protocol):
@@ -44,6 +44,16 @@ def register_api_service(served: ServedResources, infos: list[ResourceInfo],
     for info in infos:
         served.serve_proxied(Served(info, strategy_for(info.resource), "", True, None,
                                     frozenset(info.subresources), backend=backend))
+
+
+# --- hpacsi ---
+def register_api_group(served: ServedResources, group: str, version: str,
+                       backend: APIServiceBackend) -> None:
+    """Proxy a whole group and version to backend, whatever the resource: the custom and
+    external metrics APIs, whose resources are the metrics an adapter knows."""
+    info = ResourceInfo("*", "", group=group, version=version, verbs=("get", "list"))
+    served.serve_proxied_group(Served(info, strategy_for(""), "", True, None, frozenset(),
+                                      backend=backend, proxied_group=True))
 
 
 def proxy(ctx: RequestContext) -> Object:

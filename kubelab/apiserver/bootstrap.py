@@ -152,6 +152,8 @@ CLUSTER_ROLES = [
         rule(["create"], ["batch"], ["jobs"]),
         # --- i31-storage --- the PV controller and the provisioner create volumes
         rule(["create"], [""], ["persistentvolumes"]),
+        # --- hpacsi --- the attach/detach controller creates VolumeAttachments
+        rule(["create"], ["storage.k8s.io"], ["volumeattachments"]),
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),
@@ -163,6 +165,11 @@ CLUSTER_ROLES = [
              ["leases"]),
         # --- i31-storage --- the volume manager reads the claims and volumes it mounts
         rule(READ, [""], ["persistentvolumeclaims", "persistentvolumes"]),
+        # --- hpacsi --- NodeRules' ExpandPersistentVolumes: the kubelet finishes a resize
+        rule(["get", "update", "patch"], [""], ["persistentvolumeclaims/status"]),
+        # NodeRules: the CSI plugin reads its driver and waits for the attachment
+        rule(["get"], ["storage.k8s.io"], ["volumeattachments"]),
+        rule(READ, ["storage.k8s.io"], ["csidrivers"]),
     ]),
     # kube-proxy (notebook 09): policy.go's system:node-proxier, bound to system:kube-proxy.
     cluster_role("system:node-proxier", [

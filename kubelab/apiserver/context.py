@@ -82,10 +82,14 @@ class Served:
     # An aggregated API's extension server (apiserver/aggregator.py): every request is proxied
     # to it; nothing is stored. None for every stored resource.
     backend: APIServiceBackend | None = None
+    # --- hpacsi --- a resource of a group proxied whole (serving.py serve_proxied_group).
+    proxied_group: bool = False
 
     def verbs(self, subresource: str) -> frozenset[str]:
         if not subresource:
             return frozenset(self.info.verbs) if self.info.verbs else OBJECT_VERBS
+        if self.proxied_group:
+            return frozenset(self.info.verbs)  # the backend knows its subresources (hpacsi)
         return SUBRESOURCE_VERBS.get(subresource, frozenset()) \
             if subresource in self.subresources else frozenset()
 

@@ -57,6 +57,11 @@ class ServedResources:
         self.crd_finalizer = CRDFinalizer(server)
         # The admission policies and bindings, read once until one of them changes.
         self._policies: tuple[list[Object], list[Object]] | None = None
+        # --- hpacsi ---
+        # Whole group-versions an APIService hands to an extension server (aggregator.py
+        # register_api_group): custom.metrics.k8s.io's and external.metrics.k8s.io's resources
+        # are whatever the adapter knows, so the group, not each resource, is proxied.
+        self._proxied_groups: dict[tuple[str, str], Served] = {}
         self._webhooks: dict[str, list[Object]] = {}  # the same, for webhook configurations
         # The built-in kinds' printers, as each registry's printerstorage.TableConvertor has them.
         self.table_generator = TableGenerator().with_handlers(internalversion.add_handlers,
@@ -74,6 +79,8 @@ class ServedResources:
     def lookup_version(self, group: str, resource: str, version: str) -> Served | None:
         """The resource as served at version (a custom resource may serve several)."""
         served = self._served.get((group, resource))
+        if served is None and (group, version) in self._proxied_groups:  # hpacsi
+            return self._proxied_group_resource(group, version, resource)
         if served is None or served.info.version == version:
             return served if served is None or _served_version(served) else None
         return self._versions.get((group, resource), {}).get(version)
@@ -105,6 +112,23 @@ class ServedResources:
         self._served[(info.group, info.resource)] = served
         if self.table.for_kind(info.api_version, info.kind) is None:
             self.table.register(info)
+
+    # --- hpacsi ---
+    def serve_proxied_group(self, served: Served) -> None:
+        """Proxy every resource of served.info's group and version to its backend."""
+        self._proxied_groups[(served.info.group, served.info.version)] = served
+
+    def unserve_proxied_group(self, group: str, version: str) -> None:
+        self._proxied_groups.pop((group, version), None)
+
+    def _proxied_group_resource(self, group: str, version: str, resource: str) -> Served:
+        """The group's Served for one resource: any name and subresource goes to the backend
+        (/namespaces/default/pods/*/http_requests: resource pods, name *, subresource the metric)."""
+        base = self._proxied_groups[(group, version)]
+        info = ResourceInfo(resource, base.info.kind, group=group, version=version,
+                            verbs=base.info.verbs)
+        return Served(info, base.strategy, "", True, None, frozenset(), backend=base.backend,
+                      proxied_group=True)
 
     def serve_crd(self, crd: Object) -> None:
         """Serve the resource a CRD defines (stored under /registry/<group>/<plural>/)."""

@@ -339,6 +339,30 @@ class Client:
                                   name=name, group="metrics.k8s.io", version="v1beta1",
                                   label_selector=label_selector))
 
+    # --- hpacsi ---
+    def custom_metrics(self, namespace: str, resource: str, name: str, metric: str, *,
+                       label_selector: str = "", metric_selector: str = "") -> Object:
+        """The custom metrics API (k8s.io/metrics custom_metrics client, v1beta2): GET of
+        namespaces/<ns>/<resource>/<name>/<metric> (name "*" with label_selector: every pod
+        matching), or namespaces/<ns>/metrics/<metric> for the Namespace itself (resource
+        "namespaces")."""
+        options = {"metricLabelSelector": metric_selector} if metric_selector else {}
+        if resource == "namespaces":
+            return self._send(Request("get", "metrics", namespace=namespace, name=metric,
+                                      group="custom.metrics.k8s.io", version="v1beta2",
+                                      options=options))
+        return self._send(Request("get", resource, namespace=namespace, name=name,
+                                  subresource=metric, group="custom.metrics.k8s.io",
+                                  version="v1beta2", label_selector=label_selector,
+                                  options=options))
+
+    def external_metrics(self, namespace: str, metric: str, *, label_selector: str = "") -> Object:
+        """The external metrics API (k8s.io/metrics external_metrics client, v1beta1): the
+        series of metric whose labels match, GET namespaces/<ns>/<metric>."""
+        return self._send(Request("list", metric, namespace=namespace,
+                                  group="external.metrics.k8s.io", version="v1beta1",
+                                  label_selector=label_selector))
+
     def watch(self, resource: str, on_event: Callable[[WatchEvent], None], namespace: str = "", *,
               resource_version: str = "", label_selector: str = "", field_selector: str = "",
               on_close: Callable[[], None] | None = None, allow_watch_bookmarks: bool = False

@@ -41,6 +41,8 @@ from kubelab.cluster.components import (
     build,
 )
 from kubelab.cluster.control_plane import KUBE_PROXY_USER, AnatomyWiring
+from kubelab.cluster.custom_metrics import CustomMetricsAdapter, MetricsAdapterOff
+from kubelab.cluster.custom_metrics import install as install_custom_metrics
 from kubelab.cluster.dns import Answer, resolve
 from kubelab.cluster.faults import Faults
 from kubelab.cluster.ledger import Ledger
@@ -158,6 +160,7 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         client_connection: dict[str, ClientConnection | dict[str, float]] | None = None,
         sync_cost: float | None = None,
         metrics_server: bool = False,
+        custom_metrics: bool = False,
     ) -> None:
         check_arguments(nodes=nodes, seed=seed, components=components, realtime=realtime,
                         speed=speed, max_request_bytes=max_request_bytes, replace=replace,
@@ -234,6 +237,12 @@ class Cluster(ReplicaWiring, AnatomyWiring):
             raise TypeError(f"metrics_server must be True or False, got {metrics_server!r}")
         self.metrics_server: MetricsServer | None = install_metrics_server(self) \
             if metrics_server else None
+        # --- hpacsi --- a custom and external metrics adapter (kubelab/cluster/custom_metrics.py),
+        # off as on kind: c.metrics.set_pod_metric(...) feeds an HPA's Pods, Object, External metrics.
+        if not isinstance(custom_metrics, bool):
+            raise TypeError(f"custom_metrics must be True or False, got {custom_metrics!r}")
+        self.metrics: CustomMetricsAdapter | MetricsAdapterOff = install_custom_metrics(self) \
+            if custom_metrics else MetricsAdapterOff()
         # Admission webhooks served by pods (kubelab/cluster/webhooks.py): image -> handler.
         self.webhook_servers = WebhookServers(self)
         # Each node's iptables, which kube-proxy writes and packets follow (kubelab.cluster.network).

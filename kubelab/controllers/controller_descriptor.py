@@ -40,6 +40,10 @@ from kubelab.controllers.serviceaccount import ServiceAccountsController
 from kubelab.controllers.statefulset import StatefulSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
 from kubelab.controllers.volume import (
+    AttachDetachController,
+    CSIHostPathProvisioner,
+    ExternalAttacher,
+    ExternalResizer,
     LocalPathProvisioner,
     PersistentVolumeController,
     PVCProtectionController,
@@ -113,6 +117,12 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("pv-protection",)))
     # kind's local-path provisioner, an add-on Deployment upstream (docs/ARCHITECTURE.md).
     register(ControllerDescriptor("local-path-provisioner", LocalPathProvisioner))
+    # --- hpacsi --- a simulated CSI driver's sidecars (csi_hostpath.py), idle unless a class names it
+    register(ControllerDescriptor("csi-hostpath-provisioner", CSIHostPathProvisioner))
+    register(ControllerDescriptor("csi-resizer", ExternalResizer))
+    register(ControllerDescriptor("csi-attacher", ExternalAttacher))
+    register(ControllerDescriptor("persistentvolume-attach-detach-controller",
+                                  AttachDetachController, ("attachdetach",)))
     # --- i31-hpa ---
     register(ControllerDescriptor("horizontal-pod-autoscaler-controller", HorizontalController,
                                   ("horizontalpodautoscaling",)))

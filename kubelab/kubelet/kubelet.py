@@ -99,7 +99,7 @@ class Kubelet:
                                        alive=alive, get_node=self._node, trace=ctx.trace, name=self.name)
         self.mirror_client = MirrorClient(self.client, self.node_name)
         self.volume_manager = VolumeManager(self.client, self.clock, self.event,
-                                            self.runtime.host_paths)
+                                            self.runtime.host_paths, node_name=self.node_name)
         # What a container's cat and ls see of its volumes: what the volume manager mounted.
         self.kuberuntime.container_mounts = self.volume_manager.container_mounts
         self._unsubscribe = self.runtime.subscribe(self._on_container_event)

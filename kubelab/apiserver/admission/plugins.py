@@ -10,6 +10,8 @@
   (storageclass.py).
 - StorageObjectInUseProtection (mutating): new claims and volumes carry the pvc-protection and
   pv-protection finalizers (storageclass.py).
+- PersistentVolumeClaimResize (validating): a claim grows only when bound and its class allows
+  expansion (resize.py).
 - Priority (mutating and validating): a pod's priorityClassName becomes its priority, a missing
   class refuses it; one globalDefault PriorityClass at most (priority.py).
 - MutatingAdmissionWebhook (mutating): the MutatingWebhookConfigurations' webhooks, after the
@@ -37,6 +39,7 @@ from kubelab.apiserver.admission.chain import (
 )
 from kubelab.apiserver.admission.policy import ValidatingAdmissionPolicy
 from kubelab.apiserver.admission.priority import Priority
+from kubelab.apiserver.admission.resize import PersistentVolumeClaimResize
 from kubelab.apiserver.admission.storageclass import DefaultStorageClass, StorageObjectInUseProtection
 from kubelab.apiserver.admission.webhook import MutatingAdmissionWebhook, ValidatingAdmissionWebhook
 from kubelab.apiserver.apis.defaults import set_defaults
@@ -186,6 +189,7 @@ def _name(attrs: Attributes) -> str:
 def default_plugins() -> list[AdmissionPlugin]:
     return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), Priority(),
             DefaultStorageClass(), StorageObjectInUseProtection(),  # --- i31-storage ---
+            PersistentVolumeClaimResize(),  # --- hpacsi ---
             MutatingAdmissionWebhook(),
             NodeRestriction(), ValidatingAdmissionPolicy(), ValidatingAdmissionWebhook()]
 

@@ -251,6 +251,21 @@ def _replication_controller(obj: Object) -> None:
 # ---
 
 
+# --- hpacsi ---
+def set_csi_driver_defaults(driver: Object) -> None:
+    """SetDefaults_CSIDriver (storage/v1): attach required, no pod info, no capacity tracking,
+    fsGroup for ReadWriteOnce volumes with an fsType, persistent volumes only."""
+    spec = driver.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    for key, value in (("attachRequired", True), ("podInfoOnMount", False),
+                       ("storageCapacity", False), ("fsGroupPolicy", "ReadWriteOnceWithFSType"),
+                       ("requiresRepublish", False), ("seLinuxMount", False)):
+        spec.setdefault(key, value)
+    if not spec.get("volumeLifecycleModes"):
+        spec["volumeLifecycleModes"] = ["Persistent"]
+
+
 DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "pods": _pod,
     "secrets": _secret,
@@ -279,6 +294,8 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "networkpolicies": set_network_policy_defaults,
     # --- i31-hpa ---
     "horizontalpodautoscalers": set_horizontal_pod_autoscaler_defaults,
+    # --- hpacsi --- storage/v1 SetDefaults_CSIDriver
+    "csidrivers": lambda d: set_csi_driver_defaults(d) if isinstance(d, dict) else None,
     # scheduling/v1 SetDefaults_PriorityClass
     "priorityclasses": lambda pc: pc.setdefault("preemptionPolicy", "PreemptLowerPriority")
     if isinstance(pc, dict) else None,

@@ -478,6 +478,20 @@ STORAGE_CLASS = kind("StorageClass", provisioner=STRING, parameters=STRING_MAP,
                      reclaimPolicy=STRING, mountOptions=STRINGS, allowVolumeExpansion=BOOL,
                      volumeBindingMode=STRING, allowedTopologies=ANY)
 SCHEMAS.update({s.name: s for s in (PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS)})
+# --- hpacsi --- storage.k8s.io/v1 VolumeAttachment and CSIDriver (k8s.io/api storage/v1 types.go)
+_VA_ERROR = struct("VolumeError", time=STRING, message=STRING, errorCode=INT32)
+VOLUME_ATTACHMENT = kind(
+    "VolumeAttachment",
+    spec=struct("VolumeAttachmentSpec", attacher=STRING, nodeName=STRING, source=struct(
+        "VolumeAttachmentSource", persistentVolumeName=STRING, inlineVolumeSpec=ANY)),
+    status=struct("VolumeAttachmentStatus", attached=BOOL, attachmentMetadata=STRING_MAP,
+                  attachError=_VA_ERROR, detachError=_VA_ERROR))
+CSI_DRIVER = kind("CSIDriver", spec=struct(
+    "CSIDriverSpec", attachRequired=BOOL, podInfoOnMount=BOOL, storageCapacity=BOOL,
+    requiresRepublish=BOOL, seLinuxMount=BOOL, fsGroupPolicy=STRING,
+    volumeLifecycleModes=STRINGS, nodeAllocatableUpdatePeriodSeconds=ANY,
+    tokenRequests=ListOf(struct("TokenRequest", audience=STRING, expirationSeconds=ANY))))
+SCHEMAS.update({s.name: s for s in (VOLUME_ATTACHMENT, CSI_DRIVER)})
 
 # networking.k8s.io/v1 Ingress, IngressClass, NetworkPolicy (k8s.io/api networking/v1 types.go).
 _SERVICE_BACKEND = struct("IngressServiceBackend", "v1", name=STRING, port=struct(

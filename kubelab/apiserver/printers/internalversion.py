@@ -301,11 +301,14 @@ def format_hpa_metrics(specs: list[Object], statuses: list[Object]) -> str:
                 want = target.get("averageUtilization")
                 shown.append(f"{name}: {'<unknown>' if have is None else f'{have}%'}/"
                              f"{'<auto>' if want is None else f'{want}%'}")
+        elif kind in ("External", "Object", "Pods"):  # --- hpacsi --- no metric name, as upstream
+            average = kind == "Pods" or target.get("averageValue") is not None
+            field = "averageValue" if average else "value"
+            have = current.get(field) or "<unknown>"
+            suffix = " (avg)" if average and kind != "Pods" else ""
+            shown.append(f"{have}/{target.get(field, '<nil>')}{suffix}")
         else:
-            name = ((source.get("metric") or {}).get("name")) or ""
-            want = target.get("averageValue") or target.get("value") or "<auto>"
-            have = current.get("averageValue") or current.get("value") or "<unknown>"
-            shown.append(f"{name}: {have}/{want}")
+            shown.append("<unknown type>")
         if len(shown) > 2:
             return f"{', '.join(shown[:2])} + {len(specs) - 2} more..."
     return ", ".join(shown)

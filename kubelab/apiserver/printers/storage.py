@@ -111,6 +111,39 @@ def add_handlers(h: TableGenerator) -> None:
         _NAME, column("Status"), column("Volume"), column("Capacity"), column("Access Modes"),
         column("StorageClass"), column("VolumeAttributesClass"), _AGE,
         column("VolumeMode", priority=1)], _pvc_row)
+    # --- hpacsi --- printVolumeAttachment, printCSIDriver
+    h.table_handler("volumeattachments", [
+        _NAME, column("Attacher"), column("PV"), column("Node"), column("Attached", "boolean"),
+        _AGE], _volume_attachment_row)
+    h.table_handler("csidrivers", [
+        _NAME, column("AttachRequired", "boolean"), column("PodInfoOnMount", "boolean"),
+        column("StorageCapacity", "boolean"), column("TokenRequests"),
+        column("RequiresRepublish", "boolean"), column("Modes"), _AGE], _csi_driver_row)
     h.table_handler("storageclasses", [
         _NAME, column("Provisioner"), column("ReclaimPolicy"), column("VolumeBindingMode"),
         column("AllowVolumeExpansion"), _AGE], _storage_class_row)
+
+
+# --- hpacsi ---
+def _bool(value: Any) -> str:
+    return "true" if value else "false"
+
+
+def _volume_attachment_row(va: Object, now: float) -> list[str]:
+    spec = va.get("spec") or {}
+    return [va["metadata"]["name"], str(spec.get("attacher") or ""),
+            str((spec.get("source") or {}).get("persistentVolumeName") or ""),
+            str(spec.get("nodeName") or ""), _bool((va.get("status") or {}).get("attached")),
+            _age(va, now)]
+
+
+def _csi_driver_row(driver: Object, now: float) -> list[str]:
+    spec = driver.get("spec") or {}
+    attach = spec.get("attachRequired")
+    tokens = spec.get("tokenRequests")
+    audiences = ",".join(str(t.get("audience", "")) for t in tokens) if tokens is not None \
+        else "<unset>"
+    return [driver["metadata"]["name"], _bool(True if attach is None else attach),
+            _bool(spec.get("podInfoOnMount")), _bool(spec.get("storageCapacity")), audiences,
+            _bool(spec.get("requiresRepublish")),
+            ",".join(spec.get("volumeLifecycleModes") or []) or "<none>", _age(driver, now)]

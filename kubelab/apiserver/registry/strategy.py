@@ -64,6 +64,8 @@ STRATEGIES = {
     # starts Pending; no generation.
     "persistentvolumes": Strategy(has_status=True, create_clears_status=True),
     "persistentvolumeclaims": Strategy(has_status=True, create_clears_status=True),
+    # --- hpacsi --- volumeattachment/strategy.go: the status is the attacher's
+    "volumeattachments": Strategy(has_status=True, create_clears_status=True),
     # networking/ingress/strategy.go: generation bumps on spec changes; status is a subresource.
     "ingresses": Strategy(has_status=True, generation=True, create_clears_status=True),
     "ingressclasses": Strategy(generation=True),

@@ -20,9 +20,14 @@ and a scale-up is limited to max(2 x current, 4). With a behavior: each directio
 stabilization window and its policies (Pods or Percent per period, the Max, Min or Disabled
 select policy), over the scale events of the longest period.
 
+Every metric type is read: Resource and ContainerResource from metrics.k8s.io (metrics-server),
+Pods and Object from custom.metrics.k8s.io, External from external.metrics.k8s.io; kind serves
+neither of the last two, and `Cluster(custom_metrics=True)` adds a simulated adapter
+(kubelab/cluster/custom_metrics.py) whose values `c.metrics` sets. Without it the HPA's
+ScalingActive condition and events say, in upstream's words, that the API is missing.
+
 Departures: the scale is written with a fresh read of it (client.scale), not the one read at
-the start; only Resource and ContainerResource metrics are read: the Pods, Object and
-External sources need a custom metrics API kubelab does not serve, and count as invalid metrics.
+the start.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError, ParseError
-from kubelab.api.labels import parse_selector
+from kubelab.api.labels import parse_selector, selector_from_label_selector
 from kubelab.api.meta import deep_copy, rfc3339
 from kubelab.api.quantity import Format, Quantity, parse_quantity
 from kubelab.client.component import ComponentContext
@@ -42,17 +47,27 @@ from kubelab.client.controller_loop import Controller
 from kubelab.client.events import NORMAL, WARNING
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 from kubelab.client.workqueue import RateLimitingQueue
-from kubelab.controllers.podautoscaler.metrics import get_resource_metric
+from kubelab.controllers.podautoscaler.metrics import (
+    get_external_metric,
+    get_object_metric,
+    get_raw_metric,
+    get_resource_metric,
+)
 from kubelab.controllers.podautoscaler.replica_calculator import (
     TOLERANCE,
     PodMetric,
     ReplicaCalculationError,
+    get_external_metric_replicas,
+    get_external_per_pod_metric_replicas,
+    get_metric_replicas,
+    get_object_metric_replicas,
+    get_object_per_pod_metric_replicas,
     get_raw_resource_replicas,
     get_resource_replicas,
 )
 
 __all__ = ["DOWNSCALE_STABILISATION_WINDOW", "SYNC_PERIOD", "FixedItemIntervalRateLimiter",
-           "HorizontalController", "convert_desired_replicas_with_rules"]
+           "HorizontalController", "convert_desired_replicas_with_rules", "go_label_selector"]
 
 SYNC_PERIOD = 15.0                      # --horizontal-pod-autoscaler-sync-period
 DOWNSCALE_STABILISATION_WINDOW = 300.0  # --horizontal-pod-autoscaler-downscale-stabilization
@@ -244,6 +259,7 @@ class HorizontalController:
             set_condition(hpa, "ScalingActive", "False", "InvalidSelector", message, now)
             raise ReplicaCalculationError(message) from None
         current = int((scale.get("spec") or {}).get("replicas", 0))
+        status_replicas = int((scale.get("status") or {}).get("replicas", 0))
         namespace = hpa["metadata"]["namespace"]
         pods = [p for p in self.pod_indexer.list()
                 if p["metadata"].get("namespace") == namespace
@@ -254,7 +270,7 @@ class HorizontalController:
         for i, spec in enumerate(specs):
             try:
                 proposal, proposal_name, statuses[i] = self.compute_replicas_for_metric(
-                    hpa, spec, current, selector_text, pods)
+                    hpa, spec, current, selector_text, pods, status_replicas)
             except ReplicaCalculationError as err:
                 if invalid == 0:
                     first_error = str(err)
@@ -274,12 +290,23 @@ class HorizontalController:
         return replicas, name, statuses
 
     def compute_replicas_for_metric(self, hpa: Object, spec: Object, current: int, selector: str,
-                                    pods: list[Object]) -> tuple[int, str, Object]:
+                                    pods: list[Object], status_replicas: int = 0
+                                    ) -> tuple[int, str, Object]:
+        """computeReplicasForMetric: one metric's proposal, name and status, by its type."""
         kind = spec.get("type")
+        namespace = hpa["metadata"]["namespace"]
+        if kind == "Object":  # --- hpacsi ---
+            return self.compute_status_for_object_metric(hpa, spec.get("object") or {}, current,
+                                                         status_replicas, pods)
+        if kind == "Pods":
+            return self.compute_status_for_pods_metric(hpa, spec.get("pods") or {}, current,
+                                                       selector, pods)
+        if kind == "External":
+            return self.compute_status_for_external_metric(hpa, spec.get("external") or {},
+                                                           current, status_replicas, pods)
         if kind not in ("Resource", "ContainerResource"):
-            err = ReplicaCalculationError(f"unable to get metric {kind}: the custom and external "
-                                          "metrics APIs are not served")
-            self._unable(hpa, err, f"Failed{'Get' if kind else ''}{kind or 'Unknown'}Metric")
+            err = ReplicaCalculationError(f'unknown metric source type "{kind or ""}"')
+            self._unable(hpa, err, "InvalidMetricSourceType")
             raise err
         source = spec.get("resource" if kind == "Resource" else "containerResource") or {}
         resource, container = str(source.get("name", "")), str(source.get("container", ""))
@@ -287,7 +314,7 @@ class HorizontalController:
         reason = "FailedGetResourceMetric" if kind == "Resource" else "FailedGetContainerResourceMetric"
         try:
             replicas, name, status = self._resource_metric(resource, container, target, current,
-                                                           hpa["metadata"]["namespace"], selector, pods)
+                                                           namespace, selector, pods)
         except ReplicaCalculationError as err:
             self._unable(hpa, err, reason)
             what = "resource" if kind == "Resource" else "container resource"
@@ -296,6 +323,149 @@ class HorizontalController:
         key = "resource" if kind == "Resource" else "containerResource"
         body = {"name": resource, **({"container": container} if container else {}), "current": status}
         return replicas, name, {"type": kind, key: body}
+
+    # --- hpacsi --- the Object, Pods and External metric types
+
+    def _metric_selector(self, hpa: Object, metric: Object, reason: str, what: str) -> str:
+        """metav1.LabelSelectorAsSelector of the metric's selector, as a query string."""
+        try:
+            return str(selector_from_label_selector(metric.get("selector")))
+        except ParseError as err:
+            failure = ReplicaCalculationError(str(err))
+            self._unable(hpa, failure, reason)
+            raise _with_condition(ReplicaCalculationError(
+                f"failed to get {what} metric value: {err}"), failure) from None
+
+    def compute_status_for_object_metric(self, hpa: Object, source: Object, current: int,
+                                         status_replicas: int, pods: list[Object]
+                                         ) -> tuple[int, str, Object]:
+        """computeStatusForObjectMetric: a Value target against the ready pods, an
+        AverageValue target against status.replicas."""
+        reason = "FailedGetObjectMetric"
+        metric = source.get("metric") or {}
+        metric_name = str(metric.get("name", ""))
+        described = source.get("describedObject") or {}
+        target = source.get("target") or {}
+        namespace = hpa["metadata"]["namespace"]
+        metric_selector = self._metric_selector(hpa, metric, reason, "object")
+        identifier = {"name": metric_name, **({"selector": metric["selector"]}
+                                              if metric.get("selector") is not None else {})}
+        try:
+            if target.get("type") == "Value":
+                usage = self._object_metric(metric_name, namespace, described, metric_selector)
+                replicas, usage = get_object_metric_replicas(
+                    current, _milli_of(target.get("value")), usage, pods, tolerance=self.tolerance)
+                return replicas, f"{described.get('kind', '')} metric {metric_name}", {
+                    "type": "Object", "object": {"describedObject": described, "metric": identifier,
+                                                 "current": {"value": _milli(usage)}}}
+            if target.get("type") == "AverageValue":
+                try:
+                    usage = self._object_metric(metric_name, namespace, described, metric_selector)
+                    replicas, usage = get_object_per_pod_metric_replicas(
+                        status_replicas, _milli_of(target.get("averageValue")), usage,
+                        tolerance=self.tolerance)
+                except ReplicaCalculationError as err:
+                    self._unable(hpa, err, reason)
+                    raise _with_condition(ReplicaCalculationError(
+                        f"failed to get {metric_name} object metric: {err}"), err) from None
+                shown = go_label_selector(metric.get("selector"))
+                return replicas, f"external metric {metric_name}({shown})", {
+                    "type": "Object", "object": {"describedObject": described, "metric": identifier,
+                                                 "current": {"averageValue": _milli(usage)}}}
+            invalid = ReplicaCalculationError("invalid object metric source: neither a value "
+                                              "target nor an average value target was set")
+            self._unable(hpa, invalid, reason)
+            raise invalid
+        except ReplicaCalculationError as err:
+            if getattr(err, "condition", None) is None:
+                self._unable(hpa, err, reason)
+            raise _with_condition(ReplicaCalculationError(
+                f"failed to get object metric value: {err}"), err) from None
+
+    def _object_metric(self, metric: str, namespace: str, described: Object, metric_selector: str
+                       ) -> int:
+        """GetObjectMetricReplicas' fetch, with upstream's (oddly ordered) wording."""
+        try:
+            usage, _timestamp = get_object_metric(self.client, metric, namespace, described,
+                                                  metric_selector)
+        except ReplicaCalculationError as err:
+            raise ReplicaCalculationError(
+                f"unable to get metric {metric}: {described.get('kind', '')} on {namespace} "
+                f"{described.get('name', '')}/{err}") from None
+        return usage
+
+    def compute_status_for_pods_metric(self, hpa: Object, source: Object, current: int,
+                                       selector: str, pods: list[Object]
+                                       ) -> tuple[int, str, Object]:
+        """computeStatusForPodsMetric: an AverageValue across the pods."""
+        reason = "FailedGetPodsMetric"
+        metric = source.get("metric") or {}
+        metric_name = str(metric.get("name", ""))
+        metric_selector = self._metric_selector(hpa, metric, reason, "pods")
+        try:
+            target = _milli_of((source.get("target") or {}).get("averageValue"))
+            try:
+                metrics, _timestamp = get_raw_metric(self.client, metric_name,
+                                                     hpa["metadata"]["namespace"], selector,
+                                                     metric_selector)
+            except ReplicaCalculationError as err:
+                raise ReplicaCalculationError(f"unable to get metric {metric_name}: {err}") from None
+            replicas, usage = get_metric_replicas(current, target, pods, metrics, self.clock.now,
+                                                  tolerance=self.tolerance)
+        except ReplicaCalculationError as err:
+            self._unable(hpa, err, reason)
+            raise _with_condition(ReplicaCalculationError(
+                f"failed to get pods metric value: {err}"), err) from None
+        identifier = {"name": metric_name, **({"selector": metric["selector"]}
+                                              if metric.get("selector") is not None else {})}
+        return replicas, f"pods metric {metric_name}", {
+            "type": "Pods", "pods": {"metric": identifier, "current": {"averageValue": _milli(usage)}}}
+
+    def compute_status_for_external_metric(self, hpa: Object, source: Object, current: int,
+                                           status_replicas: int, pods: list[Object]
+                                           ) -> tuple[int, str, Object]:
+        """computeStatusForExternalMetric: the sum of the matching series, per pod
+        (AverageValue) or as a whole (Value)."""
+        reason = "FailedGetExternalMetric"
+        metric = source.get("metric") or {}
+        metric_name = str(metric.get("name", ""))
+        target = source.get("target") or {}
+        namespace = hpa["metadata"]["namespace"]
+        shown = go_label_selector(metric.get("selector"))
+        identifier = {"name": metric_name, **({"selector": metric["selector"]}
+                                              if metric.get("selector") is not None else {})}
+        name = f"external metric {metric_name}({shown})"
+        per_pod = target.get("averageValue") is not None
+        if not per_pod and target.get("value") is None:
+            invalid = ReplicaCalculationError("invalid external metric source: neither a value "
+                                              "target nor an average value target was set")
+            self._unable(hpa, invalid, reason)
+            raise invalid
+        try:
+            try:
+                selector = str(selector_from_label_selector(metric.get("selector")))
+            except ParseError as err:
+                raise ReplicaCalculationError(str(err)) from None
+            try:
+                values, _timestamp = get_external_metric(self.client, metric_name, namespace, selector)
+            except ReplicaCalculationError as err:
+                raise ReplicaCalculationError(f"unable to get external metric {namespace}/"
+                                              f"{metric_name}/{shown}: {err}") from None
+            if per_pod:
+                replicas, usage = get_external_per_pod_metric_replicas(
+                    status_replicas, _milli_of(target["averageValue"]), values,
+                    tolerance=self.tolerance)
+            else:
+                replicas, usage = get_external_metric_replicas(
+                    current, _milli_of(target["value"]), values, pods, tolerance=self.tolerance)
+        except ReplicaCalculationError as err:
+            self._unable(hpa, err, reason)
+            wrapped = f"failed to get {metric_name} external metric: {err}" if per_pod else \
+                f"failed to get external metric {metric_name}: {err}"
+            raise _with_condition(ReplicaCalculationError(wrapped), err) from None
+        current_status = {"averageValue": _milli(usage)} if per_pod else {"value": _milli(usage)}
+        return replicas, name, {"type": "External", "external": {"metric": identifier,
+                                                                 "current": current_status}}
 
     def _resource_metric(self, resource: str, container: str, target: Object, current: int,
                          namespace: str, selector: str, pods: list[Object]
@@ -592,3 +762,26 @@ def _milli(value: int) -> str:
 def _with_condition(new: ReplicaCalculationError, old: Exception) -> ReplicaCalculationError:
     new.condition = getattr(old, "condition", None)  # type: ignore[attr-defined]
     return new
+
+
+# --- hpacsi ---
+def _milli_of(quantity: Any) -> int:
+    """A target's Quantity as a milli-value (its MilliValue())."""
+    try:
+        return parse_quantity(str(quantity)).milli_value()
+    except ParseError as err:
+        raise ReplicaCalculationError(str(err)) from None
+
+
+def go_label_selector(selector: Object | None) -> str:
+    """fmt's %+v of a *metav1.LabelSelector, as upstream's metric names and errors print it:
+    nil, or its generated String()."""
+    if selector is None:
+        return "nil"
+    labels = "".join(f"{k}: {v}," for k, v in sorted((selector.get("matchLabels") or {}).items()))
+    expressions = "".join(
+        f"LabelSelectorRequirement{{Key:{e.get('key', '')},Operator:{e.get('operator', '')},"
+        f"Values:[{' '.join(e.get('values') or [])}],}},"
+        for e in selector.get("matchExpressions") or [])
+    return (f"&LabelSelector{{MatchLabels:map[string]string{{{labels}}},"
+            f"MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}")

@@ -1,6 +1,9 @@
-"""How many replicas a resource metric asks for (pkg/controller/podautoscaler/replica_calculator.go:
+"""How many replicas a metric asks for (pkg/controller/podautoscaler/replica_calculator.go:
 GetResourceReplicas, groupPods, calculatePodRequests, removeMetricsForPods; and
-metrics/utilization.go GetResourceUtilizationRatio).
+metrics/utilization.go GetResourceUtilizationRatio; for the custom and external metrics,
+GetMetricReplicas, GetObjectMetricReplicas, getUsageRatioReplicaCount,
+GetObjectPerPodMetricReplicas, getReadyPodsCount, GetExternalMetricReplicas and
+GetExternalPerPodMetricReplicas).
 
     desired = ceil(current utilization / target utilization * ready pods)
 
@@ -15,7 +18,18 @@ with the corrections that keep it from flapping:
 - a recomputed ratio that crosses 1.0, or lands within the tolerance, changes nothing.
 
 Everything here is a pure function of the pods, their metrics and the clock, so upstream's
-replica_calculator_test.go tables transcribe directly (tests/test_podautoscaler.py).
+replica_calculator_test.go tables transcribe directly (tests/test_podautoscaler.py,
+tests/test_hpa_metric_types.py).
+
+The other metric types:
+
+- Pods (an AverageValue per pod, from custom.metrics.k8s.io): calcPlainMetricReplicas, the
+  same corrections as above, without CPU's readiness rules;
+- Object and External with a Value target: the ratio of the value to the target, times the
+  pods that are Running and Ready (from zero replicas: ceil of the ratio);
+- Object and External with an AverageValue target: the value divided by the target, against
+  the target's status.replicas for the tolerance; the reported average is the value over
+  status.replicas (over one while status.replicas is still 0, where Go divides by zero).
 """
 
 from __future__ import annotations
@@ -28,10 +42,26 @@ from kubelab.api.errors import ParseError
 from kubelab.api.quantity import parse_quantity
 from kubelab.controllers.controller_utils import get_pod_ready_condition, seconds
 
-__all__ = ["CPU_INITIALIZATION_PERIOD", "DELAY_OF_INITIAL_READINESS_STATUS", "TOLERANCE",
-           "PodMetric", "ReplicaCalculationError", "calculate_pod_requests", "get_metric_usage_ratio",
-           "get_raw_resource_replicas", "get_resource_replicas", "get_resource_utilization_ratio",
-           "group_pods"]
+__all__ = [
+    "CPU_INITIALIZATION_PERIOD",
+    "DELAY_OF_INITIAL_READINESS_STATUS",
+    "TOLERANCE",
+    "PodMetric",
+    "ReplicaCalculationError",
+    "calculate_pod_requests",
+    "get_external_metric_replicas",
+    "get_external_per_pod_metric_replicas",
+    "get_metric_replicas",
+    "get_metric_usage_ratio",
+    "get_object_metric_replicas",
+    "get_object_per_pod_metric_replicas",
+    "get_raw_resource_replicas",
+    "get_ready_pods_count",
+    "get_resource_replicas",
+    "get_resource_utilization_ratio",
+    "get_usage_ratio_replica_count",
+    "group_pods",
+]
 
 TOLERANCE = 0.1                          # --horizontal-pod-autoscaler-tolerance
 CPU_INITIALIZATION_PERIOD = 300.0        # --horizontal-pod-autoscaler-cpu-initialization-period (5m)
@@ -223,3 +253,87 @@ def get_raw_resource_replicas(current_replicas: int, target_usage: int, resource
             (usage_ratio > 1.0 > new_ratio):
         return current_replicas, usage
     return math.ceil(new_ratio * len(metrics)), usage
+
+
+# --- hpacsi --- the custom and external metric types
+
+def get_metric_replicas(current_replicas: int, target_usage: int, pods: list[Object],
+                        metrics: dict[str, PodMetric], now: float, *,
+                        tolerance: float = TOLERANCE) -> tuple[int, int]:
+    """GetMetricReplicas after GetRawMetric: calcPlainMetricReplicas with no resource, so no
+    pod is unready for want of CPU readiness. (replicas, average usage in milli-units)."""
+    return get_raw_resource_replicas(current_replicas, target_usage, "", pods, metrics, now,
+                                     tolerance=tolerance)
+
+
+def get_ready_pods_count(pods: list[Object]) -> int:
+    """getReadyPodsCount: the Running pods whose Ready condition is True."""
+    if not pods:
+        raise ReplicaCalculationError("no pods returned by selector while calculating replica count")
+    count = 0
+    for pod in pods:
+        condition = get_pod_ready_condition(pod)
+        if (pod.get("status") or {}).get("phase") == "Running" and condition is not None \
+                and condition.get("status") == "True":
+            count += 1
+    return count
+
+
+def get_usage_ratio_replica_count(current_replicas: int, usage_ratio: float, pods: list[Object],
+                                  *, tolerance: float = TOLERANCE) -> int:
+    """getUsageRatioReplicaCount: from zero replicas the ratio alone decides (scale to zero or
+    to n); otherwise nothing within the tolerance, else the ratio times the ready pods."""
+    if current_replicas == 0:
+        return math.ceil(usage_ratio)
+    if abs(1.0 - usage_ratio) <= tolerance:
+        return current_replicas
+    try:
+        ready = get_ready_pods_count(pods)
+    except ReplicaCalculationError as err:
+        raise ReplicaCalculationError(f"unable to calculate ready pods: {err}") from None
+    return math.ceil(usage_ratio * ready)
+
+
+def get_object_metric_replicas(current_replicas: int, target_usage: int, usage: int,
+                               pods: list[Object], *, tolerance: float = TOLERANCE
+                               ) -> tuple[int, int]:
+    """GetObjectMetricReplicas after GetObjectMetric: (replicas, the object's value)."""
+    replicas = get_usage_ratio_replica_count(current_replicas, usage / target_usage, pods,
+                                             tolerance=tolerance)
+    return replicas, usage
+
+
+def _per_pod(status_replicas: int, target_per_pod: int, usage: int, tolerance: float
+             ) -> tuple[int, int]:
+    """The AverageValue arithmetic GetObjectPerPodMetricReplicas and
+    GetExternalPerPodMetricReplicas share: (replicas, usage per current replica)."""
+    replicas = status_replicas
+    usage_ratio = usage / (target_per_pod * status_replicas) if status_replicas else math.inf
+    if abs(1.0 - usage_ratio) > tolerance:  # a change large enough
+        replicas = math.ceil(usage / target_per_pod)
+    return replicas, math.ceil(usage / (status_replicas or 1))
+
+
+def get_object_per_pod_metric_replicas(status_replicas: int, target_average_usage: int,
+                                       usage: int, *, tolerance: float = TOLERANCE
+                                       ) -> tuple[int, int]:
+    """GetObjectPerPodMetricReplicas: (replicas, the value per current replica)."""
+    return _per_pod(status_replicas, target_average_usage, usage, tolerance)
+
+
+def get_external_metric_replicas(current_replicas: int, target_usage: int, values: list[int],
+                                 pods: list[Object], *, tolerance: float = TOLERANCE
+                                 ) -> tuple[int, int]:
+    """GetExternalMetricReplicas after GetExternalMetric: the series' values add up, then as
+    an object's value. (replicas, the sum)."""
+    usage = sum(values)
+    replicas = get_usage_ratio_replica_count(current_replicas, usage / target_usage, pods,
+                                             tolerance=tolerance)
+    return replicas, usage
+
+
+def get_external_per_pod_metric_replicas(status_replicas: int, target_usage_per_pod: int,
+                                         values: list[int], *, tolerance: float = TOLERANCE
+                                         ) -> tuple[int, int]:
+    """GetExternalPerPodMetricReplicas: (replicas, the sum per current replica)."""
+    return _per_pod(status_replicas, target_usage_per_pod, sum(values), tolerance)

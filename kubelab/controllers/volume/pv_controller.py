@@ -38,6 +38,7 @@ from kubelab.controllers.volume.util import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_DYNAMICALLY_PROVISIONED,
+    ANN_PRE_RESIZE_CAPACITY,
     ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER,
     annotations_of,
@@ -230,8 +231,16 @@ class PersistentVolumeController:
         claim = bound_claim
         spec = volume.get("spec") or {}
         status = {**(claim.get("status") or {}), "phase": "Bound",
-                  "accessModes": list(spec.get("accessModes") or []),
-                  "capacity": dict(spec.get("capacity") or {})}
+                  "accessModes": list(spec.get("accessModes") or [])}
+        if (claim.get("status") or {}).get("phase") != "Bound":
+            # updateClaimStatus: capacity only as the claim becomes Bound, not once it is (a
+            # file system smaller than its block device is meant); a volume being expanded
+            # says the size before (AnnPreResizeCapacity, set by the CSI external-resizer)
+            capacity = dict(spec.get("capacity") or {})
+            pre_resize = annotations_of(volume).get(ANN_PRE_RESIZE_CAPACITY)
+            if pre_resize:
+                capacity["storage"] = pre_resize
+            status["capacity"] = capacity
         if claim.get("status") != status:
             new = deep_copy(claim)
             new["status"] = status

@@ -22,6 +22,7 @@ __all__ = [
     "ANN_BIND_COMPLETED",
     "ANN_BOUND_BY_CONTROLLER",
     "ANN_DYNAMICALLY_PROVISIONED",
+    "ANN_PRE_RESIZE_CAPACITY",
     "ANN_SELECTED_NODE",
     "ANN_STORAGE_PROVISIONER",
     "annotations_of",
@@ -38,6 +39,7 @@ ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
 ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
 BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
+ANN_PRE_RESIZE_CAPACITY = "volume.alpha.kubernetes.io/pre-resize-capacity"  # util/resize_util.go
 
 
 def annotations_of(obj: Object) -> dict[str, str]:

@@ -1,5 +1,5 @@
 """`kubectl describe hpa` (pkg/describe/describe.go: describeHorizontalPodAutoscalerV2 and
-printDirectionBehavior), for Resource and ContainerResource metrics."""
+printDirectionBehavior), for every metric type."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def describe_horizontal_pod_autoscaler(client: Client, hpa: Object, events: list
     statuses = status.get("currentMetrics") or []
     for i, metric in enumerate(spec.get("metrics") or []):
         kind = metric.get("type")
-        if kind not in ("Resource", "ContainerResource"):
+        if kind not in ("Resource", "ContainerResource"):  # --- hpacsi ---
+            _custom_metric(w, metric, statuses[i] if i < len(statuses) else {})
             continue
         key = "resource" if kind == "Resource" else "containerResource"
         source = metric.get(key) or {}
@@ -82,3 +83,39 @@ def _direction(w: PrefixWriter, direction: str, rules: Object | None) -> None:
         for p in rules["policies"]:
             w.write(3, f"- Type: {p.get('type')}\tValue: {p.get('value')}\tPeriod: "
                        f"{p.get('periodSeconds')} seconds\n")
+
+
+# --- hpacsi ---
+def _custom_metric(w: PrefixWriter, metric: Object, status: Object) -> None:
+    """The External, Pods and Object cases of describeHorizontalPodAutoscalerV2's switch."""
+    kind = str(metric.get("type", ""))
+    key = kind[:1].lower() + kind[1:]
+    source = metric.get(key) or {}
+    target = source.get("target") or {}
+    name = (source.get("metric") or {}).get("name", "")
+    current = (status.get(key) or {}).get("current") if status.get(key) is not None else None
+
+    def shown(field: str) -> str:
+        if current is None:
+            return "<unknown>"
+        return str(current.get(field)) if current.get(field) is not None else "<nil>"
+
+    if kind == "External":
+        if target.get("averageValue") is not None:
+            have = "<unknown>" if current is None or current.get("averageValue") is None \
+                else str(current["averageValue"])
+            w.write(1, f'"{name}" (target average value):\t{have} / {target["averageValue"]}\n')
+        else:
+            w.write(1, f'"{name}" (target value):\t{shown("value")} / {target.get("value", "<nil>")}\n')
+    elif kind == "Pods":
+        w.write(1, f'"{name}" on pods:\t{shown("averageValue")} / {target.get("averageValue", "<nil>")}\n')
+    elif kind == "Object":
+        described = source.get("describedObject") or {}
+        w.write(1, f'"{name}" on {described.get("kind", "")}/{described.get("name", "")} ')
+        if target.get("type") == "AverageValue":
+            w.write(0, f"(target average value):\t{shown('averageValue')} / "
+                       f"{target.get('averageValue', '<nil>')}\n")
+        else:
+            w.write(0, f"(target value):\t{shown('value')} / {target.get('value', '<nil>')}\n")
+    else:
+        w.write(1, f'<unknown metric type "{kind}">\n')

@@ -14,6 +14,7 @@ from kubelab.kubectl.describe.describe import (
     annotations_multiline,
     describe_events,
     labels_multiline,
+    rfc1123z,
     since,
 )
 from kubelab.kubectl.tabwriter import PrefixWriter
@@ -133,6 +134,15 @@ def describe_persistent_volume_claim(client: Client, pvc: Object, events: list[O
         w.write(0, f"VolumeMode:\t{spec['volumeMode']}\n")
     pods = _used_by(client, pvc)
     w.write(0, "Used By:\t" + ("\n\t".join(pods) if pods else "<none>") + "\n")
+    conditions = (pvc.get("status") or {}).get("conditions") or []
+    if conditions:  # --- hpacsi --- a resize under way
+        w.write(0, "Conditions:\n")
+        w.write(1, "Type\tStatus\tLastProbeTime\tLastTransitionTime\tReason\tMessage\n")
+        w.write(1, "----\t------\t-----------------\t------------------\t------\t-------\n")
+        for c in conditions:
+            w.write(1, f"{c.get('type', '')} \t{c.get('status', '')} \t"
+                       f"{rfc1123z(c.get('lastProbeTime'))} \t{rfc1123z(c.get('lastTransitionTime'))} "
+                       f"\t{c.get('reason', '')} \t{c.get('message', '')}\n")
     describe_events(w, events, now)
     return w.text()
 

@@ -10,6 +10,9 @@ exponential back-off, pkg/util/goroutinemap/exponentialbackoff: 500 ms doubling 
   An `optional: true` source that is missing gives an empty volume instead.
 - A claim that does not exist or is not bound cannot even be resolved to a volume: it is among
   the "failed to process" volumes, without an event of its own.
+- A CSI volume whose driver needs attaching (its CSIDriver's attachRequired; true without one)
+  waits for its VolumeAttachment, made by the attach/detach controller, to be attached: until
+  then it is among the "unattached volumes".
 - While any volume is not mounted the pod's containers are not started, so the pod stays
   ContainerCreating; every podAttachAndMountTimeout (2m3s) SyncPod reports Warning FailedMount
   `Unable to attach or mount volumes: unmounted volumes=[...], unattached volumes=[],
@@ -17,6 +20,12 @@ exponential back-off, pkg/util/goroutinemap/exponentialbackoff: 500 ms doubling 
   next retry mounts the volume and the pod starts: it heals by itself.
 - Mounted configMap, secret, downwardAPI and projected volumes are refreshed at each pod sync
   (upstream: at the kubelet's periodic resync), so an edited ConfigMap shows in the files.
+- A mounted claim whose expansion waits for the node (allocatedResourceStatuses storage:
+  NodeResizePending, condition FileSystemResizePending, left by a CSI external-resizer) has its
+  file system grown at the next pod sync (operation_generator.go nodeExpandVolume,
+  util/resize_util.go MarkFSResizeFinished): status.capacity becomes the volume's, the
+  condition and the status go, and the pod gets Normal FileSystemResizeSuccessful
+  `MountVolume.NodeExpandVolume succeeded for volume "pvc-..." <node>`.
 
 What the volumes hold lives here, in memory: an emptyDir is a writable directory shared by the
 pod's containers and gone with the pod; a hostPath, and the hostPath or local directory behind
@@ -33,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubelab.api import Object
+from kubelab.api.csi import attach_required, attachment_name
 from kubelab.api.errors import ApiError
 from kubelab.client.client import Client
 from kubelab.kubelet.pod_workers import SyncResult
@@ -60,12 +70,18 @@ class ProcessError(Exception):
     """The populator could not resolve the volume (a claim that is missing or unbound)."""
 
 
+class AttachError(Exception):
+    """--- hpacsi --- The volume needs attaching and its VolumeAttachment is not attached yet
+    (the reconciler's VerifyControllerAttachedVolume; csi_attacher.go WaitForAttach)."""
+
+
 @dataclass
 class MountedVolume:
     name: str
     source: str                      # "emptyDir", "configMap", ...
     files: dict[str, bytes] = field(default_factory=dict)  # relative path -> content
     writable: bool = False           # emptyDir, hostPath and claims (unless readOnly)
+    claim: tuple[str, str] | None = None  # a persistentVolumeClaim's (namespace, name)
 
 
 def _source_of(volume: Object) -> str:
@@ -74,12 +90,14 @@ def _source_of(volume: Object) -> str:
 
 class VolumeManager:
     def __init__(self, client: Client, clock: Clock, record: Recorder,
-                 host_paths: dict[str, dict[str, bytes]]) -> None:
+                 host_paths: dict[str, dict[str, bytes]], *, node_name: str = "") -> None:
         """host_paths: the node's directories (path -> files), which outlive the kubelet."""
         self.client, self.clock, self.record, self.host_paths = client, clock, record, host_paths
+        self.node_name = node_name
         self.mounted: dict[str, dict[str, MountedVolume]] = {}   # pod uid -> name -> volume
         self._backoff: dict[tuple[str, str], tuple[float, float]] = {}  # -> (retry at, delay)
         self._unprocessed: set[tuple[str, str]] = set()
+        self._unattached: set[tuple[str, str]] = set()
         self._waiting_since: dict[str, float] = {}
 
     # ------------------------------------------------------------------ reading the API
@@ -109,9 +127,20 @@ class VolumeManager:
             raise ProcessError(f"{what}: failed to fetch PV {volume_name} from API server: "
                                f'persistentvolumes "{volume_name}" not found')
         spec = pv.get("spec") or {}
+        csi = spec.get("csi")
+        if isinstance(csi, dict) and self.node_name:
+            self._wait_for_attach(str(csi.get("driver", "")), str(csi.get("volumeHandle", "")))
         path = (spec.get("hostPath") or spec.get("local") or {}).get("path") or f"pv/{volume_name}"
         return MountedVolume("", "persistentVolumeClaim", self.host_paths.setdefault(str(path), {}),
-                             writable=not source.get("readOnly"))
+                             writable=not source.get("readOnly"), claim=(namespace, name))
+
+    def _wait_for_attach(self, driver: str, handle: str) -> None:
+        """A CSI volume whose driver needs attaching mounts once its VolumeAttachment is."""
+        if not attach_required(self._get("csidrivers", "", driver)):
+            return
+        va = self._get("volumeattachments", "", attachment_name(handle, driver, self.node_name))
+        if va is None or not (va.get("status") or {}).get("attached"):
+            raise AttachError(driver)
 
     def set_up(self, pod: Object, volume: Object) -> MountedVolume:
         """SetUp of the volume's plugin. Raises MountError or ProcessError."""
@@ -153,6 +182,8 @@ class VolumeManager:
             if name in mounted:
                 if mounted[name].source in REFRESHED:
                     self._refresh(pod, volume, mounted[name])
+                elif (claim_key := mounted[name].claim) is not None:
+                    self._expand_if_pending(pod, claim_key)
                 continue
             key = (uid, name)
             retry_at, delay = self._backoff.get(key, (0.0, 0.0))
@@ -162,8 +193,10 @@ class VolumeManager:
                 continue
             try:
                 mounted[name] = self.set_up(pod, volume)
-            except (MountError, ProcessError) as err:
-                if isinstance(err, MountError):
+            except (MountError, ProcessError, AttachError) as err:
+                if isinstance(err, AttachError):
+                    self._unattached.add(key)
+                elif isinstance(err, MountError):
                     self._unprocessed.discard(key)
                     self.record(pod, "Warning", "FailedMount",
                                 f'MountVolume.SetUp failed for volume "{name}" : {err}')
@@ -176,14 +209,17 @@ class VolumeManager:
                 continue
             self._backoff.pop(key, None)
             self._unprocessed.discard(key)
+            self._unattached.discard(key)
         if not unmounted:
             self._waiting_since.pop(uid, None)
             return None
         since = self._waiting_since.setdefault(uid, now)
         if now >= since + ATTACH_AND_MOUNT_TIMEOUT:  # the same sum as retry_at below
             failed = sorted(n for n in unmounted if (uid, n) in self._unprocessed)
+            unattached = sorted(n for n in unmounted if (uid, n) in self._unattached)
             self.record(pod, "Warning", "FailedMount", "Unable to attach or mount volumes: "
-                        f"unmounted volumes=[{' '.join(sorted(unmounted))}], unattached volumes=[], "
+                        f"unmounted volumes=[{' '.join(sorted(unmounted))}], "
+                        f"unattached volumes=[{' '.join(unattached)}], "
                         f"failed to process volumes=[{' '.join(failed)}]: context deadline exceeded")
             self._waiting_since[uid] = since = now
         return SyncResult(error=f"unmounted volumes=[{' '.join(sorted(unmounted))}]",
@@ -192,11 +228,49 @@ class VolumeManager:
     def _refresh(self, pod: Object, volume: Object, mounted: MountedVolume) -> None:
         try:
             fresh = self.set_up(pod, volume)
-        except (MountError, ProcessError):
+        except (MountError, ProcessError, AttachError):
             return  # the files stay as they were, as the atomic writer leaves them
         if fresh.files != mounted.files:
             mounted.files.clear()
             mounted.files.update(fresh.files)
+
+    # --- hpacsi ---
+    def _expand_if_pending(self, pod: Object, claim_key: tuple[str, str]) -> None:
+        """NodeExpandVolume for a mounted claim the resizer left NodeResizePending."""
+        try:
+            claim = self._get("persistentvolumeclaims", *claim_key)
+        except MountError:
+            return
+        status = (claim or {}).get("status") or {}
+        if claim is None or (status.get("allocatedResourceStatuses") or {}).get("storage") != \
+                "NodeResizePending":
+            return
+        volume_name = str((claim.get("spec") or {}).get("volumeName") or "")
+        try:
+            pv = self._get("persistentvolumes", "", volume_name)
+        except MountError:
+            return
+        size = (((pv or {}).get("spec") or {}).get("capacity") or {}).get("storage")
+        if size is None:
+            return
+        status["capacity"] = {**(status.get("capacity") or {}), "storage": size}  # MarkFSResizeFinished
+        status["conditions"] = [c for c in status.get("conditions") or []
+                                if c.get("type") != "FileSystemResizePending"]
+        if not status["conditions"]:
+            del status["conditions"]
+        statuses = {k: v for k, v in (status.get("allocatedResourceStatuses") or {}).items()
+                    if k != "storage"}
+        if statuses:
+            status["allocatedResourceStatuses"] = statuses
+        else:
+            status.pop("allocatedResourceStatuses", None)
+        try:
+            self.client.update_status(claim)
+        except ApiError:
+            return  # the next sync tries again
+        self.record(pod, "Normal", "FileSystemResizeSuccessful",
+                    f'MountVolume.NodeExpandVolume succeeded for volume "{volume_name}" {self.node_name}'
+                    .rstrip())
 
     def unmount_pod(self, uid: str) -> None:
         """The pod is gone: its volumes are torn down (an emptyDir's files with them)."""

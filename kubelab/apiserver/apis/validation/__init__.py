@@ -59,6 +59,12 @@ from kubelab.apiserver.apis.validation.cronjob import (
     validate_cron_job_status_update,
     validate_cron_job_update,
 )
+from kubelab.apiserver.apis.validation.csi import (
+    validate_csi_driver,
+    validate_csi_driver_update,
+    validate_volume_attachment,
+    validate_volume_attachment_update,
+)
 from kubelab.apiserver.apis.validation.discovery import (
     validate_endpoint_slice,
     validate_endpoint_slice_update,
@@ -172,6 +178,9 @@ CREATE_RULES: dict[str, Validator] = {
     "networkpolicies": validate_network_policy,
     # --- i31-hpa ---
     "horizontalpodautoscalers": validate_horizontal_pod_autoscaler,
+    # --- hpacsi ---
+    "volumeattachments": validate_volume_attachment,
+    "csidrivers": validate_csi_driver,
 }
 
 
@@ -209,6 +218,9 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "storageclasses": validate_storage_class_update,
     # --- i31-hpa ---
     "horizontalpodautoscalers": validate_horizontal_pod_autoscaler_update,
+    # --- hpacsi ---
+    "volumeattachments": validate_volume_attachment_update,
+    "csidrivers": validate_csi_driver_update,
 }
 
 
