@@ -4,8 +4,9 @@ Issue 29 asks where the time of the 1,000 x 30 run goes. This runs the same work
 bounded span of simulated time under cProfile and prints the top functions by cumulative time
 (their share of the whole run) and by own time.
 
-    python -m benchmarks.profile_density 1000 30 60 [hollow] [--out FILE]
-    # nodes, pods per node, simulated seconds after the apply
+    python -m benchmarks.profile_density 1000 30 60 [hollow] [--out FILE] [--no-profile]
+    # nodes, pods per node, simulated seconds after the apply; --no-profile: the same run
+    # without cProfile, for its simulated seconds per wall second and peak memory
 
 Not part of `make bench` (a profile slows the run about twofold).
 """
@@ -48,7 +49,8 @@ def top(stats: pstats.Stats, key: str, n: int) -> list[tuple[float, float, str]]
     total = max(t for (_c, _n, _t, t, _callers) in stats.stats.values())  # type: ignore[attr-defined]
     rows = []
     for (file, line, name), (_cc, _nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        rows.append((ct if key == "cumulative" else tt, total, f"{file.split('/kubelab/')[-1]}:{line}({name})"))
+        where = f"{file.split('/kubelab/')[-1]}:{line}({name})"
+        rows.append((ct if key == "cumulative" else tt, total, where))
     rows.sort(reverse=True)
     return rows[:n]
 
@@ -57,6 +59,13 @@ def main(argv: list[str]) -> None:
     out = argv[argv.index("--out") + 1] if "--out" in argv else None
     nums = [float(a) for a in argv if a.replace(".", "").isdigit()]
     nodes, per, seconds = int(nums[0]), int(nums[1]), nums[2]
+    if "--no-profile" in argv:
+        from benchmarks.common import peak_memory_mib
+
+        result = workload(nodes, per, seconds, hollow="hollow" in argv)
+        print({**result, "sim_per_wall": result["simulated"] / result["wall"],
+               "max_rss_mib": peak_memory_mib()})
+        return
     profile = cProfile.Profile()
     profile.enable()
     result = workload(nodes, per, seconds, hollow="hollow" in argv)
