@@ -74,8 +74,8 @@ def density(nodes: int, pods_per_node: int, setting: str) -> dict[str, Any]:
 
 
 def run() -> list[Figure]:
-    # KUBELAB_BENCH_QUICK=1: 20 x 30 (600 pods; the "upstream" run still needs 30 simulated
-    # seconds at 20 QPS), the same rows; 50 x 30 took 13 minutes of the quick run under load.
+    # KUBELAB_BENCH_QUICK=1: 20 x 30 (600 pods), the same rows; 50 x 30 took 13 minutes of
+    # the quick run under load.
     nodes, per = (20, 30) if os.environ.get("KUBELAB_BENCH_QUICK") else (200, 30)
     children = {s: subprocess.Popen([sys.executable, "-m", "benchmarks.bench_costs", str(nodes),
                                      str(per), s], stdout=subprocess.PIPE, text=True)
