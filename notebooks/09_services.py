@@ -54,7 +54,7 @@ spec:
       containers:
       - name: web
         image: "nginx:1.27"
-        ports: [{name: http, containerPort: 8080}]
+        ports: [{name: http, containerPort: 80}]
 """
 SERVICE = """
 apiVersion: v1
@@ -69,7 +69,7 @@ spec:
 # ## 1. Expose the Deployment
 #
 # Three nodes, every component, and a `client` pod to send requests from. `port: 80` is what
-# clients use; `targetPort: http` is the container port *named* http (8080), looked up in each pod.
+# clients use; `targetPort: http` is the container port *named* http (80, where nginx listens), looked up in each pod.
 
 # %%
 c = Cluster(nodes=3, seed=0)
@@ -126,7 +126,7 @@ for e in eps["endpoints"]:
     print(e["addresses"], e["conditions"], e["targetRef"]["name"], e["nodeName"])
 
 # %% [markdown]
-# `ports` holds the *resolved* target port, 8080, not the Service's 80. Each endpoint carries
+# `ports` holds the *resolved* target port: the number the pods give the name `http`, not the Service's port (both are 80 here; a pod template may change its number and the Service follows). Each endpoint carries
 # three conditions: **ready** (the pod's Ready condition, and not terminating), **serving** (the
 # Ready condition alone) and **terminating** (the pod is being deleted).
 #
@@ -149,8 +149,8 @@ spec:
   containers:
   - name: web
     image: "nginx:1.27"
-    ports: [{name: http, containerPort: 8080}]
-    readinessProbe: {httpGet: {path: /, port: 8080}, periodSeconds: 1, failureThreshold: 1}
+    ports: [{name: http, containerPort: 80}]
+    readinessProbe: {httpGet: {path: /, port: 80}, periodSeconds: 1, failureThreshold: 1}
 """)
 c.faults.delay_watch_events(1.0, user="system:kube-proxy")
 c.run(10)
@@ -161,7 +161,7 @@ def seen(c, ip):
     ready = next(x["status"] for x in c.get("pods", "flaky")["status"]["conditions"] if x["type"] == "Ready")
     in_slice = any(e["addresses"] == [ip] and e["conditions"]["ready"] for s in c.get("endpointslices")
                    for e in s["endpoints"])
-    in_rules = f"--to-destination {ip}:8080" in c.node("node-1").iptables_save()
+    in_rules = f"--to-destination {ip}:80" in c.node("node-1").iptables_save()
     return ready, in_slice, in_rules
 
 
@@ -243,7 +243,7 @@ print(c.node("node-1").iptables_save())
 # - **KUBE-SERVICES** matches the ClusterIP and port: `-d <ClusterIP> --dport 80 -j KUBE-SVC-...`;
 # - **KUBE-SVC-…** first marks traffic from outside the pod network for masquerade
 #   (`KUBE-MARK-MASQ`), then picks an endpoint: `-m statistic --mode random --probability`;
-# - **KUBE-SEP-…** (one per endpoint) DNATs to `ip:8080`.
+# - **KUBE-SEP-…** (one per endpoint) DNATs to `ip:80`.
 #
 # The chain names are 16 characters of base32(sha256("default/web:http" + "tcp")): stable, so
 # a sync that changes nothing rewrites the same names. The `filter` table holds the rest: the
@@ -315,13 +315,13 @@ print(Counter(c.route("web", from_pod="client").pod for _ in range(600)))
 # %%
 def rollout(probe, pre_stop):
     d = Cluster(nodes=2, seed=0)
-    container = {"name": "web", "image": "nginx:1.27", "ports": [{"name": "http", "containerPort": 8080}]}
+    container = {"name": "web", "image": "nginx:1.27", "ports": [{"name": "http", "containerPort": 80}]}
     template = {"metadata": {"labels": {"app": "web"}, "annotations": {"kubelab.dev/behavior": "startup=3"}},
                 "spec": {"containers": [container]}}
     manifest = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
                 "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template}}
     if probe:
-        container["readinessProbe"] = {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1}
+        container["readinessProbe"] = {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1}
     if pre_stop:
         container["lifecycle"] = {"preStop": {"sleep": {"seconds": 5}}}
     d.apply(manifest)
@@ -426,7 +426,7 @@ metadata: {name: web-direct}
 spec:
   clusterIP: None
   selector: {app: web}
-  ports: [{name: http, port: 8080}]
+  ports: [{name: http, port: 80}]
 """)
 c.kubectl("scale deployment web --replicas=3")
 c.run(20)
