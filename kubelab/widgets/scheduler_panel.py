@@ -119,7 +119,8 @@ class SchedulerPanel:
         self.actions = ActionLog(cluster.clock)
         self.widget = W.VBox([self.strategy_toggle, W.HBox([self.node, *b[:4]]),
                               W.HBox([self.taint_spec, *b[4:6]]),
-                              W.HBox([self.count, self.cpu, self.memory, self.priority, *b[6:]]),
+                              # (the pod's fields fill a row: the buttons get their own, uncut)
+                              W.HBox([self.count, self.cpu, self.memory, self.priority]), W.HBox(b[6:]),
                               self.actions.widget, self.status, self.explanation, self.preemption])
         self._explain_on()
         self.refresh()
