@@ -2,8 +2,9 @@
 
 Its kinds: HorizontalPodAutoscaler (v2) and Scale (v1).
 
-Transcribed from k8s.io/api autoscaling/v2 (and v1's Scale)/generated.proto, release 1.34 (v0.34.0), with each
-field's Go type from types.go beside it: message -> {field number: (JSON name, type, how)}.
+Transcribed from k8s.io/api autoscaling/v2/generated.proto and autoscaling/v1/generated.proto,
+release v0.34.0, with each field's Go type from types.go beside it (by
+scripts/transcribe_protobuf.py): message -> {field number: (JSON name, type, how)}.
 Types and hows are explained in kubelab/apiserver/endpoints/protobuf/__init__.py.
 """
 

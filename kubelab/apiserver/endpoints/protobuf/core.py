@@ -3,8 +3,9 @@
 Its kinds: Pod (all of PodSpec, for `kubectl run` and `debug`), Service, ConfigMap, Secret,
 Namespace, ServiceAccount, ResourceQuota.
 
-Transcribed from k8s.io/api core/v1/generated.proto, release 1.34 (v0.34.0), with each
-field's Go type from types.go beside it: message -> {field number: (JSON name, type, how)}.
+Transcribed from k8s.io/api core/v1/generated.proto,
+release v0.34.0, with each field's Go type from types.go beside it (by
+scripts/transcribe_protobuf.py): message -> {field number: (JSON name, type, how)}.
 Types and hows are explained in kubelab/apiserver/endpoints/protobuf/__init__.py.
 """
 
