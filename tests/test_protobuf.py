@@ -182,6 +182,21 @@ CASES: list[tuple[str, bytes, dict[str, Any]]] = [
      {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
       "metadata": {"name": "r", "namespace": "t"},
       "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]}),
+    ("auth reconcile's update", envelope(  # what a GET returned, put back
+        "rbac.authorization.k8s.io/v1", "Role",
+        m(1, s(1, "reader"), s(3, "t"), s(5, "u-2"), s(6, "41"),  # name, namespace, uid, resourceVersion
+          m(8, i(1, 1735689600)),  # creationTimestamp: Time.seconds
+          m(17, s(1, "kubectl"), s(2, "Apply"), s(3, "rbac.authorization.k8s.io/v1"),  # managedFields
+            m(4, i(1, 1735689600)), s(6, "FieldsV1"), m(7, s(1, '{"f:rules":{}}')))),
+        m(2, s(1, "get"), s(2, ""), s(3, "pods"))),
+     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+      "metadata": {"name": "reader", "namespace": "t", "uid": "u-2", "resourceVersion": "41",
+                   "creationTimestamp": "2025-01-01T00:00:00Z",
+                   "managedFields": [{"manager": "kubectl", "operation": "Apply",
+                                      "apiVersion": "rbac.authorization.k8s.io/v1",
+                                      "time": "2025-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+                                      "fieldsV1": {"f:rules": {}}}]},
+      "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]}),
     ("create clusterrole --aggregation-rule", envelope(
         "rbac.authorization.k8s.io/v1", "ClusterRole", meta("cr"),
         m(3, m(1, entry(1, "a", s(2, "b"))))),  # aggregationRule.clusterRoleSelectors

@@ -390,3 +390,23 @@ def test_what_the_typed_commands_sent_is_what_was_stored(served: Served) -> None
     nodes = [p for p in pods if p["metadata"]["name"].startswith("node-debugger")]
     assert nodes and nodes[0]["spec"]["hostPID"] is True
     assert nodes[0]["spec"]["containers"][0]["securityContext"] == {"privileged": True}
+
+
+RECONCILED_ROLE = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: proto}
+rules:
+- {apiGroups: [""], resources: [pods], verbs: [VERBS]}
+"""
+
+
+def test_auth_reconcile_puts_back_what_it_read(served: Served) -> None:
+    # `auth reconcile` updates with the typed client: the PUT's protobuf body carries what the
+    # server returned, creationTimestamp and the managedFields (FieldsV1) of the apply included.
+    served.kubectl("apply", "--server-side", "-f", "-", stdin=RECONCILED_ROLE.replace("VERBS", "get"))
+    done = served.kubectl("auth", "reconcile", "-f", "-", stdin=RECONCILED_ROLE.replace("VERBS", "get, list"))
+    assert done.stdout.strip() == "role.rbac.authorization.k8s.io/reader reconciled"
+    role = _get(served, "role", "reader", *N, "--show-managed-fields")
+    assert [r["verbs"] for r in role["rules"]] == [["get"], ["list"]]
+    assert [m["manager"] for m in role["metadata"]["managedFields"]] == ["kubectl"]
