@@ -7,6 +7,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from serve_helpers import KUBECTL, Served, serving
@@ -300,3 +301,112 @@ def test_kubectl_get_cs_prints_the_deprecation_warning_and_the_components(served
     assert [line.split()[:2] for line in done.stdout.splitlines()] == [
         ["NAME", "STATUS"], ["controller-manager", "Healthy"], ["etcd-0", "Healthy"],
         ["scheduler", "Healthy"]]
+
+
+# --- proto --- kubectl's typed commands send their objects as application/vnd.kubernetes.protobuf:
+# the server must read every field they send (kubelab/apiserver/endpoints/protobuf/). They run
+# in order, in their own namespace, after the tests above (the drain among them).
+N = ("-n", "proto")
+COMMANDS: list[tuple[tuple[str, ...], str]] = [
+    (("create", "namespace", "proto"), "namespace/proto created"),
+    (("create", "deployment", "d", "--image=nginx", "--replicas=0", *N), "deployment.apps/d created"),
+    (("create", "job", "j", "--image=busybox", *N, "--", "echo", "hi"), "job.batch/j created"),
+    (("create", "cronjob", "cj", "--image=busybox", "--schedule=*/5 * * * *", *N),
+     "cronjob.batch/cj created"),
+    (("create", "job", "j2", "--from=cronjob/cj", *N), "job.batch/j2 created"),
+    (("create", "service", "clusterip", "s1", "--tcp=80:8080", *N), "service/s1 created"),
+    (("create", "service", "nodeport", "s2", "--tcp=80:8080", *N), "service/s2 created"),
+    (("create", "service", "loadbalancer", "s3", "--tcp=80:8080", *N), "service/s3 created"),
+    (("create", "service", "externalname", "s4", "--external-name=example.com", *N),
+     "service/s4 created"),
+    (("create", "configmap", "c", "--from-literal=a=b", *N), "configmap/c created"),
+    (("create", "secret", "generic", "g", "--from-literal=a=b", *N), "secret/g created"),
+    (("create", "secret", "docker-registry", "dr", "--docker-username=u", "--docker-password=p",
+      "--docker-server=r.io", *N), "secret/dr created"),
+    (("create", "serviceaccount", "sa", *N), "serviceaccount/sa created"),
+    (("create", "priorityclass", "proto-pc", "--value=100", "--description=x"),
+     "priorityclass.scheduling.k8s.io/proto-pc created"),
+    (("create", "poddisruptionbudget", "pdb", "--selector=app=x", "--min-available=1", *N),
+     "poddisruptionbudget.policy/pdb created"),
+    (("create", "role", "r", "--verb=get", "--resource=pods", *N),
+     "role.rbac.authorization.k8s.io/r created"),
+    (("create", "rolebinding", "rb", "--role=r", "--user=u", "--serviceaccount=proto:sa", *N),
+     "rolebinding.rbac.authorization.k8s.io/rb created"),
+    (("create", "clusterrole", "proto-cr", "--aggregation-rule=a=b"),
+     "clusterrole.rbac.authorization.k8s.io/proto-cr created"),
+    (("create", "clusterrolebinding", "proto-crb", "--clusterrole=proto-cr", "--group=g"),
+     "clusterrolebinding.rbac.authorization.k8s.io/proto-crb created"),
+    (("create", "ingress", "ing", "--rule=foo.com/bar=svc1:8080,tls=my-cert", "--class=default",
+      "--default-backend=s1:http", *N), "ingress.networking.k8s.io/ing created"),
+    (("run", "p", "--image=nginx", "--labels=app=p", "--env=X=1", "--port=80", *N), "pod/p created"),
+    (("expose", "pod", "p", "--port=80", *N), "service/p exposed"),
+    (("expose", "deployment", "d", "--port=80", "--name=dsvc", "--type=NodePort", *N),
+     "service/dsvc exposed"),
+    (("scale", "deployment", "d", "--replicas=1", *N), "deployment.apps/d scaled"),
+    (("autoscale", "deployment", "d", "--min=1", "--max=3", "--cpu=50%", *N),
+     "horizontalpodautoscaler.autoscaling/d autoscaled"),
+    (("set", "image", "deployment/d", "nginx=nginx:1.27", *N), "deployment.apps/d image updated"),
+    (("set", "env", "deployment/d", "A=B", *N), "deployment.apps/d env updated"),
+    (("set", "resources", "deployment/d", "--limits=cpu=200m", *N),
+     "deployment.apps/d resource requirements updated"),
+    (("label", "deployment", "d", "x=y", *N), "deployment.apps/d labeled"),
+    (("annotate", "deployment", "d", "x=y", *N), "deployment.apps/d annotated"),
+    (("debug", "p", "--image=busybox", "--copy-to=p-copy", "--profile=restricted", *N, "--", "true"),
+     ""),
+    (("debug", "node/node-2", "--image=busybox", "--profile=sysadmin", *N, "--", "true"),
+     "Creating debugging pod node-debugger-node-2-"),
+]
+
+
+def test_every_typed_command_sends_protobuf_and_succeeds(served: Served) -> None:
+    for args, said in COMMANDS:
+        done = served.kubectl(*args, check=False)
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+        assert said in done.stdout + done.stderr, (args, done.stdout, done.stderr)
+
+
+def _get(served: Served, *args: str) -> Any:
+    return json.loads(served.kubectl("get", *args, "-o", "json").stdout)
+
+
+def test_what_the_typed_commands_sent_is_what_was_stored(served: Served) -> None:
+    container = _get(served, "deploy", "d", *N)["spec"]["template"]["spec"]["containers"][0]
+    assert (container["image"], container["resources"]["limits"]) == ("nginx:1.27", {"cpu": "200m"})
+    ports = _get(served, "svc", "s2", *N)["spec"]["ports"]
+    assert [(p["port"], p["targetPort"], p["protocol"]) for p in ports] == [(80, 8080, "TCP")]
+    assert _get(served, "svc", "s4", *N)["spec"]["externalName"] == "example.com"
+    assert _get(served, "job", "j2", *N)["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+    assert _get(served, "pdb", "pdb", *N)["spec"]["minAvailable"] == 1
+    assert _get(served, "pc", "proto-pc")["value"] == 100
+    assert _get(served, "clusterrole", "proto-cr")["aggregationRule"] == {
+        "clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]}
+    spec = _get(served, "ingress", "ing", *N)["spec"]
+    assert spec["defaultBackend"] == {"service": {"name": "s1", "port": {"name": "http"}}}
+    assert spec["rules"][0]["http"]["paths"][0]["backend"]["service"]["port"] == {"number": 8080}
+    # debug --copy-to's restricted profile: the container's securityContext (Container field 15)
+    copy = _get(served, "pod", "p-copy", *N)["spec"]["containers"]
+    assert copy[-1]["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    pods = _get(served, "pods", *N)["items"]
+    nodes = [p for p in pods if p["metadata"]["name"].startswith("node-debugger")]
+    assert nodes and nodes[0]["spec"]["hostPID"] is True
+    assert nodes[0]["spec"]["containers"][0]["securityContext"] == {"privileged": True}
+
+
+RECONCILED_ROLE = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: proto}
+rules:
+- {apiGroups: [""], resources: [pods], verbs: [VERBS]}
+"""
+
+
+def test_auth_reconcile_puts_back_what_it_read(served: Served) -> None:
+    # `auth reconcile` updates with the typed client: the PUT's protobuf body carries what the
+    # server returned, creationTimestamp and the managedFields (FieldsV1) of the apply included.
+    served.kubectl("apply", "--server-side", "-f", "-", stdin=RECONCILED_ROLE.replace("VERBS", "get"))
+    done = served.kubectl("auth", "reconcile", "-f", "-", stdin=RECONCILED_ROLE.replace("VERBS", "get, list"))
+    assert done.stdout.strip() == "role.rbac.authorization.k8s.io/reader reconciled"
+    role = _get(served, "role", "reader", *N, "--show-managed-fields")
+    assert [r["verbs"] for r in role["rules"]] == [["get"], ["list"]]
+    assert [m["manager"] for m in role["metadata"]["managedFields"]] == ["kubectl"]
