@@ -43,13 +43,10 @@ from kubelab.api.quantity import parse_quantity
 from kubelab.client.component import ComponentContext
 from kubelab.client.controller_loop import Controller
 from kubelab.client.shared_informer import SharedInformerFactory
+from kubelab.controllers.volume.provision_controller import ProvisionController
 from kubelab.controllers.volume.util import (
-    ANN_BETA_STORAGE_PROVISIONER,
     ANN_DYNAMICALLY_PROVISIONED,
     ANN_PRE_RESIZE_CAPACITY,
-    ANN_STORAGE_PROVISIONER,
-    annotations_of,
-    claim_class,
 )
 
 __all__ = ["ATTACHER_FINALIZER", "CSI_HOSTPATH_DRIVER", "CSI_HOSTPATH_STORAGE_CLASS", "DRIVER",
@@ -109,78 +106,16 @@ def csi_volume_for_claim(claim: Object, sc: Object) -> Object:
         }}
 
 
-class CSIHostPathProvisioner:
+class CSIHostPathProvisioner(ProvisionController):
     """external-provisioner for hostpath.csi.k8s.io."""
 
+    PROVISIONER = DRIVER
     NAME = "csi-hostpath-provisioner"
+    EVENT_SOURCE = f"{DRIVER}_csi-hostpathplugin-0"
+    WORKQUEUE = "csi-provisioner"
 
-    def __init__(self, ctx: ComponentContext, informers: SharedInformerFactory) -> None:
-        self.client = ctx.client
-        self.recorder = ctx.recorder(f"{DRIVER}_csi-hostpathplugin-0")
-        self.claim_controller = Controller("csi-provisioner-claims", self.sync_claim, ctx.clock,
-                                           trace=ctx.trace, client=ctx.client, cost=ctx.sync_cost)
-        self.volume_controller = Controller("csi-provisioner-volumes", self.sync_volume, ctx.clock,
-                                            trace=ctx.trace, client=ctx.client, cost=ctx.sync_cost)
-        claims = informers.informer_for("persistentvolumeclaims")
-        volumes = informers.informer_for("persistentvolumes")
-        self.claims, self.volumes = claims.indexer, volumes.indexer
-        self.classes = informers.informer_for("storageclasses").indexer
-        claims.add_event_handler(self.claim_controller.handler())
-        volumes.add_event_handler(self.volume_controller.handler())
-
-    def run(self) -> None:
-        self.claim_controller.run()
-        self.volume_controller.run()
-
-    def stop(self) -> None:
-        self.claim_controller.stop()
-        self.volume_controller.stop()
-
-    def should_provision(self, claim: Object) -> Object | None:
-        ann = annotations_of(claim)
-        if (claim.get("spec") or {}).get("volumeName") or claim["metadata"].get("deletionTimestamp"):
-            return None
-        if (ann.get(ANN_STORAGE_PROVISIONER) or ann.get(ANN_BETA_STORAGE_PROVISIONER)) != DRIVER:
-            return None
-        sc, exists = self.classes.get_by_key(claim_class(claim))
-        if not exists or sc.get("provisioner") != DRIVER:
-            return None
-        return dict(sc)
-
-    def sync_claim(self, key: str) -> None:
-        claim, exists = self.claims.get_by_key(key)
-        if not exists:
-            return
-        sc = self.should_provision(claim)
-        if sc is None:
-            return
-        name = f"pvc-{claim['metadata']['uid']}"
-        if self.volumes.get_by_key(name)[1]:
-            return
-        self.recorder.event(claim, "Normal", "Provisioning", "External provisioner is provisioning "
-                            f'volume for claim "{key}"')
-        try:
-            self.client.create(csi_volume_for_claim(claim, sc))
-        except ApiError as err:
-            if err.code != 409:
-                raise
-            return
-        self.recorder.event(claim, "Normal", "ProvisioningSucceeded",
-                            f"Successfully provisioned volume {name}")
-
-    def sync_volume(self, key: str) -> None:
-        volume, exists = self.volumes.get_by_key(key.lstrip("/"))
-        if not exists or volume["metadata"].get("deletionTimestamp"):
-            return
-        if annotations_of(volume).get(ANN_DYNAMICALLY_PROVISIONED) != DRIVER or \
-                (volume.get("status") or {}).get("phase") != "Released" or \
-                (volume.get("spec") or {}).get("persistentVolumeReclaimPolicy") != "Delete":
-            return
-        try:
-            self.client.delete("persistentvolumes", volume["metadata"]["name"])
-        except ApiError as err:
-            if err.code != 404:
-                raise
+    def provision(self, claim: Object, sc: Object) -> Object:
+        return csi_volume_for_claim(claim, sc)
 
 
 class ExternalResizer:
