@@ -224,7 +224,7 @@ def test_three_learners_and_an_instructor(workshop: dict[str, Any], tmp_path: Pa
             # The dialog counter works: Help > About JupyterLab is a dialog, counted and closed.
             page.locator(".lm-MenuBar-itemLabel", has_text="Help").first.click()
             page.locator(".lm-Menu-itemLabel", has_text="About JupyterLab").first.click()
-            wait_until(lambda: any("JupyterLab" in text for _, text in DIALOGS), "About is counted",
+            wait_until(lambda: any("Project Jupyter" in text for _, text in DIALOGS), "About is counted",
                        timeout=30)
             page.keyboard.press("Escape")
             wait_until(lambda: page.locator(".jp-Dialog").count() == 0, "About closes", timeout=30)
