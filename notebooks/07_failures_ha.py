@@ -152,14 +152,15 @@ for event in c.events("kube-system"):
 
 # %%
 def election(renew_deadline, slow=2.5):
-    """Two candidates on a Lease `demo`; the API server slow from t=20 s to t=80 s."""
+    """Two candidates on a Lease `demo`; the API server slow from t=20 s to t=80 s. Each change
+    of leader: (time, candidate, "starts" or "stops")."""
     d = Cluster(nodes=1, seed=2, components=[])
     log = []
     for name in ("a", "b"):
         client = d.client_for(f"candidate-{name}", ["system:masters"])
         lock = LeaseLock(client, "default", "demo", f"candidate-{name}", timeout=renew_deadline / 2)
-        callbacks = LeaderCallbacks(lambda n=name: log.append(f"t={d.clock.now:5.1f}s  {n} starts leading"),
-                                    lambda n=name: log.append(f"t={d.clock.now:5.1f}s  {n} stops leading"))
+        callbacks = LeaderCallbacks(lambda n=name: log.append((d.clock.now, n, "starts")),
+                                    lambda n=name: log.append((d.clock.now, n, "stops")))
         new_leader_elector(LeaderElectionConfig(lock, callbacks, 15, renew_deadline, 2),
                            d.clock, d.rand, trace=d.trace).run()
     d.run(20)
@@ -170,13 +171,20 @@ def election(renew_deadline, slow=2.5):
     return log
 
 
-print("RenewDeadline 10 s:", *election(10), sep="\n  ")
-print("RenewDeadline 4 s:", *election(4), sep="\n  ")
+for deadline in (10, 4):
+    log = election(deadline)
+    print(f"RenewDeadline {deadline} s:", *(f"t={t:5.1f}s  {who} {what} leading" for t, who, what in log),
+          sep="\n  ")
+gave_up = next(t for t, _, what in log if what == "stops")
+next_leader = next(t for t, _, what in log if what == "starts" and t > gave_up)
+print(f"with 4 s: the leader gives up {gave_up - 20:.0f} s into the slowdown; nobody leads for "
+      f"{next_leader - gave_up:.0f} s, until {next_leader - 80:.0f} s after the slowdown ended")
 
 # %% [markdown]
 # With the defaults, a 2.5 s answer is still within the 5 s timeout, so nothing happens. With
-# a 4 s deadline, `a` gives up 6 s into the slowdown. And `b` cannot take over: its own
-# requests time out too. For a minute nobody leads. Keep the defaults unless you can show why.
+# a 4 s deadline, `a` gives up a few seconds into the slowdown. And `b` cannot take over: its
+# own requests time out too. Nobody leads for longer than the slowdown lasts (the last line
+# says how long). Keep the defaults unless you can show why.
 # If you change them, keep LeaseDuration > RenewDeadline > RetryPeriod × 1.2. The config
 # refuses anything else, with upstream's messages:
 
@@ -420,10 +428,13 @@ SVG(matrix.timeline())
 #
 # <details><summary>Hints</summary>
 #
-# 1. Every control-plane row turns into `no`: each part is a single point of failure. In the
-#    kubelet and node rows new pods still start (at once, or after one retry if the first probe
-#    was bound to the broken node), because HA is about the control plane; whether scaling
-#    waits for the eviction depends on where the new replica was put.
+# 1. Each part is a single point of failure now: what needs it says `no` until the repair,
+#    where the HA matrix said `yes` or "after N s". Without the API server only the running
+#    pods work; without the scheduler no new pod starts, but kubectl works; without the
+#    controller manager a bare pod still starts, but nothing scales. In the kubelet and node
+#    rows new pods still start (at once, or after one retry if the first probe was bound to
+#    the broken node), because HA is about the control plane; whether scaling waits for the
+#    eviction depends on where the new replica was put.
 # 2. Three of five is a quorum, so with two cut off, writes go on. With three cut off, the two
 #    left are a minority: writes time out on both sides, and the majority side elects the leader.
 # 3. A leader connected to the slow server cannot renew within 5 s, so it gives up. The other

@@ -66,3 +66,19 @@ def test_what_the_sandbox_kubelab_keeps_imports(forbidden: tuple[str, ...], tmp_
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_a_bridged_venvs_packages_are_part_of_the_runtime(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A workshop learner's Python is a bridge venv whose .pth adds the instructor's venv's
+    site-packages (kubelab/workshop/hub.py): the zygote searches it, or it cannot import
+    kubelab's dependencies and every check says "the zygote is gone". The repository and
+    PYTHONPATH stay out."""
+    bridged = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    repo = tmp_path / "repo"
+    bridged.mkdir(parents=True)
+    repo.mkdir()
+    monkeypatch.setattr(sys, "path", [str(repo), *sys.path, str(bridged)])
+    binds, search = runtime_paths()
+    assert str(bridged) in search and str(bridged) in binds
+    assert str(repo) not in search and str(repo) not in binds

@@ -184,3 +184,34 @@ def test_reachable_by_others(tmp_path: Path) -> None:
     private.chmod(0o711)
     assert hub.reachable_by_others(private / "python") == all(
         os.stat(p).st_mode & 0o001 for p in private.parents)
+
+
+def test_the_proxy_lets_the_room_make_requests_at_once(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """JupyterHub's configuration (kubelab/workshop/jupyterhub_config.py, read as JupyterHub
+    reads it) starts the Python configurable-http-proxy with tornado's client allowed 20
+    requests at once per person, not 10 for the whole room; the command runs the real proxy
+    (its --help), the count taken off its arguments."""
+    import shutil
+    import subprocess
+    import sys
+
+    from traitlets.config import Config
+
+    proxy = shutil.which("configurable-http-proxy", path=str(Path(sys.executable).parent))
+    if proxy is None:
+        pytest.skip("the workshop extra is not installed")
+    settings = tmp_path / "workshop.json"
+    settings.write_text(json.dumps({
+        "state": str(tmp_path), "ip": "127.0.0.1", "port": 8000, "password": "p" * 8,
+        "admin_password": "a" * 8, "learners": ["ada", "bob", "eve"], "instructor": "inst",
+        "python": sys.executable, "mem_limit": "1G", "cpu_limit": 1,
+        "environment": {"PROXY": proxy, "HUB_PORT": "8081", "PROXY_API_PORT": "8001"}}))
+    monkeypatch.setenv("KUBELAB_WORKSHOP", str(settings))
+    config = Config()
+    source = (ROOT / "kubelab" / "workshop" / "jupyterhub_config.py").read_text()
+    exec(compile(source, "jupyterhub_config.py", "exec"), {"get_config": lambda: config})
+    command = config.ConfigurableHTTPProxy.command
+    assert command[command.index("-c") + 2] == str(20 * 4)
+    done = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--proxy-timeout" in done.stdout, done.stderr

@@ -225,11 +225,14 @@ _SYSTEM = ("/lib", "/lib64", "/lib32", "/usr/lib64", "/usr/lib32", "/etc/ld.so.c
 def runtime_paths() -> tuple[list[str], list[str]]:
     """(what a sandbox's root binds for Python to run: the interpreter's prefix, the
     site-packages, the system's shared libraries; the search path under it). The grader's own
-    sys.path entries outside the runtime (the repository, PYTHONPATH) are not part of it."""
+    sys.path entries outside the runtime (the repository, PYTHONPATH) are not part of it. Other
+    site-packages folders on sys.path are: a workshop's learners run a bridge venv whose .pth
+    adds the instructor's venv's packages (kubelab/workshop/hub.py runtime)."""
     import sysconfig
 
     paths = sysconfig.get_paths()
-    prefixes = {sys.base_prefix, sys.base_exec_prefix, paths["purelib"], paths["platlib"]}
+    sites = {p for p in sys.path if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages")}
+    prefixes = {sys.base_prefix, sys.base_exec_prefix, paths["purelib"], paths["platlib"], *sites}
     search = [p for p in sys.path if p and os.path.exists(p)
               and any(p == q or p.startswith(q.rstrip(os.sep) + os.sep) for q in prefixes)]
     multiarch = sysconfig.get_config_var("MULTIARCH")

@@ -24,7 +24,17 @@ c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{env['PROXY_API_PORT']}"
 # forwards a response once it is whole (no streaming), so the hub's spawn-progress events reach
 # the "Your server is starting up" page all at once when the Lab is ready: the proxy must wait
 # that long (its default, tornado's 20 s, is less than three Labs starting at once on two cores).
-c.ConfigurableHTTPProxy.command = [env["PROXY"], "--proxy-timeout", str(300_000)]
+# It forwards with tornado's AsyncHTTPClient, whose default lets 10 requests run at once for
+# the whole room and fails any that waits 20 s for a turn: "503 ... Timeout in request queue",
+# which each Lab shows as "Server unavailable or unreachable" (seen in the browser test while a
+# save took 30 s on a loaded machine). Twenty requests at a time per person in the room.
+MAX_CLIENTS = 20 * (len(workshop["learners"]) + 1)
+PROXY_MAIN = ("import sys; from tornado.httpclient import AsyncHTTPClient; "
+              "AsyncHTTPClient.configure(None, max_clients=int(sys.argv.pop(1))); "
+              "from configurable_http_proxy.cli import main; sys.argv[0] = 'configurable-http-proxy'; "
+              "sys.exit(main())")
+c.ConfigurableHTTPProxy.command = [str(Path(env["PROXY"]).parent / "python"), "-c", PROXY_MAIN,
+                                   str(MAX_CLIENTS), "--proxy-timeout", str(300_000)]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
