@@ -46,6 +46,8 @@
 # </details>
 
 # %%
+print("Building a kind-like cluster and running it for 30 virtual seconds: a few seconds here, "
+      "up to a minute on a busy machine...", flush=True)
 import kubelab
 from kubelab.viz.observe import peek
 from kubelab.viz.sequence import SequenceDiagram
