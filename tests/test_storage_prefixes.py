@@ -77,6 +77,8 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     ("networking.k8s.io", "ingresses"): "/registry/ingress/",
     ("networking.k8s.io", "ingressclasses"): "/registry/ingressclasses/",
     ("networking.k8s.io", "networkpolicies"): "/registry/networkpolicies/",
+    # --- endpoints ---
+    ("", "endpoints"): "/registry/services/endpoints/",
 }
 # Answered, never stored: the reviews (the authenticator or authorizer answers) and
 # ComponentStatus (probed at each request).

@@ -352,3 +352,7 @@ DESCRIBERS.update(STORAGE_DESCRIBERS)
 from kubelab.kubectl.describe.networking import NETWORKING_DESCRIBERS  # noqa: E402
 
 DESCRIBERS.update(NETWORKING_DESCRIBERS)
+# --- endpoints --- core/v1 Endpoints (endpoints.py)
+from kubelab.kubectl.describe.endpoints import ENDPOINTS_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(ENDPOINTS_DESCRIBERS)

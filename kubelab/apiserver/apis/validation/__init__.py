@@ -74,6 +74,7 @@ from kubelab.apiserver.apis.validation.networking import (
     validate_ingress_class,
     validate_network_policy,
 )
+from kubelab.apiserver.apis.validation.endpoints import validate_endpoints, validate_endpoints_update
 from kubelab.apiserver.apis.validation.policy import (
     validate_pod_disruption_budget,
     validate_pod_disruption_budget_status_update,
@@ -172,6 +173,8 @@ CREATE_RULES: dict[str, Validator] = {
     "networkpolicies": validate_network_policy,
     # --- i31-hpa ---
     "horizontalpodautoscalers": validate_horizontal_pod_autoscaler,
+    # --- endpoints ---
+    "endpoints": validate_endpoints,
 }
 
 
@@ -209,6 +212,8 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "storageclasses": validate_storage_class_update,
     # --- i31-hpa ---
     "horizontalpodautoscalers": validate_horizontal_pod_autoscaler_update,
+    # --- endpoints ---
+    "endpoints": validate_endpoints_update,
 }
 
 
