@@ -26,9 +26,11 @@ def test_public_names() -> None:
 def test_the_manager_runs_the_registered_controllers() -> None:
     c = Cluster(nodes=1, components=["controller-manager"])
     cm = c.components["controller-manager"]
-    assert set(cm.controllers) == set(CONTROLLERS) >= {
+    # --controllers=* : every registered controller but those disabled by default
+    assert set(cm.controllers) == {n for n, d in CONTROLLERS.items() if not d.disabled_by_default} >= {
         "replicaset-controller", "deployment-controller", "garbage-collector-controller",
         "namespace-controller"}
+    assert "endpoints-controller" in CONTROLLERS and "endpoints-controller" not in cm.controllers
     assert "waiting for caches" in repr(cm)
     c.run(1)
     assert cm.running and [r.verb for r in c.trace.filter(component="controller-manager",

@@ -152,6 +152,8 @@ CLUSTER_ROLES = [
         rule(["create"], ["batch"], ["jobs"]),
         # --- i31-storage --- the PV controller and the provisioner create volumes
         rule(["create"], [""], ["persistentvolumes"]),
+        # --- endpoints --- the endpoints controller (policy.go: endpoint-controller)
+        rule(["create"], [""], ["endpoints"]),
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),

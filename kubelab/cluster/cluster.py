@@ -40,7 +40,7 @@ from kubelab.cluster.components import (
     NodeDependencies,
     build,
 )
-from kubelab.cluster.control_plane import KUBE_PROXY_USER, AnatomyWiring
+from kubelab.cluster.control_plane import ANATOMY_CONTROLLERS, KUBE_PROXY_USER, AnatomyWiring
 from kubelab.cluster.dns import Answer, resolve
 from kubelab.cluster.faults import Faults
 from kubelab.cluster.ledger import Ledger
@@ -51,6 +51,7 @@ from kubelab.cluster.network import NetworkPolicies, NodeView, PodNetwork, Route
 from kubelab.cluster.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.cluster.traffic import Traffic
 from kubelab.cluster.webhooks import WebhookServers
+from kubelab.controllers import ControllerManager
 from kubelab.kubectl import Output, kubectl
 from kubelab.kubelet.hollow import HollowRuntime
 from kubelab.kubelet.registry import ImageRegistry
@@ -331,6 +332,10 @@ class Cluster(ReplicaWiring, AnatomyWiring):
     def _factory(self, name: str, descriptor: ComponentDescriptor, constructor: Constructor,
                  node: Object | None = None, *, elect: bool = False) -> Callable[[], Component]:
         user = descriptor.user
+        # --- endpoints --- kubeadm's kube-controller-manager runs `--controllers=*,...`, which
+        # with anatomy includes the endpoints controller (control_plane.py ANATOMY_CONTROLLERS).
+        if self.anatomy and descriptor.name == "controller-manager" and constructor is ControllerManager:
+            constructor = functools.partial(ControllerManager, controllers=ANATOMY_CONTROLLERS)
         if node is not None:
             node_name = str(node["metadata"]["name"])
             user = user.format(node=node_name)

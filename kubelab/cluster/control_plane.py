@@ -41,8 +41,11 @@ if TYPE_CHECKING:
     from kubelab.client.client import Client
     from kubelab.kubelet.runtime import ContainerRuntime
 
-__all__ = ["KUBE_PROXY_GROUPS", "KUBE_PROXY_USER", "AnatomyWiring"]
+__all__ = ["ANATOMY_CONTROLLERS", "KUBE_PROXY_GROUPS", "KUBE_PROXY_USER", "AnatomyWiring"]
 
+# --- endpoints --- kubeadm's `--controllers=*,bootstrapsigner,tokencleaner`, with the
+# controller kubelab turns on only here (upstream it is part of "*"): the endpoints controller.
+ANATOMY_CONTROLLERS = ("*", "endpoints-controller")
 KUBE_PROXY_USER = "system:serviceaccount:kube-system:kube-proxy"
 KUBE_PROXY_GROUPS = ("system:serviceaccounts", "system:serviceaccounts:kube-system")
 

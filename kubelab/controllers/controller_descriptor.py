@@ -21,6 +21,7 @@ from kubelab.controllers.cronjob import ControllerV2
 from kubelab.controllers.daemon import DaemonSetsController
 from kubelab.controllers.deployment import DeploymentController
 from kubelab.controllers.disruption import DisruptionController
+from kubelab.controllers.endpoint import EndpointController
 from kubelab.controllers.endpointslice import EndpointSliceController
 from kubelab.controllers.garbage_collector import GarbageCollector
 from kubelab.controllers.job import JobController
@@ -58,6 +59,8 @@ class ControllerDescriptor:
     name: str
     init_func: InitFunc
     aliases: tuple[str, ...] = ()
+    # isDisabledByDefault: run only when --controllers names it ("*" is the others).
+    disabled_by_default: bool = False
 
 
 def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
@@ -106,6 +109,10 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
     # --- i31-hpa ---
     register(ControllerDescriptor("horizontal-pod-autoscaler-controller", HorizontalController,
                                   ("horizontalpodautoscaling",)))
+    # --- endpoints --- on by default upstream; kubelab runs it with Cluster(anatomy=True)
+    # only, so the course's clusters keep their objects and traces (docs/ARCHITECTURE.md).
+    register(ControllerDescriptor("endpoints-controller", EndpointController, ("endpoint",),
+                                  disabled_by_default=True))
     return descriptors
 
 

@@ -37,7 +37,7 @@ from kubelab.controllers.controller_descriptor import (
 )
 from kubelab.sim.clock import Timer
 
-__all__ = ["CONTROLLERS", "ControllerManager"]
+__all__ = ["CONTROLLERS", "ControllerManager", "enabled_controllers"]
 
 # The controllers the manager can run, name -> descriptor (upstream's --controllers names;
 # controller_descriptor.py). To add one, register its descriptor there.
@@ -48,18 +48,14 @@ SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
 class ControllerManager:
     """The component: Cluster runs it as "controller-manager" (system:kube-controller-manager).
 
-    controllers: which ones to run (default: all of CONTROLLERS), like --controllers; an
-        alias (e.g. "replicaset") names its controller.
+    controllers: which ones to run, like --controllers (default ["*"]): a name (or an alias,
+        e.g. "replicaset") runs that controller, "-name" leaves it out, "*" runs every one not
+        disabled by default (IsControllerEnabled). A list of plain names runs just those.
     """
 
     def __init__(self, ctx: ComponentContext, controllers: Iterable[str] | None = None) -> None:
         self.ctx, self.name = ctx, ctx.name
-        aliases = controller_aliases(CONTROLLERS)
-        names = list(CONTROLLERS) if controllers is None else \
-            [aliases.get(n, n) for n in controllers]
-        unknown = [n for n in names if n not in CONTROLLERS]
-        if unknown:
-            raise ValueError(f"unknown controller(s) {unknown}; known: {', '.join(CONTROLLERS)}")
+        names = enabled_controllers(["*"] if controllers is None else list(controllers))
         # Informer transform to trim managedFields for memory efficiency (CreateControllerContext).
         self.informers = SharedInformerFactory(ctx.client, ctx.clock, rand=ctx.rand,
                                                trace=ctx.trace, name=ctx.name,
@@ -122,6 +118,26 @@ class ControllerManager:
     def __repr__(self) -> str:
         state = "running" if self.running else "waiting for caches"
         return f"<ControllerManager {state}: {', '.join(self.controllers)}>"
+
+
+def enabled_controllers(flags: list[str]) -> list[str]:
+    """The controllers --controllers=flags runs, in CONTROLLERS' order (IsControllerEnabled
+    for each). An unknown name is an error, as kube-controller-manager's validation says."""
+    aliases = controller_aliases(CONTROLLERS)
+    wanted = [f if f in ("*", "") else ("-" if f.startswith("-") else "") +
+              aliases.get(f.lstrip("-"), f.lstrip("-")) for f in flags]
+    unknown = [f.lstrip("-") for f in wanted if f != "*" and f.lstrip("-") not in CONTROLLERS]
+    if unknown:
+        raise ValueError(f"unknown controller(s) {unknown}; known: {', '.join(CONTROLLERS)}")
+
+    def enabled(name: str) -> bool:
+        for flag in wanted:
+            if flag == name:
+                return True
+            if flag == f"-{name}":
+                return False
+        return "*" in wanted and not CONTROLLERS[name].disabled_by_default
+    return [name for name in CONTROLLERS if enabled(name)]
 
 
 def _client_or_die(ctx: ComponentContext) -> ComponentContext:

@@ -63,6 +63,7 @@ from kubelab.apiserver.apis.validation.discovery import (
     validate_endpoint_slice,
     validate_endpoint_slice_update,
 )
+from kubelab.apiserver.apis.validation.endpoints import validate_endpoints, validate_endpoints_update
 from kubelab.apiserver.apis.validation.ephemeral import validate_pod_ephemeral_containers_update
 from kubelab.apiserver.apis.validation.flowcontrol import (
     validate_flow_schema,
@@ -74,7 +75,6 @@ from kubelab.apiserver.apis.validation.networking import (
     validate_ingress_class,
     validate_network_policy,
 )
-from kubelab.apiserver.apis.validation.endpoints import validate_endpoints, validate_endpoints_update
 from kubelab.apiserver.apis.validation.policy import (
     validate_pod_disruption_budget,
     validate_pod_disruption_budget_status_update,
