@@ -199,7 +199,8 @@ def test_the_endpoints_list_ready_and_not_ready_pods_on_the_resolved_port(kind: 
                    "uid": pod["metadata"]["uid"]}
     assert subset["addresses"][0]["nodeName"] == pod["spec"]["nodeName"]
     table = kind.kubectl("get ep web").splitlines()
-    assert table[0] == WARNING and table[2].split()[1] == ",".join(f"{ip}:8080" for ip in _ips(kind, "a", "b"))
+    assert table[0] == WARNING
+    assert table[2].split()[1] == ",".join(f"{ip}:8080" for ip in _ips(kind, "a", "b"))
 
 
 def test_a_deleted_pod_leaves_and_a_deleted_endpoints_comes_back(kind: Cluster) -> None:
