@@ -207,6 +207,37 @@ class OpenAPIHandler(_Base):
             self.send(doc)
 
 
+# --- endpoints ---
+_OPENAPI_V2_PROTOBUF = ("com.github.proto-openapi.spec.v2@v1.0+protobuf",
+                        "com.github.proto-openapi.spec.v2.v1.0+protobuf")
+
+
+class OpenAPIV2Handler(OpenAPIHandler):
+    """/openapi/v2: the swagger 2.0 document, negotiated on Accept as kube-openapi's handler
+    does (the first acceptable clause, by quality, wins; none: 406 with an empty body).
+    Departure: kubelab has only the JSON form, so a clause that accepts only the protobuf form
+    (what client-go's OpenAPISchema asks for) is not acceptable here."""
+
+    def get(self, path: str = "") -> None:
+        self.add_header("Vary", "Accept")
+        clauses = []
+        for i, clause in enumerate((self.request.headers.get("Accept") or "*/*").split(",")):
+            media, *params = [p.strip() for p in clause.split(";")]
+            q = next((p[2:] for p in params if p.startswith("q=")), "1")
+            try:
+                quality = float(q)
+            except ValueError:
+                quality = 0.0
+            clauses.append((-quality, i, media))
+        for _, _, media in sorted(clauses):
+            kind, _, sub = media.partition("/")
+            if kind in ("application", "*") and sub in ("json", "*"):
+                self.send(openapi.swagger_document(self.server.served_resources(), self._crd_schema))
+                return
+        self.set_status(406)
+        self.finish()
+
+
 @tornado.web.stream_request_body
 class ResourceHandler(_Base):
     """Every resource path: /api/v1/namespaces/default/pods/web-1/status and the like."""
