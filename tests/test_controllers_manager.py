@@ -61,3 +61,19 @@ def test_a_manager_started_late_adopts_what_exists_instead_of_creating_more() ->
     pods = active_pods(c, "app=web")
     assert sorted(p["metadata"]["name"] for p in pods) == ["early-0", "early-1", "early-2"]
     assert {p["metadata"]["ownerReferences"][0]["uid"] for p in pods} == {rs["metadata"]["uid"]}
+
+
+# --- endpoints ---
+def test_controllers_flag_star_minus_and_disabled_by_default() -> None:
+    """IsControllerEnabled: a name (or alias) wins, then -name, then "*" for the rest of the
+    controllers not disabled by default."""
+    from kubelab.controllers.manager import enabled_controllers
+    star = enabled_controllers(["*"])
+    assert "endpoints-controller" not in star and "deployment-controller" in star
+    fewer = enabled_controllers(["*", "-replicaset"])
+    assert fewer == [n for n in star if n != "replicaset-controller"]
+    assert enabled_controllers(["*", "endpoint"]) == [
+        n for n in CONTROLLERS if n in star or n == "endpoints-controller"]
+    assert enabled_controllers(["endpoint"]) == ["endpoints-controller"]  # no "*": just those named
+    with pytest.raises(ValueError, match=r"unknown controller\(s\) \['nope'\]"):
+        enabled_controllers(["*", "-nope"])
