@@ -40,7 +40,7 @@ def test_kubectl_get_endpoints_warns_and_lists_the_api_server(served: Served) ->
     assert ["Labels:", "endpointslice.kubernetes.io/skip-mirror=true"] in text
 
 
-def test_openapi_v2_is_swagger_json_and_protobuf_alone_is_not_acceptable(served: Served) -> None:
+def test_openapi_v2_is_swagger_json_or_protobuf_as_accepted(served: Served) -> None:
     doc = json.loads(served.kubectl("get", "--raw", "/openapi/v2").stdout)
     assert doc["swagger"] == "2.0" and doc["info"]["version"] == "v1.34.0"
     endpoints = doc["definitions"]["io.k8s.api.core.v1.Endpoints"]
@@ -59,12 +59,30 @@ def test_openapi_v2_is_swagger_json_and_protobuf_alone_is_not_acceptable(served:
         url = f"{client.configuration.host}/openapi/v2"
         auth = dict(client.configuration.api_key)  # the kubeconfig's bearer token, if any
         protobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-        refused = client.call_api("GET", url, header_params={"Accept": protobuf, **auth})
-        assert refused.status == 406  # the protobuf form alone: kubelab has only JSON
+        answer = client.call_api("GET", url, header_params={"Accept": protobuf, **auth})
+        assert answer.status == 200
+        assert answer.getheader("Content-Type") == \
+            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+        answer.read()
+        assert answer.data[:5] == b"\x0a\x032.0"  # field 1 (swagger), 3 bytes: "2.0"
+        refused = client.call_api("GET", url, header_params={"Accept": "text/html", **auth})
+        assert refused.status == 406  # nothing acceptable: kube-openapi's 406
         answer = client.call_api("GET", url, header_params={
-            "Accept": f"{protobuf}, application/json;q=0.5", **auth})
+            "Accept": "text/html, application/json;q=0.5", **auth})
         assert answer.status == 200
         answer.read()
         assert json.loads(answer.data)["swagger"] == "2.0"
     finally:
         client.close()
+
+
+def test_kubectl_explain_reads_openapi_v2_in_protobuf(served: Served) -> None:
+    """client-go's OpenAPISchema asks for the protobuf form only; kubectl parses it."""
+    done = served.kubectl("explain", "endpoints.subsets", "--output=plaintext-openapiv2")
+    lines = [line.split() for line in done.stdout.splitlines() if line.strip()]
+    assert lines[:3] == [["KIND:", "Endpoints"], ["VERSION:", "v1"], ["RESOURCE:", "subsets", "<[]Object>"]]
+    fields = lines[lines.index(["FIELDS:"]) + 1:]
+    assert fields == [["addresses", "<[]Object>"], ["notReadyAddresses", "<[]Object>"],
+                      ["ports", "<[]Object>"]]
+    replicas = served.kubectl("explain", "deployments.spec.replicas", "--output=plaintext-openapiv2")
+    assert "FIELD:    replicas <integer>" in replicas.stdout
