@@ -222,6 +222,27 @@ def test_selector_less_services_keep_their_hand_made_endpoints_a_deleted_service
                         "subsets": [{"addresses": _addresses("192.0.2.10"), "ports": [{"port": 5432}]}]})
     kind.run(5)
     assert kind.get("endpoints", "external")["subsets"][0]["addresses"] == _addresses("192.0.2.10")
+    # --- the EndpointSlice mirroring controller: a slice for them, owned by them; the
+    # `kubernetes` Endpoints carry skip-mirror and keep only the API server's own slice.
+    def mirrored(name: str) -> list[dict[str, Any]]:
+        return [s for s in kind.get("endpointslices", label_selector=f"kubernetes.io/service-name={name}")
+                if s["metadata"]["labels"].get("endpointslice.kubernetes.io/managed-by") ==
+                "endpointslicemirroring-controller.k8s.io"]
+    [mirror] = mirrored("external")
+    assert mirror["metadata"]["name"].startswith("external-")
+    assert mirror["endpoints"] == [{"addresses": ["192.0.2.10"], "conditions": {"ready": True}}]
+    assert mirror["ports"] == [{"name": "", "port": 5432, "protocol": "TCP"}]
+    owner = mirror["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("Endpoints", "external", True)
+    assert mirrored("kubernetes") == []
+    ep = kind.get("endpoints", "external")
+    ep["subsets"][0]["notReadyAddresses"] = _addresses("192.0.2.11")
+    kind.client.update(ep)
+    kind.run(5)
+    assert [e["conditions"]["ready"] for e in mirrored("external")[0]["endpoints"]] == [True, False]
+    kind.client.delete("services", "external", "default")
+    kind.run(5)
+    assert mirrored("external") == []
     kind.client.delete("services", "web", "default")
     kind.run(5)
     with pytest.raises(ApiError) as gone:

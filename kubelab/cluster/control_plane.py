@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["ANATOMY_CONTROLLERS", "KUBE_PROXY_GROUPS", "KUBE_PROXY_USER", "AnatomyWiring"]
 
 # --- endpoints --- kubeadm's `--controllers=*,bootstrapsigner,tokencleaner`, with the
-# controller kubelab turns on only here (upstream it is part of "*"): the endpoints controller.
-ANATOMY_CONTROLLERS = ("*", "endpoints-controller")
+# controllers kubelab turns on only here (upstream they are part of "*"): the endpoints
+# controller and the EndpointSlice mirroring controller.
+ANATOMY_CONTROLLERS = ("*", "endpoints-controller", "endpointslice-mirroring-controller")
 KUBE_PROXY_USER = "system:serviceaccount:kube-system:kube-proxy"
 KUBE_PROXY_GROUPS = ("system:serviceaccounts", "system:serviceaccounts:kube-system")
 

@@ -23,6 +23,7 @@ from kubelab.controllers.deployment import DeploymentController
 from kubelab.controllers.disruption import DisruptionController
 from kubelab.controllers.endpoint import EndpointController
 from kubelab.controllers.endpointslice import EndpointSliceController
+from kubelab.controllers.endpointslicemirroring import Controller as MirroringController
 from kubelab.controllers.garbage_collector import GarbageCollector
 from kubelab.controllers.job import JobController
 from kubelab.controllers.namespace import NamespaceController
@@ -113,6 +114,8 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
     # only, so the course's clusters keep their objects and traces (docs/ARCHITECTURE.md).
     register(ControllerDescriptor("endpoints-controller", EndpointController, ("endpoint",),
                                   disabled_by_default=True))
+    register(ControllerDescriptor("endpointslice-mirroring-controller", MirroringController,
+                                  ("endpointslicemirroring",), disabled_by_default=True))
     return descriptors
 
 
