@@ -99,6 +99,11 @@ def test_the_kubernetes_service_follows_the_api_servers(kind: Cluster) -> None:
     eps = kind.get("endpointslices", "kubernetes")
     assert [e["addresses"] for e in eps["endpoints"]] == [[kind.runtimes["control-plane"].node_ip]]
     assert eps["ports"] == [{"name": "https", "port": 6443, "protocol": "TCP"}]
+    # --- endpoints --- and the deprecated core/v1 Endpoints the reconciler writes first
+    ep = kind.get("endpoints", "kubernetes")
+    assert ep["metadata"]["labels"] == {"endpointslice.kubernetes.io/skip-mirror": "true"}
+    assert ep["subsets"] == [{"addresses": [{"ip": kind.runtimes["control-plane"].node_ip}],
+                              "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}]}]
     lease = kind.get("leases", identity_lease_name("control-plane"), namespace="kube-system")
     assert lease["metadata"]["labels"]["apiserver.kubernetes.io/identity"] == "kube-apiserver"
 
@@ -166,9 +171,14 @@ def test_ha_control_plane_nodes_and_the_endpoints_of_live_api_servers() -> None:
 
     def endpoints() -> list[str]:
         return [e["addresses"][0] for e in c.get("endpointslices", "kubernetes")["endpoints"]]
-    assert endpoints() == sorted(ips)
+
+    def core_endpoints() -> list[str]:  # --- endpoints ---
+        return [a["ip"] for s in c.get("endpoints", "kubernetes").get("subsets") or []
+                for a in s["addresses"]]
+    assert endpoints() == sorted(ips) == core_endpoints()
     c.faults.crash("apiserver-2")
     c.run_until(lambda: endpoints() == sorted([ips[0], ips[2]]), timeout=40)
+    assert core_endpoints() == sorted([ips[0], ips[2]])
     c.faults.restart("apiserver-2")
     c.run_until(lambda: endpoints() == sorted(ips), timeout=40)
 

@@ -31,6 +31,7 @@ def test_the_manager_runs_the_registered_controllers() -> None:
                                    if not d.disabled_by_default} >= {
         "replicaset-controller", "deployment-controller", "garbage-collector-controller",
         "namespace-controller"}
+    assert "endpoints-controller" in CONTROLLERS and "endpoints-controller" not in cm.controllers
     assert "waiting for caches" in repr(cm)
     c.run(1)
     assert cm.running and [r.verb for r in c.trace.filter(component="controller-manager",
@@ -86,4 +87,20 @@ def test_an_unknown_controller_in_the_flag_is_refused() -> None:
     from kubelab.controllers.manager import enabled_controllers
 
     with pytest.raises(ValueError, match="unknown controller"):
+        enabled_controllers(["*", "-nope"])
+
+
+# --- endpoints ---
+def test_controllers_flag_star_minus_and_disabled_by_default() -> None:
+    """IsControllerEnabled: a name (or alias) wins, then -name, then "*" for the rest of the
+    controllers not disabled by default."""
+    from kubelab.controllers.manager import enabled_controllers
+    star = enabled_controllers(["*"])
+    assert "endpoints-controller" not in star and "deployment-controller" in star
+    fewer = enabled_controllers(["*", "-replicaset"])
+    assert fewer == [n for n in star if n != "replicaset-controller"]
+    assert enabled_controllers(["*", "endpoint"]) == [
+        n for n in CONTROLLERS if n in star or n == "endpoints-controller"]
+    assert enabled_controllers(["endpoint"]) == ["endpoints-controller"]  # no "*": just those named
+    with pytest.raises(ValueError, match=r"unknown controller\(s\) \['nope'\]"):
         enabled_controllers(["*", "-nope"])

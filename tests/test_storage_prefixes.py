@@ -80,6 +80,8 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     # --- hpacsi ---
     ("storage.k8s.io", "volumeattachments"): "/registry/volumeattachments/",
     ("storage.k8s.io", "csidrivers"): "/registry/csidrivers/",
+    # --- endpoints ---
+    ("", "endpoints"): "/registry/services/endpoints/",
 }
 # Answered, never stored: the reviews (the authenticator or authorizer answers) and
 # ComponentStatus (probed at each request).

@@ -144,12 +144,18 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     # autoscaling/v2 (kubelab/controllers/podautoscaler/): the HPA controller's kind.
     ResourceInfo("horizontalpodautoscalers", "HorizontalPodAutoscaler", group="autoscaling",
                  version="v2", short_names=("hpa",), subresources=("status",)),
+    # --- endpoints ---
+    # core/v1 Endpoints: deprecated since v1.33 (EndpointSlice replaces it), still served; the
+    # endpoints controller (kubelab/controllers/endpoint/) writes them with Cluster(anatomy=True).
+    ResourceInfo("endpoints", "Endpoints", short_names=("ep",)),
 )
 
 # endpoints/deprecation (the types' APILifecycleDeprecated): the warning every request to a
 # deprecated resource carries, as `Warning: 299 - "..."` (kubectl prints "Warning: ...").
 DEPRECATED: dict[tuple[str, str], str] = {
     ("", "componentstatuses"): "v1 ComponentStatus is deprecated in v1.19+",
+    # --- endpoints ---
+    ("", "endpoints"): "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
 }
 
 

@@ -154,6 +154,8 @@ CLUSTER_ROLES = [
         rule(["create"], [""], ["persistentvolumes"]),
         # --- hpacsi --- the attach/detach controller creates VolumeAttachments
         rule(["create"], ["storage.k8s.io"], ["volumeattachments"]),
+        # --- endpoints --- the endpoints controller (policy.go: endpoint-controller)
+        rule(["create"], [""], ["endpoints"]),
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),

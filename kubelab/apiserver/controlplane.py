@@ -16,10 +16,12 @@ Every EndpointInterval (10 s) each API server
 
 They write as the server itself, through its own handler chain (upstream: a loopback client
 with a privileged token). Cluster(anatomy=True) starts them (kubelab/cluster/control_plane.py).
+The lease reconciler writes the core/v1 Endpoints `kubernetes` (labelled
+endpointslice.kubernetes.io/skip-mirror: "true"), then the EndpointSlice of the same name, as
+upstream's EndpointsAdapter writes both (KEP-4974 keeps them after the deprecation).
 Departures: the master leases live in memory, shared by the API servers of one cluster (upstream
-keeps them in etcd under /registry/masterleases/ with an etcd lease's TTL); kubelab serves no
-core/v1 Endpoints, so only the EndpointSlice is written; expired identity Leases are not
-collected (apiserverleasegc).
+keeps them in etcd under /registry/masterleases/ with an etcd lease's TTL); expired identity
+Leases are not collected (apiserverleasegc).
 """
 
 from __future__ import annotations
@@ -134,6 +136,7 @@ class ControlPlaneControllers:
         now = self.server.clock.now
         self.leases.update(self.ip, now)
         addresses = self.leases.live(now)
+        self.reconcile_core_endpoints(addresses)
         want: dict[str, Any] = {
             "addressType": "IPv4",
             "endpoints": [{"addresses": [ip], "conditions": {"ready": True}} for ip in addresses],
@@ -149,6 +152,26 @@ class ControlPlaneControllers:
             return
         self._do("update", "endpointslices", "default", "kubernetes", group="discovery.k8s.io",
                  body={**current, **want})
+
+    # --- endpoints ---
+    def reconcile_core_endpoints(self, addresses: list[str]) -> None:
+        """The deprecated core/v1 Endpoints `kubernetes`, written first as upstream's
+        EndpointsAdapter does: one subset of the live addresses on port https 6443, labelled
+        endpointslice.kubernetes.io/skip-mirror so the mirroring controller leaves it alone."""
+        subsets = [{"addresses": [{"ip": ip} for ip in addresses],
+                    "ports": [{"name": "https", "port": SECURE_PORT, "protocol": "TCP"}]}] \
+            if addresses else []
+        current = self._get("endpoints", "default", "kubernetes")
+        if current is None:
+            self._do("create", "endpoints", "default", body={
+                "apiVersion": "v1", "kind": "Endpoints",
+                "metadata": {"name": "kubernetes", "namespace": "default",
+                             "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+                "subsets": subsets})
+            return
+        if (current.get("subsets") or []) == subsets:
+            return
+        self._do("update", "endpoints", "default", "kubernetes", body={**current, "subsets": subsets})
 
     def renew_identity_lease(self) -> None:
         now = micro_time(self.server.clock.now)

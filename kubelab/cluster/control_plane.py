@@ -59,12 +59,15 @@ if TYPE_CHECKING:
     from kubelab.client.client import Client
     from kubelab.kubelet.runtime import ContainerRuntime
 
-__all__ = ["KUBE_PROXY_GROUPS", "KUBE_PROXY_USER", "AnatomyWiring"]
+__all__ = ["ANATOMY_CONTROLLERS", "KUBE_PROXY_GROUPS", "KUBE_PROXY_USER", "AnatomyWiring"]
 
 KUBE_PROXY_USER = "system:serviceaccount:kube-system:kube-proxy"
 KUBE_PROXY_GROUPS = ("system:serviceaccounts", "system:serviceaccounts:kube-system")
-# --- sa --- the anatomy's --controllers: every default one, and the two kubelab disables
-ANATOMY_CONTROLLERS = ("*", ServiceAccountsController.NAME, Publisher.NAME)
+# The anatomy's --controllers (kubeadm's is `*,bootstrapsigner,tokencleaner`): every default
+# one, and those kubelab runs only here (upstream they are part of "*"): the serviceaccount
+# controller, the root-CA publisher, the endpoints and EndpointSlice mirroring controllers.
+ANATOMY_CONTROLLERS = ("*", ServiceAccountsController.NAME, Publisher.NAME, "endpoints-controller",
+                       "endpointslice-mirroring-controller")
 BOOTSTRAP_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 

@@ -4,8 +4,9 @@ collect garbage and empty deleted namespaces (kubernetes/kubernetes pkg/controll
 Read in this order: manager.py (the component) and controller_descriptor.py (which controllers
 it can run), replicaset/, then controller_utils.py, pod_ranking.py and controller_ref_manager.py
 (what every workload controller shares), then deployment/, garbage_collector/, namespace/,
-node_lifecycle/, job/, ttlafterfinished/, endpointslice/ and cloud/ (the
-cloud-controller-manager's). Each folder is one package of upstream's pkg/controller/. The
+node_lifecycle/, job/, ttlafterfinished/, endpointslice/, endpoint/ (the deprecated Endpoints,
+run only with the anatomy) and cloud/ (the cloud-controller-manager's).
+Each folder is one package of upstream's pkg/controller/. The
 course's own sample controllers live apart, in kubelab.samples. Like the scheduler and the
 kubelet, controllers import only kubelab.api, kubelab.sim and kubelab.client: they reach the
 rest of the cluster through the API server.

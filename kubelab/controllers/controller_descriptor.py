@@ -28,7 +28,9 @@ from kubelab.controllers.cronjob import ControllerV2
 from kubelab.controllers.daemon import DaemonSetsController
 from kubelab.controllers.deployment import DeploymentController
 from kubelab.controllers.disruption import DisruptionController
+from kubelab.controllers.endpoint import EndpointController
 from kubelab.controllers.endpointslice import EndpointSliceController
+from kubelab.controllers.endpointslicemirroring import Controller as MirroringController
 from kubelab.controllers.garbage_collector import GarbageCollector
 from kubelab.controllers.job import JobController
 from kubelab.controllers.namespace import NamespaceController
@@ -131,6 +133,12 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   ("serviceaccount",), disabled_by_default=True))
     register(ControllerDescriptor("root-ca-certificate-publisher-controller", Publisher,
                                   ("root-ca-cert-publisher",), disabled_by_default=True))
+    # --- endpoints --- on by default upstream; kubelab runs it with Cluster(anatomy=True)
+    # only, so the course's clusters keep their objects and traces (docs/ARCHITECTURE.md).
+    register(ControllerDescriptor("endpoints-controller", EndpointController, ("endpoint",),
+                                  disabled_by_default=True))
+    register(ControllerDescriptor("endpointslice-mirroring-controller", MirroringController,
+                                  ("endpointslicemirroring",), disabled_by_default=True))
     return descriptors
 
 

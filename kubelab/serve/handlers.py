@@ -30,6 +30,7 @@ from kubelab.api.request import Impersonation, RawBody, Request, WatchEvent, Wat
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.healthz import health
 from kubelab.serve import discovery, metrics, openapi
+from kubelab.serve.openapi_v2_proto import encode_document
 from kubelab.serve.requestinfo import parse_path, query_bool, to_request, watch_timeout
 from kubelab.serve.tables import TABLE_V1, wants_table
 
@@ -205,6 +206,43 @@ class OpenAPIHandler(_Base):
             self.send_error_status(_not_found())
         else:
             self.send(doc)
+
+
+# --- endpoints ---
+_OPENAPI_V2_PROTOBUF = ("com.github.proto-openapi.spec.v2@v1.0+protobuf",
+                        "com.github.proto-openapi.spec.v2.v1.0+protobuf")
+
+
+class OpenAPIV2Handler(OpenAPIHandler):
+    """/openapi/v2: the swagger 2.0 document, negotiated on Accept as kube-openapi's handler
+    does (the first acceptable clause, by quality, wins: JSON, or the protobuf form client-go's
+    OpenAPISchema asks for, openapi_v2_proto.py; none: 406 with an empty body)."""
+
+    def get(self, path: str = "") -> None:
+        self.add_header("Vary", "Accept")
+        clauses = []
+        for i, clause in enumerate((self.request.headers.get("Accept") or "*/*").split(",")):
+            media, *params = [p.strip() for p in clause.split(";")]
+            q = next((p[2:] for p in params if p.startswith("q=")), "1")
+            try:
+                quality = float(q)
+            except ValueError:
+                quality = 0.0
+            clauses.append((-quality, i, media))
+        for _, _, media in sorted(clauses):
+            kind, _, sub = media.partition("/")
+            if kind not in ("application", "*"):
+                continue
+            if sub in ("json", "*"):
+                self.send(openapi.swagger_document(self.server.served_resources(), self._crd_schema))
+                return
+            if sub in _OPENAPI_V2_PROTOBUF:
+                doc = openapi.swagger_document(self.server.served_resources(), self._crd_schema)
+                self.set_header("Content-Type", f"application/{_OPENAPI_V2_PROTOBUF[1]}")
+                self.finish(encode_document(doc))
+                return
+        self.set_status(406)
+        self.finish()
 
 
 @tornado.web.stream_request_body

@@ -23,7 +23,7 @@ from kubelab.api import Object
 from kubelab.api.resources import ResourceInfo
 from kubelab.apiserver.apis.schema import SCHEMAS, ListOf, MapOf, Scalar, Struct, Type
 
-__all__ = ["group_version_document", "index"]
+__all__ = ["group_version_document", "index", "swagger_document"]
 
 _SCALARS: dict[str, Object] = {
     "string": {"type": "string"}, "bool": {"type": "boolean"},
@@ -136,3 +136,64 @@ def index(table: Iterable[ResourceInfo], custom_schema: CustomSchema = lambda in
         path = _gv_path(group, version)
         paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
     return {"paths": paths}
+
+
+# --- endpoints --- /openapi/v2
+# The swagger 2.0 document of every group version in one (k8s.io/kube-openapi pkg/handler
+# handler.go), which client-go's OpenAPISchema and `kubectl explain --output
+# plaintext-openapiv2` read. Built from the same schemas as v3: definitions instead of
+# components.schemas, a plain $ref instead of allOf, each response's schema and each query
+# parameter's type inline, as swagger 2.0 has them.
+_V3_REF, _V2_REF = "#/components/schemas/", "#/definitions/"
+_PRODUCES = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
+
+
+def _v2_schema(value: object) -> object:
+    if isinstance(value, list):
+        return [_v2_schema(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    all_of = value.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and set(value) <= {"allOf", "default"}:
+        return _v2_schema(all_of[0])
+    out = {k: _v2_schema(v) for k, v in value.items()}
+    ref = out.get("$ref")
+    if isinstance(ref, str):
+        out["$ref"] = ref.replace(_V3_REF, _V2_REF)
+    return out
+
+
+def _v2_operation(op: Object) -> Object:
+    out: Object = {k: v for k, v in op.items() if k not in ("responses", "parameters")}
+    out.update({"consumes": ["*/*"], "produces": list(_PRODUCES), "schemes": ["https"]})
+    if "parameters" in op:
+        out["parameters"] = [{"name": p["name"], "in": p["in"], "type": p["schema"]["type"],
+                              "uniqueItems": True} for p in op["parameters"]]
+    out["responses"] = {
+        code: {"description": r["description"],
+               "schema": _v2_schema(r["content"]["application/json"]["schema"])}
+        for code, r in op["responses"].items()}
+    out["responses"]["401"] = {"description": "Unauthorized"}
+    return out
+
+
+def swagger_document(table: Iterable[ResourceInfo],
+                     custom_schema: CustomSchema = lambda info: None) -> Object:
+    """/openapi/v2: every served group version's paths and definitions in one document."""
+    table = list(table)
+    paths: dict[str, Object] = {}
+    definitions: dict[str, Object] = {}
+    for group, version in sorted({(i.group, i.version) for i in table}):
+        doc = group_version_document(table, group, version, custom_schema)
+        if doc is None:
+            continue
+        for name, schema in doc["components"]["schemas"].items():
+            definitions[name] = _v2_schema(schema)  # type: ignore[assignment]
+        for path, item in doc["paths"].items():
+            paths[path] = {verb: _v2_operation(op) for verb, op in item.items()}
+    return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.34.0"},
+            "paths": dict(sorted(paths.items())), "definitions": dict(sorted(definitions.items())),
+            "securityDefinitions": {"BearerToken": {"type": "apiKey", "name": "authorization",
+                                                    "in": "header",
+                                                    "description": "Bearer Token authentication"}},
+            "security": [{"BearerToken": []}]}

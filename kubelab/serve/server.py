@@ -44,6 +44,7 @@ from kubelab.serve.handlers import (
     DiscoveryHandler,
     MetricsHandler,
     OpenAPIHandler,
+    OpenAPIV2Handler,
     ResourceHandler,
     StatusHandler,
 )
@@ -126,6 +127,7 @@ class Server:
             (r"/(healthz|livez|readyz)/(.+)", StatusHandler, args),
             (r"/metrics", MetricsHandler, args),
             (r"/openapi/v3/?(.*)", OpenAPIHandler, args),
+            (r"/openapi/v2/?()", OpenAPIV2Handler, args),  # --- endpoints ---
             (r"/(apis?)/?", DiscoveryHandler, args),
             (r"/(api/[^/]+|apis/[^/]+/[^/]+)/?", DiscoveryHandler, args),
             (r"/api/v1/namespaces/[^/]+/pods/[^/]+/(?:exec|attach|portforward)", StreamHandler, args),

@@ -21,7 +21,11 @@ from kubelab.apiserver.apis.defaults_flowcontrol import (
     set_flow_schema_defaults,
     set_priority_level_defaults,
 )
-from kubelab.apiserver.apis.defaults_services import set_endpoint_slice_defaults, set_service_defaults
+from kubelab.apiserver.apis.defaults_services import (
+    set_endpoint_slice_defaults,
+    set_endpoints_defaults,
+    set_service_defaults,
+)
 from kubelab.apiserver.apis.defaults_storage import (
     set_network_policy_defaults,
     set_persistent_volume_claim_defaults,
@@ -299,6 +303,8 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     # scheduling/v1 SetDefaults_PriorityClass
     "priorityclasses": lambda pc: pc.setdefault("preemptionPolicy", "PreemptLowerPriority")
     if isinstance(pc, dict) else None,
+    # --- endpoints ---
+    "endpoints": set_endpoints_defaults,
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kubelab.api import Object
 from kubelab.apiserver.apis.validation.services import externally_accessible
 
-__all__ = ["set_endpoint_slice_defaults", "set_service_defaults"]
+__all__ = ["set_endpoint_slice_defaults", "set_endpoints_defaults", "set_service_defaults"]
 
 
 def set_service_defaults(obj: Object) -> None:
@@ -46,3 +46,12 @@ def set_endpoint_slice_defaults(obj: Object) -> None:
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
             port.setdefault("name", "")
+
+
+# --- endpoints ---
+def set_endpoints_defaults(obj: Object) -> None:
+    """SetDefaults_Endpoints: each subset's ports are TCP unless they say otherwise."""
+    for subset in obj.get("subsets") or ():
+        for port in (subset.get("ports") or ()) if isinstance(subset, dict) else ():
+            if isinstance(port, dict):
+                port.setdefault("protocol", "TCP")

@@ -1,7 +1,8 @@
 """The light schema of core/v1 Service and discovery.k8s.io/v1 EndpointSlice (notebook 09).
 
 Go's type names, as in k8s.io/api core/v1 types.go (ServiceSpec, ServicePort, ServiceStatus)
-and discovery/v1 types.go (EndpointSlice, Endpoint, EndpointConditions, EndpointPort); the
+and discovery/v1 types.go (EndpointSlice, Endpoint, EndpointConditions, EndpointPort), and the
+deprecated core/v1 Endpoints (EndpointSubset, EndpointAddress, EndpointPort); the
 fields the course does not use (topology hints' insides, sessionAffinityConfig) are ANY.
 kubelab.apiserver.registry.service adds these to schema.SCHEMAS when it is imported.
 """
@@ -53,4 +54,14 @@ ENDPOINT_SLICE = kind(
     ports=ListOf(struct("EndpointPort", name=STRING, protocol=STRING, port=INT32,
                         appProtocol=STRING)))
 
-SERVICE_SCHEMAS: dict[str, Struct] = {s.name: s for s in (SERVICE, ENDPOINT_SLICE)}
+# --- endpoints --- core/v1 Endpoints (types.go: EndpointSubset, EndpointAddress, EndpointPort)
+ENDPOINT_ADDRESS = struct("EndpointAddress", ip=STRING, hostname=STRING, nodeName=STRING,
+                          targetRef=OBJECT_REFERENCE)
+ENDPOINTS = kind(
+    "Endpoints",
+    subsets=ListOf(struct("EndpointSubset", addresses=ListOf(ENDPOINT_ADDRESS),
+                          notReadyAddresses=ListOf(ENDPOINT_ADDRESS),
+                          ports=ListOf(struct("EndpointPort", name=STRING, port=INT32,
+                                              protocol=STRING, appProtocol=STRING)))))
+
+SERVICE_SCHEMAS: dict[str, Struct] = {s.name: s for s in (SERVICE, ENDPOINT_SLICE, ENDPOINTS)}

@@ -19,7 +19,7 @@ from kubelab.client.component import ComponentContext
 from kubelab.client.controller_loop import Controller
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
-from kubelab.controllers import CONTROLLERS, ControllerManager
+from kubelab.controllers import ControllerManager
 from kubelab.controllers.deployment import rolling
 from kubelab.grading.checks.common import patched
 from kubelab.grading.context import CheckContext
@@ -69,7 +69,7 @@ class LearnerReplicaSetController:
 
 def _manager_with(sync: Any) -> Any:
     def build(ctx: ComponentContext) -> ControllerManager:
-        manager = ControllerManager(ctx, [n for n in CONTROLLERS if n != LearnerReplicaSetController.NAME])
+        manager = ControllerManager(ctx, ["*", f"-{LearnerReplicaSetController.NAME}"])
         manager.controllers[LearnerReplicaSetController.NAME] = LearnerReplicaSetController(
             ctx, manager.informers, sync)
         return manager

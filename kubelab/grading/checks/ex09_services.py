@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any
 
 from kubelab.client.component import ComponentContext
-from kubelab.controllers import CONTROLLERS, ControllerManager
+from kubelab.controllers import ControllerManager
 from kubelab.controllers.endpointslice import EndpointSliceController, Plan, Reconciler
 from kubelab.controllers.endpointslice import reconcile as reference_reconcile
 from kubelab.grading.context import CheckContext
@@ -154,7 +154,7 @@ def _as_reconciler(fn: Any) -> Reconciler:
 
 def _cluster_with(ctx: CheckContext, fn: Reconciler) -> Any:
     def build(cctx: ComponentContext) -> ControllerManager:
-        manager = ControllerManager(cctx, [n for n in CONTROLLERS if n != EndpointSliceController.NAME])
+        manager = ControllerManager(cctx, ["*", f"-{EndpointSliceController.NAME}"])
         manager.controllers[EndpointSliceController.NAME] = EndpointSliceController(
             cctx, manager.informers, reconcile_fn=fn)
         return manager

@@ -356,3 +356,7 @@ DESCRIBERS.update(NETWORKING_DESCRIBERS)
 from kubelab.kubectl.describe.serviceaccount import SERVICE_ACCOUNT_DESCRIBERS  # noqa: E402
 
 DESCRIBERS.update(SERVICE_ACCOUNT_DESCRIBERS)
+# --- endpoints --- core/v1 Endpoints (endpoints.py)
+from kubelab.kubectl.describe.endpoints import ENDPOINTS_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(ENDPOINTS_DESCRIBERS)

@@ -69,6 +69,7 @@ from kubelab.apiserver.apis.validation.discovery import (
     validate_endpoint_slice,
     validate_endpoint_slice_update,
 )
+from kubelab.apiserver.apis.validation.endpoints import validate_endpoints, validate_endpoints_update
 from kubelab.apiserver.apis.validation.ephemeral import validate_pod_ephemeral_containers_update
 from kubelab.apiserver.apis.validation.flowcontrol import (
     validate_flow_schema,
@@ -181,6 +182,8 @@ CREATE_RULES: dict[str, Validator] = {
     # --- hpacsi ---
     "volumeattachments": validate_volume_attachment,
     "csidrivers": validate_csi_driver,
+    # --- endpoints ---
+    "endpoints": validate_endpoints,
 }
 
 
@@ -221,6 +224,8 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     # --- hpacsi ---
     "volumeattachments": validate_volume_attachment_update,
     "csidrivers": validate_csi_driver_update,
+    # --- endpoints ---
+    "endpoints": validate_endpoints_update,
 }
 
 
