@@ -69,7 +69,8 @@ spec:
 # ## 1. Expose the Deployment
 #
 # Three nodes, every component, and a `client` pod to send requests from. `port: 80` is what
-# clients use; `targetPort: http` is the container port *named* http (80, where nginx listens), looked up in each pod.
+# clients use; `targetPort: http` is the container port *named* http (80, where nginx listens),
+# looked up in each pod.
 
 # %%
 c = Cluster(nodes=3, seed=0)
@@ -126,9 +127,11 @@ for e in eps["endpoints"]:
     print(e["addresses"], e["conditions"], e["targetRef"]["name"], e["nodeName"])
 
 # %% [markdown]
-# `ports` holds the *resolved* target port: the number the pods give the name `http`, not the Service's port (both are 80 here; a pod template may change its number and the Service follows). Each endpoint carries
-# three conditions: **ready** (the pod's Ready condition, and not terminating), **serving** (the
-# Ready condition alone) and **terminating** (the pod is being deleted).
+# `ports` holds the *resolved* target port: the number the pods give the name `http`, not the
+# Service's port (both are 80 here; a pod template may change its number and the Service follows).
+# Each endpoint carries three conditions: **ready** (the pod's Ready condition, and not
+# terminating), **serving** (the Ready condition alone) and **terminating** (the pod is being
+# deleted).
 #
 # ## 3. A pod turns unready: the slice, then the rules
 #
