@@ -43,9 +43,8 @@ from kubelab.api.quantity import parse_quantity
 from kubelab.client.component import ComponentContext
 from kubelab.client.controller_loop import Controller
 from kubelab.client.shared_informer import SharedInformerFactory
-from kubelab.controllers.volume.provision_controller import ProvisionController
+from kubelab.controllers.volume.provision_controller import ProvisionController, provisioned_volume
 from kubelab.controllers.volume.util import (
-    ANN_DYNAMICALLY_PROVISIONED,
     ANN_PRE_RESIZE_CAPACITY,
 )
 
@@ -87,23 +86,9 @@ def _larger(a: Any, b: Any) -> bool:
 
 def csi_volume_for_claim(claim: Object, sc: Object) -> Object:
     """What the driver's CreateVolume and the provisioner make of a claim."""
-    meta, spec = claim["metadata"], claim.get("spec") or {}
-    name = f"pvc-{meta['uid']}"
-    return {
-        "apiVersion": "v1", "kind": "PersistentVolume",
-        "metadata": {"name": name, "annotations": {ANN_DYNAMICALLY_PROVISIONED: DRIVER}},
-        "spec": {
-            "capacity": {"storage": ((spec.get("resources") or {}).get("requests") or {})["storage"]},
-            "accessModes": list(spec.get("accessModes") or []),
-            "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy") or "Delete",
-            "storageClassName": sc["metadata"]["name"],
-            "volumeMode": spec.get("volumeMode") or "Filesystem",
-            "claimRef": {"kind": "PersistentVolumeClaim", "namespace": meta.get("namespace", ""),
-                         "name": meta["name"], "uid": meta["uid"], "apiVersion": "v1",
-                         "resourceVersion": meta.get("resourceVersion", "")},
-            "csi": {"driver": DRIVER, "volumeHandle": meta["uid"], "fsType": "ext4",
-                    "volumeAttributes": {"storage.kubernetes.io/csiProvisionerIdentity": DRIVER}},
-        }}
+    return provisioned_volume(claim, sc, DRIVER, {"csi": {
+        "driver": DRIVER, "volumeHandle": claim["metadata"]["uid"], "fsType": "ext4",
+        "volumeAttributes": {"storage.kubernetes.io/csiProvisionerIdentity": DRIVER}}})
 
 
 class CSIHostPathProvisioner(ProvisionController):

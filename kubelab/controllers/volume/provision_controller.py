@@ -30,7 +30,30 @@ from kubelab.controllers.volume.util import (
     claim_class,
 )
 
-__all__ = ["ProvisionController", "ProvisioningFailed"]
+__all__ = ["ProvisionController", "ProvisioningFailed", "provisioned_volume"]
+
+
+def provisioned_volume(claim: Object, sc: Object, provisioner: str, source: Object,
+                       annotations: dict[str, str] | None = None) -> Object:
+    """The PersistentVolume `pvc-<claim uid>` for a claim: what every provisioner fills from the
+    claim and its class (ProvisionOptions: size, access modes, volume mode, reclaim policy) and
+    what the library adds after Provision (claimRef, storageClassName, provisioned-by), around
+    the provisioner's own `source` (its spec fields: a hostPath and node affinity, a csi, ...)."""
+    meta, spec = claim["metadata"], claim.get("spec") or {}
+    return {
+        "apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": f"pvc-{meta['uid']}",
+                     "annotations": {ANN_DYNAMICALLY_PROVISIONED: provisioner, **(annotations or {})}},
+        "spec": {
+            "capacity": {"storage": ((spec.get("resources") or {}).get("requests") or {})["storage"]},
+            "accessModes": list(spec.get("accessModes") or []),
+            "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy") or "Delete",
+            "storageClassName": sc["metadata"]["name"],
+            "volumeMode": spec.get("volumeMode") or "Filesystem",
+            "claimRef": {"kind": "PersistentVolumeClaim", "namespace": meta.get("namespace", ""),
+                         "name": meta["name"], "uid": meta["uid"], "apiVersion": "v1",
+                         "resourceVersion": meta.get("resourceVersion", "")},
+            **source}}
 
 
 class ProvisioningFailed(Exception):

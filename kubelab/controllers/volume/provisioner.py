@@ -17,8 +17,12 @@ The PV controller then binds the claim to the new volume.
 from __future__ import annotations
 
 from kubelab.api import Object
-from kubelab.controllers.volume.provision_controller import ProvisionController, ProvisioningFailed
-from kubelab.controllers.volume.util import ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, annotations_of
+from kubelab.controllers.volume.provision_controller import (
+    ProvisionController,
+    ProvisioningFailed,
+    provisioned_volume,
+)
+from kubelab.controllers.volume.util import ANN_SELECTED_NODE, annotations_of
 
 __all__ = ["LOCAL_PATH", "LocalPathProvisioner", "volume_for_claim"]
 
@@ -29,25 +33,13 @@ HOSTNAME = "kubernetes.io/hostname"
 
 def volume_for_claim(claim: Object, sc: Object, node: str) -> Object:
     """What Provision returns: the PersistentVolume for this claim on this node."""
-    meta, spec = claim["metadata"], claim.get("spec") or {}
-    name = f"pvc-{meta['uid']}"
-    path = f"{BASE_PATH}/{name}_{meta.get('namespace', '')}_{meta['name']}"
-    return {
-        "apiVersion": "v1", "kind": "PersistentVolume",
-        "metadata": {"name": name, "annotations": {
-            ANN_DYNAMICALLY_PROVISIONED: LOCAL_PATH, "local.path.provisioner/selected-node": node}},
-        "spec": {
-            "capacity": {"storage": ((spec.get("resources") or {}).get("requests") or {})["storage"]},
-            "accessModes": list(spec.get("accessModes") or []),
-            "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy") or "Delete",
-            "storageClassName": sc["metadata"]["name"],
-            "volumeMode": spec.get("volumeMode") or "Filesystem",
-            "claimRef": {"kind": "PersistentVolumeClaim", "namespace": meta.get("namespace", ""),
-                         "name": meta["name"], "uid": meta["uid"], "apiVersion": "v1",
-                         "resourceVersion": meta.get("resourceVersion", "")},
-            "hostPath": {"path": path, "type": "DirectoryOrCreate"},
-            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                {"key": HOSTNAME, "operator": "In", "values": [node]}]}]}}}}
+    meta = claim["metadata"]
+    path = f"{BASE_PATH}/pvc-{meta['uid']}_{meta.get('namespace', '')}_{meta['name']}"
+    return provisioned_volume(claim, sc, LOCAL_PATH, {
+        "hostPath": {"path": path, "type": "DirectoryOrCreate"},
+        "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": HOSTNAME, "operator": "In", "values": [node]}]}]}}},
+        {"local.path.provisioner/selected-node": node})
 
 
 class LocalPathProvisioner(ProvisionController):
