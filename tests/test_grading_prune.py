@@ -82,3 +82,20 @@ def test_a_bridged_venvs_packages_are_part_of_the_runtime(tmp_path: Path,
     binds, search = runtime_paths()
     assert str(bridged) in search and str(bridged) in binds
     assert str(repo) not in search and str(repo) not in binds
+
+
+def test_the_sandbox_kubelab_carries_bytecode_its_sources_accept(tmp_path: Path) -> None:
+    """Every copied module brings its .pyc, valid for the copy (same size and mtime), so a
+    zygote imports compiled code instead of compiling kubelab for every job; a rewritten
+    __init__ has none (its bytecode would be of another text)."""
+    import importlib.util
+
+    from kubelab.grading.prune import _fresh
+
+    layout = plan(("kubelab.scheduler.plugins",))
+    write(layout, tmp_path)
+    stale = [rel for rel in layout.copy
+             if not _fresh(str(tmp_path / rel), importlib.util.cache_from_source(str(tmp_path / rel)))]
+    assert layout.copy and not stale, stale[:5]
+    for rel in layout.rewrite:
+        assert not Path(importlib.util.cache_from_source(str(tmp_path / rel))).exists(), rel
