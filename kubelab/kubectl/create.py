@@ -35,7 +35,9 @@ def _from_files(client: Client, args: argparse.Namespace, stdin: str) -> str:
     for obj in objects:
         obj.setdefault("metadata", {}).setdefault("namespace", args.namespace)
     if args.verb == "apply":
-        return "\n".join(apply_objects(client, objects))
+        warnings: list[str] = []  # on stderr, before the lines
+        lines = apply_objects(client, objects, warnings.append)
+        return "\n".join([*warnings, *lines])
     return "\n".join(_created(client, obj, args.namespace) for obj in objects)
 
 
