@@ -222,10 +222,12 @@ class Client:
         return self._send(self._request("create", info, ns, body=obj))
 
     def get(self, resource: str, name: str, namespace: str = "default", *, as_table: bool = False,
-            include_object: str = "") -> Object:
-        """The object; as_table: the server's meta.k8s.io/v1 Table of it instead (see list)."""
+            include_object: str = "", subresource: str = "") -> Object:
+        """The object (or its subresource: status, scale); as_table: the server's
+        meta.k8s.io/v1 Table of it instead (see list)."""
         return self._send(self._request("get", self.resource(resource), namespace, name,
-                                        as_table=as_table, include_object=include_object))
+                                        as_table=as_table, include_object=include_object,
+                                        subresource=subresource))
 
     def list(self, resource: str, namespace: str = "", *, label_selector: str = "",
              field_selector: str = "", limit: int = 0, continue_token: str = "",

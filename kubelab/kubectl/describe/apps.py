@@ -360,3 +360,7 @@ DESCRIBERS.update(SERVICE_ACCOUNT_DESCRIBERS)
 from kubelab.kubectl.describe.endpoints import ENDPOINTS_DESCRIBERS  # noqa: E402
 
 DESCRIBERS.update(ENDPOINTS_DESCRIBERS)
+# Services, with their EndpointSlices (service.py)
+from kubelab.kubectl.describe.service import SERVICE_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(SERVICE_DESCRIBERS)
