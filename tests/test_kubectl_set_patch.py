@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 
-from kubelab.api.strategicpatch import strategic_merge_patch, three_way_strategic_patch, two_way_strategic_patch
+from kubelab.api.strategicpatch import (
+    strategic_merge_patch,
+    three_way_strategic_patch,
+    two_way_strategic_patch,
+)
 from kubelab.cluster import Cluster
 from tests.controllers_helpers import settle
 
@@ -170,7 +174,8 @@ PATCH_CASES = [
     ("patch deploy web", "error: must specify --patch or --patch-file containing the contents of "
                          "the patch", 1),
     ("patch deploy nope -p {}", 'Error from server (NotFound): deployments.apps "nope" not found', 1),
-    ("patch deploy web --type foo -p {}", 'error: --type must be one of [json merge strategic], not "foo"', 1),
+    ("patch deploy web --type foo -p {}",
+     'error: --type must be one of [json merge strategic], not "foo"', 1),
     ("""patch deploy web -p '{"spec":{"replicas":"x"}}'""",
      'Error from server (BadRequest): Deployment in version "v1" cannot be handled as a Deployment: '
      "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32", 1),
@@ -200,8 +205,8 @@ def test_patch_of_a_custom_resource_names_the_media_type_it_refused() -> None:
         "metadata": {"name": "crontabs.stable.example.com"},
         "spec": {"group": "stable.example.com", "scope": "Namespaced",
                  "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
-                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
-                     "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}))
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                     "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}))
     c.kubectl("apply -f -", stdin='{"apiVersion": "stable.example.com/v1", "kind": "CronTab", '
                                   '"metadata": {"name": "t"}, "spec": {"a": 1}}')
     out = c.kubectl("""patch crontab t -p '{"spec":{"a":2}}'""")

@@ -5,8 +5,9 @@ way kubectl shows them (`Error from server (NotFound): pods "x" not found`) with
 which is what kubectl's cmdutil.CheckErr does (k8s.io/kubectl pkg/cmd/util/helpers.go): a
 usage error adds `See 'kubectl <verb> -h' for help and examples`. The verbs live beside this
 file, one module per command family as kubectl's pkg/cmd/: get.py (get, delete), create.py
-(apply, create, run), verbs.py (scale, label, annotate, cordon, describe, logs, version,
-api-resources), rollout.py, taint.py, explain.py, top.py, autoscale.py. `--as`, `--as-group`
+(apply, create, run), set.py (set image|env|resources), patch.py (patch, replace), verbs.py
+(scale, label, annotate, cordon, describe, logs, version, api-resources), rollout.py, taint.py,
+explain.py, top.py, autoscale.py. `--as`, `--as-group`
 and `--as-uid` make every request of the command ask to act as that user, as the real
 kubectl's Impersonate-* headers do.
 """
