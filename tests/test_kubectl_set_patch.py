@@ -130,6 +130,19 @@ SET_CASES = [
      "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'", 1),
     ("set image", "error: one or more resources must be specified as <resource> <name> or "
                   "<resource>/<name>", 1),
+    ("set image deploy/web a- b", "error: all resources must be specified before image changes: b", 1),
+    ("set image deploy/web a-", "error: invalid image format: a-", 1),
+    ("set env deploy/web -c nope Y=2",
+     'Warning: Deployment/web does not have any containers matching "nope"', 0),
+    ("set env deploy/web C=4 --overwrite=false",
+     "error: deployments/web 'C' already has a value (3), and --overwrite is false", 1),
+    ("set env deploy/web 1X=2", "error: \"1X\" is not a valid key name: a valid environment variable name "
+     "must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit "
+     "(e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is "
+     "'[-._a-zA-Z][-._a-zA-Z0-9]*')", 1),
+    ("set image deploy/web app=", 'error: failed to patch image update to pod template: Deployment.apps '
+     '"web" is invalid: spec.template.spec.containers[0].image: Required value', 1),
+    ("set nothing", "error: unknown command \"nothing\"\nSee 'kubectl set -h' for help and examples", 1),
 ]
 
 

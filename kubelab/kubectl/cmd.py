@@ -92,7 +92,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cascade", default="background", choices=["background", "foreground", "orphan"])
     p.add_argument("--grace-period", type=int)
     p.add_argument("--now", action="store_true")
-    p.add_argument("--overwrite", action="store_true")
+    # a bool flag (pflag): --overwrite, --overwrite=true|false; None when not given (set env's
+    # default is true, label's, annotate's and taint's false)
+    p.add_argument("--overwrite", "--overwrite=true", dest="overwrite", action="store_const", const=True)
+    p.add_argument("--overwrite=false", dest="overwrite", action="store_const", const=False)
     p.add_argument("--to-revision", type=int, default=0)
     p.add_argument("--revision", type=int, default=0)
     p.add_argument("-c", "--container", default="")

@@ -30,7 +30,16 @@ from kubelab.api.resources import ResourceInfo
 from kubelab.api.strategicpatch import two_way_strategic_patch
 from kubelab.api.yamlio import load_objects
 from kubelab.client.client import Client
-from kubelab.kubectl.common import KubectlError, Verb, check_errors, get_object, prefix, resource_args
+from kubelab.kubectl.common import (
+    KubectlError,
+    Printed,
+    UsageError,
+    Verb,
+    check_errors,
+    get_object,
+    prefix,
+    resource_args,
+)
 from kubelab.kubectl.verbs import resources_and_pairs
 
 __all__ = ["VERBS", "pod_spec_of", "read_targets"]
@@ -38,6 +47,7 @@ __all__ = ["VERBS", "pod_spec_of", "read_targets"]
 Target = tuple[ResourceInfo, Object]
 _ENV_ARG = re.compile(r"^(.+)=(.*)$", re.S)  # env_parse.go argumentEnvironment
 _NOT_ENV_NAME = re.compile(r"[^A-Za-z0-9_]")  # set_env.go validEnvNameRegexp
+_ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")  # apimachinery validation envVarNameFmt
 
 
 def pod_spec_of(obj: Object) -> Object:
@@ -82,7 +92,7 @@ def read_targets(client: Client, args: argparse.Namespace, words: list[str], std
     return found
 
 
-def _patch_each(client: Client, targets: list[Target], change: Callable[[Object], None],
+def _patch_each(client: Client, targets: list[Target], change: Callable[[Object, Object], None],
                 what: str, errors: list[Exception]) -> str:
     """CalculatePatches, then each non-empty patch sent as a strategic merge patch and the
     patched object printed as `<kind>/<name> <what> updated`."""
@@ -90,7 +100,7 @@ def _patch_each(client: Client, targets: list[Target], change: Callable[[Object]
     for info, obj in targets:
         after = copy.deepcopy(obj)
         try:
-            change(pod_spec_of(after))
+            change(after, pod_spec_of(after))
         except KubectlError as err:
             errors.append(KubectlError(f"error: {info.resource}/{obj['metadata']['name']} {err}"))
             continue
@@ -103,7 +113,7 @@ def _patch_each(client: Client, targets: list[Target], change: Callable[[Object]
                                    patch_type="strategic")
         except ApiError as err:
             errors.append(KubectlError(f"failed to patch {what} update to pod template: "
-                                       f"{err.kubectl_message()}"))
+                                       f"{err.message}"))
             continue
         lines.append(f"{prefix(info)}/{patched['metadata']['name']} {what} updated")
     return check_errors(lines, errors)
@@ -118,11 +128,12 @@ def _containers(spec: Object, selector: str) -> list[Object]:
 
 def _set_image(client: Client, args: argparse.Namespace, stdin: str) -> str:
     words, pairs = resources_and_pairs(args.args[1:], "image")
-    images: dict[str, str] = {}
+    images: dict[str, str] = {}  # ParsePairs, without removals
+    invalid = [pair for pair in pairs if "=" not in pair or pair.startswith("=")]
+    if invalid:
+        raise KubectlError(f"invalid image format: {', '.join(invalid)}")
     for pair in pairs:
-        name, sep, image = pair.partition("=")
-        if not sep or not name or not image:
-            raise KubectlError(f"invalid image format: {pair!r}")
+        name, _, image = pair.partition("=")
         images[name] = image
     targets = read_targets(client, args, words, stdin)
     if not images:
@@ -132,7 +143,7 @@ def _set_image(client: Client, args: argparse.Namespace, stdin: str) -> str:
                            "container_name=container_image pairs")
     errors: list[Exception] = []
 
-    def change(spec: Object) -> None:
+    def change(obj: Object, spec: Object) -> None:
         for name, image in images.items():
             matched = [c for field in ("initContainers", "containers") for c in spec.get(field) or ()
                        if name in ("*", c.get("name"))]
@@ -170,9 +181,12 @@ def _parse_env(specs: list[str]) -> tuple[list[Object], list[str]]:
     for spec in specs:
         if "=" in spec:
             name, _, value = spec.partition("=")
-            if not name or "=" in name:
-                raise KubectlError(f'"{name}" is not a valid key name: a valid environment variable '
-                                   "name must consist only of printable ASCII characters other than '='")
+            if not _ENV_NAME.fullmatch(name):  # validation.IsEnvVarName
+                raise KubectlError(
+                    f'"{name}" is not a valid key name: a valid environment variable name must consist '
+                    "of alphabetic characters, digits, '_', '-', or '.', and must not start with a "
+                    "digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for "
+                    "validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')")
             env.append({"name": name, "value": value})
         elif spec.endswith("-"):
             remove.append(spec[:-1])
@@ -226,8 +240,20 @@ def _set_env(client: Client, args: argparse.Namespace, stdin: str) -> str:
         env += _from_source(client, args)
     targets = read_targets(client, args, words, stdin)
 
-    def change(spec: Object) -> None:
-        for c in _containers(spec, args.container):
+    warnings: list[str] = []  # on stderr, before the lines
+
+    def change(obj: Object, spec: Object) -> None:
+        containers = _containers(spec, args.container)
+        if not containers:
+            warnings.append(f"Warning: {obj.get('kind')}/{obj['metadata']['name']} does not have any "
+                            f'containers matching "{args.container or "*"}"')
+        for c in containers:
+            if args.overwrite is False:  # validateNoOverwrites
+                have = {e.get("name"): e.get("value", "") for e in c.get("env") or ()}
+                for e in env:
+                    if e["name"] in have and have[e["name"]] != e.get("value", ""):
+                        raise KubectlError(f"'{e['name']}' already has a value ({have[e['name']]}), "
+                                           "and --overwrite is false")
             c["env"] = _update_env(c.get("env") or [], env, remove)
             if not c["env"]:
                 del c["env"]
@@ -236,15 +262,19 @@ def _set_env(client: Client, args: argparse.Namespace, stdin: str) -> str:
         listed: list[str] = []
         for _, obj in targets:
             spec = pod_spec_of(copy.deepcopy(obj))
-            change(spec)
+            change(obj, spec)
             for c in _containers(spec, args.container):
                 listed.append(f"# {obj.get('kind')} {obj['metadata']['name']}, container {c.get('name')}")
                 listed += [f"{e['name']}={e.get('value', '')}" if "valueFrom" not in e else
                            f"# {e['name']} from {_reference(e['valueFrom'])}" for e in c.get("env") or ()]
-        return "\n".join(listed)
+        return "\n".join([*warnings, *listed])
     if not env and not remove:
         return ""  # set_env.go complains only once a patch is sent, which none is
-    return _patch_each(client, targets, change, "env", [])
+    try:
+        out = _patch_each(client, targets, change, "env", [])
+    except Printed as err:  # the warnings still come first
+        raise Printed("\n".join([*warnings, str(err)])) from None
+    return "\n".join([*warnings, out]).strip("\n")
 
 
 def _reference(source: Object) -> str:
@@ -287,7 +317,7 @@ def _set_resources(client: Client, args: argparse.Namespace, stdin: str) -> str:
     requests = _resource_list(args.requests) if args.requests else {}
     errors: list[Exception] = []
 
-    def change(spec: Object) -> None:
+    def change(obj: Object, spec: Object) -> None:
         containers = _containers(spec, args.container)
         if not containers:
             errors.append(KubectlError(f"error: unable to find container named {args.container or '*'}"))
@@ -307,11 +337,30 @@ def _set(client: Client, args: argparse.Namespace, now: float, stdin: str) -> st
     sub = args.args[0] if args.args else ""
     run = _SUBCOMMANDS.get(sub)
     if run is None:
-        if sub:
-            raise KubectlError(f'unknown command "{sub}" for "kubectl set"')
-        raise KubectlError("You must specify the type of resource to set. Use \"kubectl set -h\" "
-                           "for help and examples")
+        if sub:  # cmdutil.DefaultSubCommandRun: the help, or an unknown command's usage error
+            raise UsageError("set", f'unknown command "{sub}"')
+        raise Printed(SET_HELP)
     return run(client, args, stdin)
+
+
+SET_HELP = """\
+Configure application resources.
+
+ These commands help you make changes to existing application resources.
+
+Available Commands:
+  env              Update environment variables on a pod template
+  image            Update the image of a pod template
+  resources        Update resource requests/limits on objects with pod templates
+  selector         Set the selector on a resource
+  serviceaccount   Update the service account of a resource
+  subject          Update the user, group, or service account in a role binding or cluster role binding
+
+Usage:
+  kubectl set SUBCOMMAND [options]
+
+Use "kubectl set <command> --help" for more information about a given command.
+Use "kubectl options" for a list of global command-line options (applies to all commands)."""
 
 
 VERBS: dict[str, Verb] = {"set": _set}
