@@ -228,6 +228,8 @@ def test_patch_of_a_custom_resource_names_the_media_type_it_refused() -> None:
                           "unknown format - accepted media types include:"), out
     assert c.kubectl("""patch crontab t --type merge -p '{"spec":{"a":2}}'""") == \
         "crontab.stable.example.com/t patched"
+    assert c.kubectl("set image crontab/t a=b") == 'error: no kind "CronTab" is registered for version ' \
+        '"stable.example.com/v1" in scheme "pkg/scheme/scheme.go:28"'  # kubectl's scheme decodes it
 
 
 def test_replace_puts_the_file_and_force_recreates() -> None:
@@ -323,3 +325,20 @@ def test_a_command_prints_only_its_own_requests_warnings() -> None:
     assert c.kubectl("get cs").splitlines()[0] == "Warning: v1 ComponentStatus is deprecated in v1.19+"
     assert c.kubectl("get cs nope").splitlines() == [  # the error after this command's warning
         "Warning: v1 ComponentStatus is deprecated in v1.19+", "Error from server: Component not found: nope"]
+
+
+def test_apply_server_side_keeps_its_semantics() -> None:
+    c = Cluster(nodes=1, seed=1)
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ss}\ndata: {k: a}\n"
+    assert c.kubectl("apply --server-side -f -", stdin=cm) == "configmap/ss serverside-applied"
+    conflict = c.kubectl("apply --server-side --field-manager=rival -f -", stdin=cm.replace("k: a", "k: b"))
+    assert conflict.exit_code == 1 and conflict.splitlines()[:2] == [
+        'error: Apply failed with 1 conflict: conflict with "kubectl" using v1: .data.k',
+        "Please review the fields above--they currently have other managers. Here"]
+    assert conflict.endswith("See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts")
+    assert c.kubectl("apply --server-side --field-manager=rival --force-conflicts -f -",
+                     stdin=cm.replace("k: a", "k: b")) == "configmap/ss serverside-applied"
+    managed = c.client.get("configmaps", "ss")["metadata"]["managedFields"]
+    assert [(m["manager"], m["operation"]) for m in managed] == [("rival", "Apply")]
+    assert c.kubectl("apply --force-conflicts -f -", stdin=cm) == \
+        "error: --force-conflicts only works with --server-side"

@@ -253,9 +253,17 @@ class Client:
         return self.update(obj, subresource="status")
 
     def patch(self, resource: str, name: str, patch: Object, namespace: str = "default", *,
-              patch_type: str = "merge", subresource: str = "") -> Object:
+              patch_type: str = "merge", subresource: str = "", field_manager: str = "",
+              force: bool = False) -> Object:
+        """PATCH; an "apply" patch (server-side apply) names its field manager, and force takes
+        the conflicting fields from their managers."""
+        options: dict[str, Any] = {"patchType": patch_type}
+        if field_manager:
+            options["fieldManager"] = field_manager
+        if force:
+            options["force"] = True
         return self._send(self._request("patch", self.resource(resource), namespace, name, body=patch,
-                                        subresource=subresource, options={"patchType": patch_type}))
+                                        subresource=subresource, options=options))
 
     def delete(self, resource: str, name: str, namespace: str = "default", *,
                propagation_policy: str | None = None, grace_period_seconds: int | None = None,

@@ -146,6 +146,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--patch", default="")
     p.add_argument("--patch-file", default="")
     p.add_argument("--type", dest="patch_type", default="")
+    # apply --server-side
+    p.add_argument("--server-side", action="store_true")
+    p.add_argument("--field-manager", default="kubectl")
+    p.add_argument("--force-conflicts", action="store_true")
     return p
 
 

@@ -26,7 +26,7 @@ from fnmatch import fnmatchcase
 from kubelab.api import Object
 from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.quantity import canonical_quantity
-from kubelab.api.resources import ResourceInfo
+from kubelab.api.resources import BUILTIN_RESOURCES, ResourceInfo
 from kubelab.api.strategicpatch import two_way_strategic_patch
 from kubelab.api.yamlio import load_objects
 from kubelab.client.client import Client
@@ -89,6 +89,10 @@ def read_targets(client: Client, args: argparse.Namespace, words: list[str], std
         except ApiError as err:
             errors.append(err)
     check_errors([], errors)
+    for info, _ in found:  # the Builder decodes with kubectl's scheme: built-in kinds only
+        if info not in BUILTIN_RESOURCES:
+            raise KubectlError(f'no kind "{info.kind}" is registered for version "{info.api_version}" '
+                               'in scheme "pkg/scheme/scheme.go:28"')
     return found
 
 
