@@ -8,7 +8,10 @@ spec, a CronJob's job template's, the template of everything else), and sends th
 strategic merge patch from the object as read to the copy (strategicpatch
 CreateTwoWayMergePatch); a change that changes nothing sends nothing and prints nothing. What
 it prints is the patched object's name and what changed: `deployment.apps/web image updated`.
-A Deployment whose template changed rolls out, as `kubectl rollout status` shows.
+A Deployment whose template changed rolls out, as `kubectl rollout status` shows. `set env`
+keeps the variables' order (updateEnv), refuses to change a value with --overwrite=false, and
+warns (on stderr) about an object none of whose containers -c selects; a custom resource is
+refused as kubectl's scheme refuses it (`no kind "CronTab" is registered ...`).
 
 kubelab's departures: `--from` reads a ConfigMap's or a Secret's keys in sorted order (a Go map's
 order is random); `--list` prints the variables without resolving references (no --resolve);
