@@ -17,7 +17,8 @@
 - MutatingAdmissionWebhook (mutating): the MutatingWebhookConfigurations' webhooks, after the
   built-in mutating plugins (webhook/mutating.py).
 - NodeRestriction (validating): a kubelet may only change its own Node, its own Lease and the
-  status of pods bound to it (plugin/pkg/admission/noderestriction/admission.go).
+  status of pods bound to it, and may only request service account tokens bound to a pod on
+  its node (plugin/pkg/admission/noderestriction/admission.go, admitServiceAccount).
 - ValidatingAdmissionPolicy (validating): the CEL policies bound by
   ValidatingAdmissionPolicyBindings (policy.py).
 - ValidatingAdmissionWebhook (validating): the ValidatingWebhookConfigurations' webhooks, last
@@ -125,6 +126,8 @@ class NodeRestriction(AdmissionPlugin):
             self._pod(attrs, node)
         elif attrs.resource == "nodes":
             self._node(attrs, node)
+        elif attrs.resource == "serviceaccounts" and not attrs.group:
+            self._service_account(attrs, node)
         elif attrs.resource == "leases":
             if attrs.namespace != NODE_LEASE_NAMESPACE:
                 raise admission_forbidden(attrs, 'can only access leases in the '
@@ -160,6 +163,29 @@ class NodeRestriction(AdmissionPlugin):
         else:
             raise admission_forbidden(attrs, f'unexpected operation "{op}", node "{node}" can '
                                       "only create and delete mirror pods")
+
+    @staticmethod
+    def _service_account(attrs: Attributes, node: str) -> None:
+        """admitServiceAccount: a node's TokenRequest must be bound to a pod (by name and uid)
+        that is scheduled on that node."""
+        if attrs.operation != CREATE or attrs.subresource != "token":
+            return
+        ref = _spec(attrs.object).get("boundObjectRef")
+        if not isinstance(ref, dict) or ref.get("apiVersion") != "v1" or \
+                ref.get("kind") != "Pod" or not ref.get("name"):
+            raise admission_forbidden(attrs, "node requested token not bound to a pod")
+        if not ref.get("uid"):
+            raise admission_forbidden(attrs, "node requested token with a pod binding without a uid")
+        pod = attrs.lister.get("pods", attrs.namespace, str(ref["name"]))
+        if pod is None:
+            raise not_found("pods", str(ref["name"]))
+        if ref["uid"] != _meta(pod).get("uid"):
+            raise admission_forbidden(attrs, f"the UID in the bound object reference ({ref['uid']}) "
+                                      "does not match the UID in record. The object might have "
+                                      "been deleted and then recreated")
+        if _spec(pod).get("nodeName") != node:
+            raise admission_forbidden(attrs, "node requested token bound to a pod scheduled on a "
+                                      "different node")
 
     @staticmethod
     def _node(attrs: Attributes, node: str) -> None:

@@ -8,10 +8,20 @@ between 10 minutes and 2^32 seconds; spec.audiences defaults to the API server's
 a spec.boundObjectRef names a Pod, Secret or Node that must exist (and have that uid), and the
 token dies with it. The answer is the request with status.token (a JWT signed by the API
 server's service account key, kubelab/apiserver/auth/serviceaccount.py) and
-status.expirationTimestamp. Nothing is stored. `kubectl create token` sends it.
+status.expirationTimestamp. Nothing is stored. `kubectl create token` sends it, and so does
+every kubelet for the projected tokens of its pods (kubelab/kubelet/token), which the
+NodeRestriction admission plugin keeps to pods bound to that kubelet's node.
 
-Not modelled: --service-account-max-token-expiration and the extended expiry of the kubelet's
-3607-second pod tokens (kubeadm leaves both off for TokenRequests made by users).
+The request goes through admission as a CREATE of serviceaccounts/token (mutating once
+defaulted, validating once validated, before the account is read). A pod-bound token of 3607
+seconds for the API server's audiences (what the ServiceAccount admission plugin's projection
+asks for) is the safe transition of --service-account-extend-token-expiration (on by default):
+its exp is a year away (ExpirationExtensionSeconds) and the claim kubernetes.io.warnafter holds
+the 3607 seconds, while status.expirationTimestamp says 3607 seconds, so the kubelet still
+renews it hourly.
+
+Not modelled: --service-account-max-token-expiration (kubeadm leaves it unset), and the stale
+token's audit annotation and metric once warnafter has passed.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from kubelab.api import Object
 from kubelab.api.errors import FieldError, bad_request, field_invalid, invalid, not_found
 from kubelab.api.meta import epoch, new_uid, rfc3339
 from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.admission.chain import CREATE
 from kubelab.apiserver.apis.schema import SCHEMAS
 from kubelab.apiserver.auth.serviceaccount import DEFAULT_AUDIENCE, claims, generate_token
 from kubelab.apiserver.context import RequestContext
@@ -36,6 +47,8 @@ TOKEN_REQUEST = ResourceInfo("tokenrequests", "TokenRequest", group="authenticat
 DEFAULT_EXPIRATION_SECONDS = 3600  # SetDefaults_TokenRequestSpec
 MIN_TOKEN_SECONDS = 600  # ValidateTokenRequest: 10 minutes
 MAX_TOKEN_SECONDS = 1 << 32
+WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS = 3607  # token.WarnOnlyBoundTokenExpirationSeconds
+EXPIRATION_EXTENSION_SECONDS = 24 * 365 * 60 * 60  # token.ExpirationExtensionSeconds: a year
 _BOUND = {"Pod": ("pods", True), "Secret": ("secrets", True), "Node": ("nodes", False)}
 
 
@@ -59,9 +72,15 @@ def create_token(registry: Registry, ctx: RequestContext, body: Any) -> Object:
         spec["expirationSeconds"] = DEFAULT_EXPIRATION_SECONDS
     if not spec.get("audiences"):
         spec["audiences"] = [DEFAULT_AUDIENCE]
+    attrs = ctx.attributes(CREATE, tr, None)
+    ctx.enter("mutating-admission")
+    server.admission.mutate(attrs)
+    ctx.enter("validation")
     errs = validate_token_request(tr)
     if errs:
         raise invalid("TokenRequest", "", errs, "authentication.k8s.io")
+    ctx.enter("validating-admission")  # TokenREST.Create's createValidation
+    server.admission.validate(attrs)
     lister = server.served
     sa = lister.get("serviceaccounts", r.namespace, r.name)
     if sa is None:
@@ -87,10 +106,15 @@ def create_token(registry: Registry, ctx: RequestContext, body: Any) -> Object:
         node = lister.get("nodes", "", bound["spec"]["nodeName"])  # the pod's node, as info
     ctx.enter("storage")  # (nothing is stored)
     now = int(epoch().timestamp() + server.clock.now)
-    seconds = int(spec["expirationSeconds"])
+    seconds = exp = int(spec["expirationSeconds"])
+    warn_after = 0
+    if bound is not None and bound["kind"] == "Pod" and \
+            seconds == WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS and \
+            set(spec["audiences"]) <= {DEFAULT_AUDIENCE}:  # isKubeAudiences
+        warn_after, exp = seconds, EXPIRATION_EXTENSION_SECONDS
     token = generate_token(server.service_account_key,
-                           claims(sa, spec["audiences"], now, seconds, new_uid(server.rand),
-                                  bound, node))
+                           claims(sa, spec["audiences"], now, exp, new_uid(server.rand),
+                                  bound, node, warn_after))
     tr["status"] = {"token": token, "expirationTimestamp": rfc3339(server.clock.now + seconds)}
     tr.setdefault("metadata", {}).setdefault("creationTimestamp", None)
     return tr
