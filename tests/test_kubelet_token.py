@@ -236,6 +236,17 @@ def test_a_kubelet_gets_tokens_only_for_pods_on_its_node(kind: Cluster) -> None:
         "The object might have been deleted and then recreated")
 
 
+def test_a_token_bound_to_a_pod_is_for_the_pods_account(kind: Cluster) -> None:
+    kind.client.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}})
+    with pytest.raises(ApiError) as err:
+        kind.client.create_token("robot", "default", {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": "web"}}})
+    assert (err.value.code, err.value.message) == (400, 'cannot bind token for serviceaccount '
+                                                   '"robot" to pod running with different '
+                                                   'serviceaccount name.')
+
+
 def test_the_token_is_refreshed_and_dies_with_its_pod() -> None:
     c = Cluster(nodes=1, anatomy=True, seed=5)
     c.kubectl("run web --image=busybox -- sleep 36000")

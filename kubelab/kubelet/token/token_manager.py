@@ -56,8 +56,8 @@ def key_func(name: str, namespace: str, tr: Object) -> str:
     token the server would mint is in it."""
     spec = tr.get("spec") or {}
     ref = spec.get("boundObjectRef") or {}
-    audiences = "{" + ", ".join(json.dumps(str(a)) for a in spec.get("audiences")) + "}" \
-        if spec.get("audiences") else "(nil)"
+    given = list(spec.get("audiences") or [])
+    audiences = "{" + ", ".join(json.dumps(str(a)) for a in given) + "}" if given else "(nil)"
     fields = ", ".join(f"{go}:{json.dumps(str(ref.get(k) or ''))}" for go, k in (
         ("Kind", "kind"), ("APIVersion", "apiVersion"), ("Name", "name"), ("UID", "uid")))
     # fmt's "%q/%q/%#v/%#v/%#v"
