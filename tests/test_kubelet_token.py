@@ -236,6 +236,39 @@ def test_a_kubelet_gets_tokens_only_for_pods_on_its_node(kind: Cluster) -> None:
         "The object might have been deleted and then recreated")
 
 
+def test_a_kubelet_asks_only_for_audiences_its_pod_uses(kind: Cluster) -> None:
+    """ServiceAccountNodeAudienceRestriction (noderestriction's node_test.go cases)."""
+    pod = kind.client.get("pods", "web")
+    node = pod["spec"]["nodeName"]
+    kubelet = kind.client_for(f"system:node:{node}", ["system:nodes"])
+    ref = {"apiVersion": "v1", "kind": "Pod", "name": "web", "uid": pod["metadata"]["uid"]}
+
+    def ask(*audiences: str) -> dict[str, Any]:
+        return kubelet.create_token("default", "default", {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"audiences": list(audiences), "expirationSeconds": 3607, "boundObjectRef": ref}})
+
+    assert ask()["status"]["token"]  # the projection's audience: the API server's
+    for audiences, reason in ((("a", "b"), "node may only request 0 or 1 audiences"),
+                              (("vault",), f'audience "vault" not found in pod spec volume, '
+                                           f"system:node:{node} is not authorized to request "
+                                           "tokens for this audience")):
+        with pytest.raises(ApiError) as err:
+            ask(*audiences)
+        assert (err.value.code, err.value.message) == (
+            403, f'serviceaccounts "default" is forbidden: {reason}')
+    kind.client.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                        "metadata": {"name": "vault-audience"}, "rules": [{
+                            "apiGroups": [""], "resources": ["vault"],
+                            "verbs": ["request-serviceaccounts-token-audience"]}]})
+    kind.client.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                        "metadata": {"name": "vault-audience"},
+                        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                    "name": "vault-audience"},
+                        "subjects": [{"kind": "User", "name": f"system:node:{node}"}]})
+    assert _claims(ask("vault")["status"]["token"])["aud"] == ["vault"]
+
+
 def test_a_token_bound_to_a_pod_is_for_the_pods_account(kind: Cluster) -> None:
     kind.client.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}})
     with pytest.raises(ApiError) as err:
