@@ -293,6 +293,7 @@ def test_the_token_is_refreshed_and_dies_with_its_pod() -> None:
     c.kubectl("delete pod web")
     c.run(40)
     assert c.kubectl("get pods").strip() == "No resources found in default namespace."
+    c.kubectl("run web --image=busybox -- sleep 36000")  # the same name, another uid
     for token in (first, second):
         with pytest.raises(ApiError) as err:
             _whoami(c, token)
