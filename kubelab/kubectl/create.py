@@ -99,7 +99,7 @@ def _create(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
     if sub == "token":
         return create_token(client, args)
     if sub in ("quota", "resourcequota"):
-        return _created(client, _quota(args), args.namespace)
+        return _created(client, _quota(args), args.namespace, "quota")
     # Not a subcommand: create itself, whose ValidateArgs refuses any argument.
     raise UsageError("create", f"Unexpected args: [{' '.join(args.args)}]")
 
