@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubelab import Cluster
-from kubelab.api.errors import ApiError
+from kubelab.api.errors import ApiError, conflict
 from kubelab.api.quantity import parse_quantity
 from kubelab.api.quota.core import PersistentVolumeClaimEvaluator, PodEvaluator, ServiceEvaluator
 from kubelab.api.quota.generic import calculate_usage
@@ -56,9 +56,24 @@ class _Lister:
         return obj
 
 
+class _Racing(_Lister):
+    """A quota written by someone else meanwhile: the first status update answers 409."""
+
+    def __init__(self, quotas: list[dict[str, Any]], fresh: list[dict[str, Any]]) -> None:
+        super().__init__(quotas)
+        self.fresh, self.conflicts = fresh, 0
+
+    def update_status(self, resource: str, group: str, obj: dict[str, Any]) -> dict[str, Any]:
+        if not self.conflicts:
+            self.conflicts, self.quotas = 1, self.fresh
+            raise conflict("resourcequotas", obj["metadata"]["name"])
+        return super().update_status(resource, group, obj)
+
+
 def admit(obj: dict[str, Any], quotas: list[dict[str, Any]], *, op: str = CREATE,
-          resource: str = "pods", old: dict[str, Any] | None = None, sub: str = "") -> tuple[str, _Lister]:
-    lister = _Lister(quotas)
+          resource: str = "pods", old: dict[str, Any] | None = None, sub: str = "",
+          lister: _Lister | None = None) -> tuple[str, _Lister]:
+    lister = lister or _Lister(quotas)
     attrs = Attributes(op, resource, "", "v1", obj.get("kind", ""), sub, "test",
                        obj["metadata"]["name"], obj, old, None, lister)  # type: ignore[arg-type]
     try:
@@ -112,6 +127,16 @@ def test_admit_enforce_quota_constraints() -> None:
                     "must specify requests.memory for: a,b")
 
 
+def test_a_conflicting_quota_write_is_checked_again_on_the_fresh_quota() -> None:
+    """checkQuotas' retry: the 409 re-reads the quotas; the request is judged on what they say."""
+    stale = [quota("quota", {"pods": "2"}, {"pods": "0"})]
+    said, lister = admit(pod(), [], lister=_Racing(stale, [quota("quota", {"pods": "2"}, {"pods": "1"})]))
+    assert said == "allowed" and used(lister) == {"pods": "2"}
+    said, lister = admit(pod(), [], lister=_Racing(stale, [quota("quota", {"pods": "2"}, {"pods": "2"})]))
+    assert said == "exceeded quota: quota, requested: pods=1, used: pods=2, limited: pods=2"
+    assert not lister.written
+
+
 def test_status_unknown_until_the_controller_counted() -> None:
     q = quota("quota", {"pods": "5"}, {})
     said, _ = admit(pod(), [q])
@@ -125,6 +150,9 @@ def test_ignores_delete_subresources_and_namespaces_without_quota() -> None:
     assert admit(pod(), [full], op=DELETE)[0] == "allowed"
     assert admit(pod(), [full], sub="status", op=UPDATE, old=pod())[0] == "allowed"
     assert admit(pod(), [])[0] == "allowed"
+    event = {"kind": "Event", "metadata": {"name": "e", "namespace": "test"}}
+    assert admit(event, [quota("q", {"count/events": "0"}, {"count/events": "0"})],
+                 resource="events")[0] == "allowed"  # DefaultIgnoredResources
     # An update of a pod changes no usage (Handles: create only).
     assert admit(pod(), [full], op=UPDATE, old=pod())[0] == "allowed"
 
@@ -187,6 +215,9 @@ def test_service_and_claim_usage() -> None:
     assert to_json(ServiceEvaluator().usage(lb)) == {
         "count/services": "1", "services": "1", "services.loadbalancers": "1",
         "services.nodeports": "1"}
+    lb["spec"]["allocateLoadBalancerNodePorts"] = False
+    assert "services.nodeports" in ServiceEvaluator().usage(lb)
+    assert str(ServiceEvaluator().usage(lb)["services.nodeports"]) == "0"
     claim = {"metadata": {"name": "c"}, "spec": {"storageClassName": "fast", "resources": {
         "requests": {"storage": "1Gi"}}}, "status": {"allocatedResources": {"storage": "2Gi"}}}
     assert to_json(PersistentVolumeClaimEvaluator().usage(claim)) == {

@@ -224,16 +224,18 @@ class ServiceEvaluator(Evaluator):
 
     def usage(self, item: Object) -> ResourceList:
         """ServiceUsageFunc: one service; a NodePort's ports as node ports; a LoadBalancer
-        also one balancer (and its node ports unless allocateLoadBalancerNodePorts is false)."""
+        also one balancer (with allocateLoadBalancerNodePorts false, only the ports that name
+        a nodePort count)."""
         spec = _dict(item.get("spec"))
         result: ResourceList = {"count/services": ONE, "services": ONE}
-        kind, ports = spec.get("type") or "ClusterIP", len(spec.get("ports") or ())
+        kind, ports = spec.get("type") or "ClusterIP", list(spec.get("ports") or ())
         if kind == "NodePort":
-            result["services.nodeports"] = parse_quantity(ports)
+            result["services.nodeports"] = parse_quantity(len(ports))
         elif kind == "LoadBalancer":
             result["services.loadbalancers"] = ONE
-            if spec.get("allocateLoadBalancerNodePorts", True) is not False:
-                result["services.nodeports"] = parse_quantity(ports)
+            if spec.get("allocateLoadBalancerNodePorts", True) is False:  # portsWithNodePorts
+                ports = [p for p in ports if _dict(p).get("nodePort")]
+            result["services.nodeports"] = parse_quantity(len(ports))
         return result
 
 
@@ -271,8 +273,8 @@ class PersistentVolumeClaimEvaluator(Evaluator):
         spec, status = _dict(item.get("spec")), _dict(item.get("status"))
         request = parse_resource_list(_dict(spec.get("resources")).get("requests")).get("storage")
         allocated = parse_resource_list(status.get("allocatedResources")).get("storage")
-        if allocated is not None and (request is None or allocated.cmp(request) > 0):
-            request = allocated
+        if request is not None and allocated is not None and allocated.cmp(request) > 0:
+            request = allocated  # getStorageUsage: what was allocated, when more than asked
         if request is not None:
             result["requests.storage"] = request
             if cls:

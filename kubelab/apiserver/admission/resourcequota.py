@@ -46,6 +46,14 @@ from kubelab.apiserver.admission.chain import CREATE, UPDATE, AdmissionPlugin, A
 __all__ = ["ResourceQuota"]
 
 RETRIES = 3
+# install.DefaultIgnoredResources: virtual resources that are never stored, and events.
+IGNORED_RESOURCES = frozenset({
+    ("", "bindings"), ("", "componentstatuses"), ("", "events"), ("events.k8s.io", "events"),
+    ("authentication.k8s.io", "tokenreviews"), ("authentication.k8s.io", "selfsubjectreviews"),
+    ("authorization.k8s.io", "subjectaccessreviews"),
+    ("authorization.k8s.io", "selfsubjectaccessreviews"),
+    ("authorization.k8s.io", "localsubjectaccessreviews"),
+    ("authorization.k8s.io", "selfsubjectrulesreviews")})
 
 
 class ResourceQuota(AdmissionPlugin):
@@ -63,6 +71,8 @@ class ResourceQuota(AdmissionPlugin):
                 or not isinstance(attrs.object, dict):
             return
         gr = (attrs.group, attrs.resource)
+        if gr in IGNORED_RESOURCES:
+            return
         evaluator = self.evaluators.get(gr)
         if evaluator is None:
             evaluator = self.evaluators[gr] = ObjectCountEvaluator(*gr)

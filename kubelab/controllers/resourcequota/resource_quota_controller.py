@@ -11,8 +11,9 @@ resource_quota_monitor.go, with pkg/quota/v1's CalculateUsage: kubelab/api/quota
   each hard resource some evaluator measures (the pods, services, claims and object counts in
   the quota's scopes), kept to the hard names; the status is written only when it changed.
 - Replenishment (the QuotaMonitor): a pod that ends (QuotaV1Pod turns false), a Service whose
-  type changes, a claim whose size changes, or any of them deleted, requeues the quotas of its
-  namespace that limit that resource, so the usage the admission plugin charged is given back.
+  type changes, a claim whose allocated size changes, or any of them deleted, requeues the
+  quotas of its namespace that limit that resource, so the usage the admission plugin charged
+  is given back.
 
 kubelab's departures: pods, services and claims are read from the controller manager's shared
 informers, as upstream; the other counted resources (configmaps, secrets, count/<resource>) are
@@ -131,9 +132,9 @@ class ResourceQuotaController:
             changed = quota_v1_pod(old, now) and not quota_v1_pod(new, now)
         elif resource == "services":
             changed = (old.get("spec") or {}).get("type") != (new.get("spec") or {}).get("type")
-        else:  # RequiresQuotaReplenish: the claim's requested size changed
+        else:  # RequiresQuotaReplenish: the size allocated to the claim changed
             def size(pvc: Object) -> Any:
-                return (((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
+                return ((pvc.get("status") or {}).get("allocatedResources") or {}).get("storage")
             changed = size(old) != size(new)
         if changed:
             self.replenish_quota(resource, new)
