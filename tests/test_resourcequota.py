@@ -263,6 +263,10 @@ def test_calculate_usage_masks_to_the_hard_names_and_zeroes_what_is_absent() -> 
         {"scopeName": "PriorityClass", "operator": "In"}]}},
      ["spec.scopeSelector.matchExpressions.values: Required value: must be at least one value when "
       "`operator` is 'In' or 'NotIn' for scope selector"]),
+    ({"hard": {"pods": "1"}, "scopeSelector": {"matchExpressions": [
+        {"scopeName": "BestEffort", "operator": "Exists"},
+        {"scopeName": "NotBestEffort", "operator": "Exists"}]}},
+     ["spec.scopeSelector.matchExpressions: Invalid value: []: conflicting scopes"]),
     ({"hard": {"count/deployments.apps": "2", "requests.nvidia.com/gpu": "1",
                "gold.storageclass.storage.k8s.io/requests.storage": "1Gi"}}, []),
 ])

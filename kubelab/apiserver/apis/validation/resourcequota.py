@@ -112,8 +112,9 @@ def _scope_selector(spec: Object) -> list[FieldError]:
         else:
             errs.append(field_invalid(f"{path}.operator", operator, "not a valid selector operator"))
         names.add(str(scope))
-    errs += [field_invalid(path, selector, "conflicting scopes") for pair in CONFLICTING
-             if pair <= names]
+    # Upstream names spec.scopes as the value here, not the selector.
+    errs += [field_invalid(path, list(spec.get("scopes") or ()), "conflicting scopes")
+             for pair in CONFLICTING if pair <= names]
     return errs
 
 
@@ -135,7 +136,9 @@ def validate_resource_quota_update(quota: Object, old: Object) -> list[FieldErro
 
 
 def validate_resource_quota_status_update(quota: Object, old: Object) -> list[FieldError]:
-    """ValidateResourceQuotaStatusUpdate: status.hard and status.used."""
+    """ValidateResourceQuotaStatusUpdate: a resourceVersion, then status.hard and status.used."""
     status = _dict(quota.get("status"))
-    return _resource_list(status.get("hard"), "status.hard") + \
+    errs = [] if _dict(quota.get("metadata")).get("resourceVersion") else \
+        [field_required("resourceVersion")]
+    return errs + _resource_list(status.get("hard"), "status.hard") + \
         _resource_list(status.get("used"), "status.used")
