@@ -320,6 +320,9 @@ spec:
     assert c.kubectl("describe quota pods-max").splitlines()[2:] == [
         "Resource      Used  Hard", "--------      ----  ----", "pods          2     2",
         "requests.cpu  200m  1"]
+    assert c.kubectl("describe namespace default").splitlines()[4:] == [
+        "", "Resource Quotas", "  Name:         pods-max", "  Resource      Used  Hard",
+        "  --------      ---   ---", "  pods          2     2", "  requests.cpu  200m  1"]
     # The quota grows: the controller writes the new hard at once; the ReplicaSet's next retry
     # (its rate limiter's back-off after the failed syncs) fits.
     c.client.patch("resourcequotas", "pods-max", {"spec": {"hard": {"pods": "3"}}})
