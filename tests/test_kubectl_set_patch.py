@@ -209,6 +209,9 @@ def test_patch_prints_what_kubectl_prints(c: Cluster) -> None:
         out = c.kubectl(command)
         assert (out, out.exit_code) == (text, code), command
     assert c.client.get("deployments", "web")["metadata"]["labels"]["x"] == "y"
+    # neither JSON nor YAML: refused before it is sent (go-yaml's line numbers differ)
+    bad = c.kubectl("patch deploy web -p 'spec: x: y'")
+    assert bad.startswith('error: unable to parse "spec: x: y": yaml: ') and bad.exit_code == 1
 
 
 def test_patch_of_a_custom_resource_names_the_media_type_it_refused() -> None:

@@ -26,12 +26,10 @@ import json
 import os
 from typing import Any
 
-import yaml
-
 from kubelab.api import Object
-from kubelab.api.errors import ApiError
+from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.resources import ResourceInfo
-from kubelab.api.yamlio import load_objects
+from kubelab.api.yamlio import load_document, load_objects
 from kubelab.client.client import Client
 from kubelab.kubectl.common import KubectlError, Verb, check_errors, get_object, prefix, resource_args
 
@@ -44,16 +42,17 @@ FORCE_TIMEOUT = 300.0  # replace --force: wait.PollUntilContextTimeout, --timeou
 
 
 def _parse_patch(text: str) -> Any:
-    """yaml.ToJSON: the patch as JSON, whether written as JSON or as YAML."""
+    """yaml.ToJSON: the patch as JSON, whether written as JSON or as YAML (go-yaml's limits and
+    wording, kubelab.api.yamlio)."""
     try:
         return json.loads(text)
     except ValueError:
         pass
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        problem = getattr(err, "problem", None) or "invalid YAML"
-        raise KubectlError(f'unable to parse "{text}": yaml: {problem}') from None
+        return load_document(text)
+    except ParseError as err:
+        problem = str(err).removeprefix("error converting YAML to JSON: ")
+        raise KubectlError(f'unable to parse "{text}": {problem}') from None
 
 
 def _patch(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
