@@ -184,6 +184,7 @@ PATCH_CASES = [
     ("""patch deploy web --type json -p '[{"op":"remove","path":"/spec/nope"}]'""",
      'The request is invalid: remove operation does not apply: doc is missing path: "/spec/nope"', 1),
     ("patch deploy web -p 'spec: {replicas: 2}'", "deployment.apps/web patched (no change)", 0),  # YAML
+    ("""patch deploy web -p='{"spec":{"replicas":2}}'""", "deployment.apps/web patched (no change)", 0),
     ("patch deploy web", "error: must specify --patch or --patch-file containing the contents of "
                          "the patch", 1),
     ("patch deploy nope -p {}", 'Error from server (NotFound): deployments.apps "nope" not found', 1),

@@ -196,8 +196,9 @@ def _run(client: Client, command: str, now: float, stdin: str,
             words, after_dash = words[:at], words[at + 1:]
         if words[:1] == ["logs"] or words[1:2] == ["logs"]:  # logs -f is --follow, not a file
             words = ["--follow" if w == "-f" else w for w in words]
-        if words[:1] == ["patch"]:  # patch -p is --patch, not logs' --previous
-            words = ["--patch" if w == "-p" else w for w in words]
+        if words[:1] == ["patch"]:  # patch -p is --patch, not logs' --previous (-p=P, -pP too)
+            words = ["--patch" if w == "-p" else f"--patch={w[2:].removeprefix('=')}"
+                     if w.startswith("-p") else w for w in words]
         args, unknown = _parser().parse_known_intermixed_args(words)
         args.wait = wait
         handler = VERBS.get(args.verb)
