@@ -396,7 +396,8 @@ def _get(served: Served, *args: str) -> Any:
 
 def test_what_the_typed_commands_sent_is_what_was_stored(served: Served) -> None:
     container = _get(served, "deploy", "d", *N)["spec"]["template"]["spec"]["containers"][0]
-    assert (container["image"], container["resources"]["limits"]) == ("nginx:1.27", {"cpu": "200m"})
+    # a template keeps what was written: SetDefaults_Pod's requests are for pods only
+    assert (container["image"], container["resources"]) == ("nginx:1.27", {"limits": {"cpu": "200m"}})
     ports = _get(served, "svc", "s2", *N)["spec"]["ports"]
     assert [(p["port"], p["targetPort"], p["protocol"]) for p in ports] == [(80, 8080, "TCP")]
     assert _get(served, "svc", "s4", *N)["spec"]["externalName"] == "example.com"
