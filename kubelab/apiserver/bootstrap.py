@@ -156,6 +156,8 @@ CLUSTER_ROLES = [
         rule(["create"], ["storage.k8s.io"], ["volumeattachments"]),
         # --- endpoints --- the endpoints controller (policy.go: endpoint-controller)
         rule(["create"], [""], ["endpoints"]),
+        # --- csr --- the CSR approver asks SubjectAccessReviews (controller_policy.go)
+        rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),
@@ -172,6 +174,8 @@ CLUSTER_ROLES = [
         # NodeRules: the CSI plugin reads its driver and waits for the attachment
         rule(["get"], ["storage.k8s.io"], ["volumeattachments"]),
         rule(READ, ["storage.k8s.io"], ["csidrivers"]),
+        # --- csr --- NodeRules: a kubelet asks for (and renews) its client certificate
+        rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"]),
     ]),
     # kube-proxy (notebook 09): policy.go's system:node-proxier, bound to system:kube-proxy.
     cluster_role("system:node-proxier", [

@@ -56,6 +56,7 @@ from kubelab.apiserver.auth.reviews import (
     create_self_subject_access_review,
     create_self_subject_review,
     create_self_subject_rules_review,
+    create_subject_access_review,
 )
 from kubelab.apiserver.auth.serviceaccount import HMACKey, SigningKey, TokenValidator
 from kubelab.apiserver.bootstrap import bootstrap
@@ -93,6 +94,7 @@ __all__ = ["APIServer", "WatchInterceptor"]
 
 # Reviews are only created, never stored: the authenticator or authorizer answers.
 _REVIEWS = {"selfsubjectaccessreviews": create_self_subject_access_review,
+            "subjectaccessreviews": create_subject_access_review,  # --- csr ---
             "selfsubjectrulesreviews": create_self_subject_rules_review,
             "selfsubjectreviews": create_self_subject_review}
 

@@ -21,6 +21,7 @@ from kubelab.apiserver.apis.schema import SCHEMAS
 from kubelab.apiserver.auth.rbac import RBAC_RESOURCES
 from kubelab.apiserver.context import Served
 from kubelab.apiserver.printers import batch_policy, internalversion, services, workloads
+from kubelab.apiserver.printers import certificates as certificates_printers
 from kubelab.apiserver.printers import networking as networking_printers
 from kubelab.apiserver.printers import storage as storage_printers
 from kubelab.apiserver.printers.tablegenerator import TableConvertor, TableGenerator
@@ -69,7 +70,8 @@ class ServedResources:
                                                               workloads.add_handlers,  # i31-sts
                                                               batch_policy.add_handlers,
                                                               storage_printers.add_handlers,
-                                                              networking_printers.add_handlers)
+                                                              networking_printers.add_handlers,
+                                                              certificates_printers.add_handlers)
         for info in table:
             self._serve_builtin(info)
 

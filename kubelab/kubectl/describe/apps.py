@@ -360,3 +360,7 @@ DESCRIBERS.update(SERVICE_ACCOUNT_DESCRIBERS)
 from kubelab.kubectl.describe.endpoints import ENDPOINTS_DESCRIBERS  # noqa: E402
 
 DESCRIBERS.update(ENDPOINTS_DESCRIBERS)
+# --- csr --- CertificateSigningRequests (certificates.py)
+from kubelab.kubectl.describe.certificates import CERTIFICATE_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(CERTIFICATE_DESCRIBERS)
