@@ -16,6 +16,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from kubelab.api.certificates import make_csr, parse_csr, validate_kubelet_client_csr
 from kubelab.api.errors import ApiError
 from kubelab.cluster import Cluster
+from kubelab.controllers.certificates.cleaner import CSRCleanerController
 from kubelab.controllers.certificates.sarapprove import is_node_client_cert, is_self_node_client_cert
 from kubelab.controllers.certificates.signer import is_request_for_signer, signing_duration
 from kubelab.kubelet.certificate import digested_name
@@ -243,7 +244,72 @@ def test_approve_signs_deny_refuses_and_the_cleaner_deletes(anatomy: Cluster) ->
     described = c.kubectl("describe csr alice")
     assert "Requesting User:     kubernetes-admin" in described
     assert "Status:              Approved,Issued" in described and "Organization:   devs" in described
-    # The cleaner's hourly pass: issued and denied go an hour after, pending stays a day.
-    c.run(2 * 3600)
-    left = {i["metadata"]["name"] for i in c.client.list("certificatesigningrequests", "")["items"]}
-    assert left == {"carol"}
+
+
+class _Clock:
+    now = 0.0
+
+
+class _Deletes:
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def delete(self, resource: str, name: str, namespace: str) -> None:
+        self.names.append(name)
+
+
+@pytest.mark.parametrize(("age", "deleted"), [(3599, set()), (3601, {"issued", "denied", "failed"}),
+                                             (24 * 3600 + 1, {"issued", "denied", "failed", "pending"})])
+def test_the_cleaners_deadlines(age: float, deleted: set[str]) -> None:
+    def at(t: float) -> str:
+        return (datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(seconds=t)) \
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def condition(kind: str) -> dict[str, Any]:
+        return {"type": kind, "status": "True", "lastUpdateTime": at(0)}
+    cert = base64.b64encode(b"issued").decode()  # (not PEM: isIssuedExpired cannot tell)
+    cases = {
+        "issued": {"conditions": [condition("Approved")], "certificate": cert},
+        "approved": {"conditions": [condition("Approved")]},  # not issued: left for the signer
+        "denied": {"conditions": [condition("Denied")]},
+        "failed": {"conditions": [condition("Approved"), condition("Failed")]},
+        "pending": {},
+    }
+    cleaner = CSRCleanerController.__new__(CSRCleanerController)
+    cleaner.clock, cleaner.client = _Clock(), _Deletes()  # type: ignore[assignment]
+    cleaner.clock.now = age
+    for name, status in cases.items():
+        cleaner.handle({"metadata": {"name": name, "creationTimestamp": at(0)}, "status": status})
+    assert set(cleaner.client.names) == deleted  # type: ignore[attr-defined]
+
+
+def test_approving_and_signing_need_the_signer_verbs(plain: Cluster) -> None:
+    c = plain
+    c.client.create(csr("alice"))
+    for obj in ({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                 "metadata": {"name": "csr-clerk"},
+                 "rules": [{"apiGroups": ["certificates.k8s.io"], "verbs": ["get", "update"],
+                            "resources": ["certificatesigningrequests",
+                                          "certificatesigningrequests/approval",
+                                          "certificatesigningrequests/status"]}]},
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                 "metadata": {"name": "csr-clerk"},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                             "name": "csr-clerk"},
+                 "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]}):
+        c.client.create(obj)
+    assert c.kubectl("certificate approve alice --as=bob") == (
+        'Error from server (Forbidden): certificatesigningrequests.certificates.k8s.io "alice" is '
+        'forbidden: user not permitted to approve requests with signerName '
+        '"kubernetes.io/kube-apiserver-client"')
+    role = c.client.get("clusterroles", "csr-clerk", "")
+    role["rules"].append({"apiGroups": ["certificates.k8s.io"], "verbs": ["approve"],
+                          "resources": ["signers"], "resourceNames": ["kubernetes.io/*"]})
+    c.client.update(role)
+    assert c.kubectl("certificate approve alice --as=bob").endswith("alice approved")
+    # system:masters may not be asked of the client signer (CertificateSubjectRestriction).
+    with pytest.raises(ApiError) as err:
+        c.client.create(csr("root", request=request("root", ("system:masters",))))
+    assert err.value.message == (
+        'certificatesigningrequests.certificates.k8s.io "root" is forbidden: use of '
+        "kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed")

@@ -462,3 +462,8 @@ spec:
     denied = served.kubectl("certificate", "deny", "alice", check=False)
     assert (denied.returncode, denied.stderr) == (
         1, 'error: certificate signing request "alice" is already Approved\n')
+    manifest.write_text(manifest.read_text().replace("name: alice", "name: bob"))
+    served.kubectl("create", "-f", str(manifest))
+    assert served.kubectl("certificate", "deny", "bob").stdout == \
+        "certificatesigningrequest.certificates.k8s.io/bob denied\n"
+    assert served.kubectl("get", "csr", "bob", "--no-headers").stdout.split()[-1] == "Denied"

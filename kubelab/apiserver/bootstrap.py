@@ -156,8 +156,15 @@ CLUSTER_ROLES = [
         rule(["create"], ["storage.k8s.io"], ["volumeattachments"]),
         # --- endpoints --- the endpoints controller (policy.go: endpoint-controller)
         rule(["create"], [""], ["endpoints"]),
-        # --- csr --- the CSR approver asks SubjectAccessReviews (controller_policy.go)
+        # --- csr --- the CSR approver asks SubjectAccessReviews and approves the kubelets'
+        # client requests; the signer signs for the kubernetes.io signers (controller_policy.go)
         rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+        {**rule(["approve"], ["certificates.k8s.io"], ["signers"]),
+         "resourceNames": ["kubernetes.io/kube-apiserver-client-kubelet"]},
+        {**rule(["sign"], ["certificates.k8s.io"], ["signers"]),
+         "resourceNames": ["kubernetes.io/kube-apiserver-client",
+                           "kubernetes.io/kube-apiserver-client-kubelet",
+                           "kubernetes.io/kubelet-serving", "kubernetes.io/legacy-unknown"]},
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),

@@ -36,6 +36,11 @@ from kubelab.api.meta import epoch, rfc3339
 from kubelab.api.request import RawBody, Request, Response, WatchEvent, WatchHandle
 from kubelab.api.resources import DEPRECATED, ResourceTable
 from kubelab.apiserver import aggregator
+from kubelab.apiserver.admission.certificates import (
+    CertificateApproval,
+    CertificateSigning,
+    CertificateSubjectRestriction,
+)
 from kubelab.apiserver.admission.chain import AdmissionChain
 from kubelab.apiserver.admission.plugins import default_plugins
 from kubelab.apiserver.admission.webhook import WebhookClient
@@ -136,6 +141,10 @@ class APIServer:
         self.admission = AdmissionChain()
         for plugin in default_plugins():
             self.admission.register(plugin)
+        # --- csr --- the CSR plugins ask the authorizer about signers (admission/certificates.py)
+        for plugin in (CertificateApproval(self.authorizer.authorize),
+                       CertificateSigning(self.authorizer.authorize), CertificateSubjectRestriction()):
+            self.admission.register(plugin, before="MutatingAdmissionWebhook")
         self.registry = Registry(self)
         # Every request's record, oldest first, rotated like upstream's log backend
         # (--audit-log-maxsize): past audit_limit records the older half is dropped, so a
