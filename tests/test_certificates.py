@@ -313,3 +313,15 @@ def test_approving_and_signing_need_the_signer_verbs(plain: Cluster) -> None:
     assert err.value.message == (
         'certificatesigningrequests.certificates.k8s.io "root" is forbidden: use of '
         "kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed")
+
+
+def test_without_the_anatomy_only_the_garbage_collector_looks_at_csrs() -> None:
+    # Nothing asks for a certificate and no CSR controller runs; the garbage collector
+    # monitors every deletable kind, CSRs too (as upstream's), so its list and watch are all
+    # the trace of a cluster without the anatomy gains.
+    c = Cluster(nodes=1, seed=2)
+    c.run(5)
+    seen = {(r.component, r.verb) for r in c.trace.filter(object_prefix="certificatesigningrequests")}
+    assert seen == {("apiserver", "list"), ("apiserver", "watch"), ("controller-manager/reflector", "list"),
+                    ("controller-manager/reflector", "watch")}
+    assert c.client.list("certificatesigningrequests", "")["items"] == []
