@@ -6,6 +6,7 @@ request already so is printed unchanged (unless --force), and one with the oppos
 an error (`certificate signing request "x" is already Denied`). The update goes to the
 /approval subresource (UpdateApproval), retried on a conflict after a fresh read, up to ten
 times. Each request prints `certificatesigningrequest.certificates.k8s.io/<name> approved`.
+`kubectl certificate` without approve or deny prints its help.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from kubelab.api.certificates import APPROVED, DENIED
 from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.client.client import Client
-from kubelab.kubectl.common import KubectlError, UsageError
+from kubelab.kubectl.common import KubectlError
 
 __all__ = ["certificate"]
 
@@ -28,14 +29,26 @@ _DECISIONS = {
 }
 
 
+HELP = """Modify certificate resources.
+
+Available Commands:
+  approve       Approve a certificate signing request
+  deny          Deny a certificate signing request
+
+Usage:
+  kubectl certificate SUBCOMMAND [options]
+
+Use "kubectl certificate <command> --help" for more information about a given command.
+Use "kubectl options" for a list of global command-line options (applies to all commands).
+"""
+
+
 def certificate(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
     sub, *names = args.args or [""]
     if sub not in _DECISIONS:
-        raise KubectlError(f'unknown command "{sub}" for "kubectl certificate"' if sub else
-                           'You must specify a subcommand: approve, deny')
-    if not names:
-        raise UsageError(f"certificate {sub}",
-                         "one or more CSRs must be specified as <name> or -f <filename>")
+        return HELP  # cobra's help for a command without a Run, exit 0
+    if not names:  # Validate: a plain error, not a usage error
+        raise KubectlError("one or more CSRs must be specified as <name> or -f <filename>")
     must_not, condition, reason, message, done = _DECISIONS[sub]
     lines = []
     for name in names:
