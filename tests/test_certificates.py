@@ -200,6 +200,16 @@ def test_every_kubelet_has_an_issued_client_certificate(anatomy: Cluster) -> Non
     assert stored.startswith(b"-----BEGIN CERTIFICATE")
 
 
+def test_a_restarted_kubelet_finds_its_certificate_and_asks_no_more() -> None:
+    c = Cluster(nodes=1, seed=4, anatomy=True)
+    c.run(3)
+    before = c.client.list("certificatesigningrequests", "")["items"]
+    c.faults.crash("kubelet/node-1")
+    c.faults.restart("kubelet/node-1")
+    c.run(3)
+    assert c.client.list("certificatesigningrequests", "")["items"] == before
+
+
 def test_the_bootstrap_name_is_the_digest_of_key_subject_and_usages() -> None:
     name = digested_name(b"key", "system:node:n1", ("system:nodes",), ("digital signature", "client auth"))
     assert name == digested_name(b"key", "system:node:n1", ("system:nodes",),

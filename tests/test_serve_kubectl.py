@@ -455,7 +455,12 @@ spec:
     cert = x509.load_pem_x509_certificate(base64.b64decode(data))
     ca_data = next(line.split(":", 1)[1].strip() for line in served.kubeconfig.read_text().splitlines()
                    if "certificate-authority-data" in line)
-    cert.verify_directly_issued_by(x509.load_pem_x509_certificate(base64.b64decode(ca_data)))
+    ca = x509.load_pem_x509_certificate(base64.b64decode(ca_data))
+    cert.verify_directly_issued_by(ca)
+    # The kubelets' certificates too: the signer signs with the CA kubectl trusts.
+    for item in json.loads(served.kubectl("get", "csr", "-o", "json").stdout)["items"]:
+        issued = x509.load_pem_x509_certificate(base64.b64decode(item["status"]["certificate"]))
+        issued.verify_directly_issued_by(ca)
     assert cert.subject.rfc4514_string() == "CN=alice,O=devs"
     described = served.kubectl("describe", "csr", "alice").stdout
     assert "Status:              Approved,Issued" in described and "Common Name:    alice" in described
