@@ -69,6 +69,8 @@ def _error(c: Cluster, obj: dict[str, Any]) -> str:
                             "domain and path of the form 'example.com/signer-name'"),
     ({"signerName": "example/signer"}, 'spec.signerName: Invalid value: "example": should be a '
                                        "domain with at least two segments separated by dots"),
+    ({"signerName": "example.com/Signer"}, 'spec.signerName: Invalid value: "Signer": validating label '
+                                           '"Signer": a lowercase RFC 1123 subdomain must consist of'),
     ({"signerName": "kubernetes.io/legacy-unknown"},
      "the legacy signerName is not allowed via this API version"),
     ({"expirationSeconds": 599}, "spec.expirationSeconds: Invalid value: 599: may not specify a "

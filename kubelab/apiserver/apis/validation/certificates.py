@@ -68,11 +68,14 @@ def validate_signer_name(path: str, signer: Any) -> list[FieldError]:
     if len(labels) < 2:
         errs.append(field_invalid(path, domain,
                                   "should be a domain with at least two segments separated by dots"))
-    if len(name) > 253 + 63 + 1:
-        errs.append(field_too_long(path, 253 + 63 + 1))
-    for part in name.split("/"):
-        errs += [field_invalid(path, name, f"validating component of path: {m}")
-                 for m in is_dns1123_subdomain(part)]
+    for label in name.split("."):  # DNS subdomains separated by '.'
+        msgs = is_dns1123_subdomain(label)
+        if msgs:
+            errs += [field_invalid(path, name, f'validating label "{label}": {m}') for m in msgs]
+            break
+    max_length = 253 + (253 + 63 + 1) + 1  # the domain, a label + a subdomain + '.', the '/'
+    if len(signer) > max_length:
+        errs.append(field_too_long(path, max_length))
     return errs
 
 
