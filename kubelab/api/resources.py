@@ -157,6 +157,10 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("certificatesigningrequests", "CertificateSigningRequest",
                  group="certificates.k8s.io", namespaced=False, short_names=("csr",),
                  subresources=("status", "approval"), name_rule="any"),
+    # core/v1 ResourceQuota: the ResourceQuota admission plugin and the resourcequota
+    # controller keep its status (kubelab/api/quota/).
+    ResourceInfo("resourcequotas", "ResourceQuota", short_names=("quota",),
+                 subresources=("status",)),
 )
 
 # endpoints/deprecation (the types' APILifecycleDeprecated): the warning every request to a

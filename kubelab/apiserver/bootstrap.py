@@ -110,6 +110,7 @@ CLUSTER_ROLES = [
         rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
         rule(READ, [""], ["persistentvolumeclaims", "persistentvolumeclaims/status"]),  # i31-storage
         rule(READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
+        rule(READ, [""], ["resourcequotas", "resourcequotas/status"]),
     ], {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.
@@ -183,6 +184,9 @@ CLUSTER_ROLES = [
         rule(READ, ["storage.k8s.io"], ["csidrivers"]),
         # --- csr --- NodeRules: a kubelet asks for (and renews) its client certificate
         rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"]),
+        # --- token --- the token manager's TokenRequests (NodeRestriction keeps a kubelet to
+        # tokens bound to the pods on its node)
+        rule(["create"], [""], ["serviceaccounts/token"]),
     ]),
     # kube-proxy (notebook 09): policy.go's system:node-proxier, bound to system:kube-proxy.
     cluster_role("system:node-proxier", [

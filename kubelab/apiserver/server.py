@@ -139,7 +139,7 @@ class APIServer:
             lambda: self.service_account_key, self._service_account_lookup,
             lambda: int(epoch().timestamp() + self.clock.now))
         self.admission = AdmissionChain()
-        for plugin in default_plugins():
+        for plugin in default_plugins(self.authorizer.authorize):
             self.admission.register(plugin)
         # --- csr --- the CSR plugins ask the authorizer about signers (admission/certificates.py)
         for plugin in (CertificateApproval(self.authorizer.authorize),

@@ -364,3 +364,7 @@ DESCRIBERS.update(ENDPOINTS_DESCRIBERS)
 from kubelab.kubectl.describe.certificates import CERTIFICATE_DESCRIBERS  # noqa: E402
 
 DESCRIBERS.update(CERTIFICATE_DESCRIBERS)
+# --- quota --- ResourceQuotas (quota.py)
+from kubelab.kubectl.describe.quota import QUOTA_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(QUOTA_DESCRIBERS)

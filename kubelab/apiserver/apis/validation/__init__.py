@@ -94,6 +94,11 @@ from kubelab.apiserver.apis.validation.replication_controller import (
     validate_replication_controller_status_update,
     validate_replication_controller_update,
 )
+from kubelab.apiserver.apis.validation.resourcequota import (
+    validate_resource_quota,
+    validate_resource_quota_status_update,
+    validate_resource_quota_update,
+)
 from kubelab.apiserver.apis.validation.services import (
     validate_service,
     validate_service_status_update,
@@ -190,6 +195,7 @@ CREATE_RULES: dict[str, Validator] = {
     "endpoints": validate_endpoints,
     # --- csr ---
     "certificatesigningrequests": validate_certificate_signing_request,
+    "resourcequotas": validate_resource_quota,
 }
 
 
@@ -232,6 +238,7 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "csidrivers": validate_csi_driver_update,
     # --- endpoints ---
     "endpoints": validate_endpoints_update,
+    "resourcequotas": validate_resource_quota_update,
 }
 
 
@@ -255,6 +262,7 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "persistentvolumeclaims": validate_persistent_volume_claim_status_update,
     # --- i31-hpa ---
     "horizontalpodautoscalers": validate_horizontal_pod_autoscaler_status_update,
+    "resourcequotas": validate_resource_quota_status_update,
 }
 
 
