@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kubelab.api import errors as e
@@ -50,6 +52,21 @@ def test_status_errors(err: e.ApiError, code: int, reason: str, message: str) ->
 def test_not_found_details_name_the_object() -> None:
     details = e.not_found("deployments", "web", group="apps").status["details"]
     assert details == {"name": "web", "kind": "deployments", "group": "apps"}
+
+
+def test_status_json_keeps_the_go_struct_order() -> None:
+    # The official Python client's create_from_yaml compares the body's text (test_utils.py's
+    # test_create_from_multi_resource_yaml_with_multi_conflicts): StatusDetails is name, group,
+    # kind, ..., causes; each StatusCause reason, message, field.
+    body = json.dumps(e.already_exists("deployments", "triple-nginx", group="apps").status,
+                      separators=(",", ":"))
+    assert body == ('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+                    '"message":"deployments.apps \\"triple-nginx\\" already exists",'
+                    '"reason":"AlreadyExists","details":{"name":"triple-nginx","group":"apps",'
+                    '"kind":"deployments"},"code":409}')
+    invalid = e.invalid("Pod", "web", [e.field_required("spec.containers")]).status["details"]
+    assert list(invalid) == ["name", "kind", "causes"]
+    assert list(invalid["causes"][0]) == ["reason", "message", "field"]
 
 
 def test_field_error_bodies_match_field_errors_go() -> None:

@@ -3,7 +3,8 @@
 ApiError carries a metav1.Status (code, reason, message, details) exactly as the API server
 returns it; the constructors below follow apimachinery's pkg/api/errors/errors.go (NewNotFound,
 NewAlreadyExists, NewConflict, NewInvalid, NewForbidden, ...) and reproduce its message wording.
-FieldError follows pkg/util/validation/field/errors.go.
+FieldError follows pkg/util/validation/field/errors.go. The Status's JSON keeps the Go structs'
+field order (apimachinery pkg/apis/meta/v1/types.go: Status, StatusDetails, StatusCause).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class ApiError(Exception):
         Go struct's order, the empty ones left out (omitempty)."""
         status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
                                   "status": "Failure"}
-        fields = {"message": self.message, "reason": self.reason, "details": self.details}
+        fields = {"message": self.message, "reason": self.reason, "details": _ordered(self.details)}
         status.update((key, value) for key, value in fields.items() if value)
         status["code"] = self.code
         return status
@@ -103,6 +104,25 @@ class ConnectionFailed(ApiError):
             return (f"The connection to the server {self.host} was refused - did you specify the "
                     "right host or port?")
         return f"Unable to connect to the server: {self.cause}"
+
+
+DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+"""metav1.StatusDetails' fields in the Go struct's order, the order its JSON has."""
+CAUSE_ORDER = ("reason", "message", "field")
+"""metav1.StatusCause's fields (Type is `json:"reason"`)."""
+
+
+def _ordered(details: dict[str, Any]) -> dict[str, Any]:
+    """details as the API server encodes them: the struct's order, empty fields left out
+    (omitempty), so a client that compares the body's text (the Python client's
+    FailToCreateError) reads `{"name":"x","group":"apps","kind":"deployments"}`."""
+    ordered = {key: details[key] for key in DETAILS_ORDER if details.get(key)}
+    if "causes" in ordered:
+        ordered["causes"] = [{key: cause[key] for key in CAUSE_ORDER if key in cause}
+                             | {key: value for key, value in cause.items() if key not in CAUSE_ORDER}
+                             for cause in ordered["causes"]]
+    ordered.update((key, value) for key, value in details.items() if key not in DETAILS_ORDER)
+    return ordered
 
 
 def _invalid_message(details: dict[str, Any], message: str) -> str:
