@@ -196,3 +196,58 @@ def test_a_kopf_operator_reconciles_a_custom_resource(served: Served, api_client
         log, _ = operator.communicate(timeout=20)
     assert status == {"greet": {"message": "hello, learner"}}, log
     assert "Handler 'greet' succeeded" in log
+
+
+# --- pye2e --- what the official client's own e2e tests (kubernetes/e2e_test/test_utils.py)
+# ask of a cluster, asked here with our own objects.
+def test_create_from_yaml_reads_the_conflict_in_the_servers_own_text(api_client: Any,
+                                                                      tmp_path: Path) -> None:
+    manifest = tmp_path / "twice.yaml"
+    one = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "twice"},
+           "spec": {"selector": {"matchLabels": {"app": "twice"}},
+                    "template": {"metadata": {"labels": {"app": "twice"}},
+                                 "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}}
+    manifest.write_text(yaml.safe_dump_all([one, one]))
+    with pytest.raises(kubernetes.utils.FailToCreateError) as failed:
+        kubernetes.utils.create_from_yaml(api_client, str(manifest))
+    # FailToCreateError prints each ApiException's body as the server sent it: StatusDetails
+    # in the Go struct's order (name, group, kind).
+    assert str(failed.value) == (
+        'Error from server (Conflict): {"kind":"Status","apiVersion":"v1","metadata":{},'
+        '"status":"Failure","message":"deployments.apps \\"twice\\" already exists",'
+        '"reason":"AlreadyExists","details":{"name":"twice","group":"apps",'
+        '"kind":"deployments"},"code":409}\n')
+    kubernetes.client.AppsV1Api(api_client).delete_namespaced_deployment("twice", "default")
+
+
+def test_apiservices_are_served_by_apiregistration_v1(api_client: Any, tmp_path: Path) -> None:
+    registration = kubernetes.client.ApiregistrationV1Api(api_client)
+    manifest = tmp_path / "apiservice.yaml"
+    manifest.write_text(yaml.safe_dump({
+        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": "v1beta1.example.kubelab.dev"},
+        "spec": {"group": "example.kubelab.dev", "version": "v1beta1", "groupPriorityMinimum": 1000,
+                 "versionPriority": 15, "insecureSkipTLSVerify": True,
+                 "service": {"namespace": "example", "name": "api"}}}))
+    kubernetes.utils.create_from_yaml(api_client, str(manifest))
+    svc = registration.read_api_service("v1beta1.example.kubelab.dev")
+    assert (svc.spec.group, svc.spec.version, svc.spec.service.name) == (
+        "example.kubelab.dev", "v1beta1", "api")
+    with pytest.raises(kubernetes.utils.FailToCreateError) as failed:
+        kubernetes.utils.create_from_yaml(api_client, str(manifest))
+    assert failed.value.api_exceptions[0].status == 409
+    # ValidateAPIService: the name must be version.group.
+    bad = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+           "metadata": {"name": "v1.example.kubelab.dev"},
+           "spec": {"group": "example.kubelab.dev", "version": "v2", "groupPriorityMinimum": 1,
+                    "versionPriority": 1}}
+    with pytest.raises(kubernetes.client.ApiException) as invalid:
+        registration.create_api_service(bad)
+    assert invalid.value.status == 422
+    assert json.loads(invalid.value.body)["message"] == (
+        'APIService.apiregistration.k8s.io "v1.example.kubelab.dev" is invalid: '
+        'metadata.name: Invalid value: "v1.example.kubelab.dev": must be '
+        '`spec.version+"."+spec.group`: "v2.example.kubelab.dev"')
+    names = [s.metadata.name for s in registration.list_api_service().items]
+    assert "v1beta1.example.kubelab.dev" in names
+    registration.delete_api_service("v1beta1.example.kubelab.dev")

@@ -59,6 +59,8 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     ("apiextensions.k8s.io", "customresourcedefinitions"):
         "/registry/apiextensions.k8s.io/customresourcedefinitions/",
     ("batch", "jobs"): "/registry/jobs/",
+    # --- pye2e --- test/integration/etcd/data.go
+    ("apiregistration.k8s.io", "apiservices"): "/registry/apiregistration.k8s.io/apiservices/",
     ("admissionregistration.k8s.io", "validatingadmissionpolicies"):
         "/registry/validatingadmissionpolicies/",
     ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"):

@@ -161,6 +161,10 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     # controller keep its status (kubelab/api/quota/).
     ResourceInfo("resourcequotas", "ResourceQuota", short_names=("quota",),
                  subresources=("status",)),
+    # --- pye2e --- apiregistration.k8s.io/v1, kube-aggregator's kind: stored and validated
+    # (its name is <version>.<group>, checked by ValidateAPIService, not as a DNS name).
+    ResourceInfo("apiservices", "APIService", group="apiregistration.k8s.io", namespaced=False,
+                 subresources=("status",), name_rule="any"),
 )
 
 # endpoints/deprecation (the types' APILifecycleDeprecated): the warning every request to a

@@ -24,6 +24,7 @@ from kubelab.apiserver.auth.audit import AuditRecord
 from kubelab.apiserver.auth.rbac import RBAC_RESOURCES
 from kubelab.apiserver.bootstrap import LOOPBACK
 from kubelab.apiserver.context import RequestContext, Served
+from kubelab.apiserver.printers import apiregistration as apiregistration_printers
 from kubelab.apiserver.printers import batch_policy, internalversion, services, workloads
 from kubelab.apiserver.printers import certificates as certificates_printers
 from kubelab.apiserver.printers import networking as networking_printers
@@ -77,7 +78,8 @@ class ServedResources:
                                                               storage_printers.add_handlers,
                                                               networking_printers.add_handlers,
                                                               certificates_printers.add_handlers,
-                                                              quota_printers.add_handlers)
+                                                              quota_printers.add_handlers,
+                                                              apiregistration_printers.add_handlers)
         for info in table:
             self._serve_builtin(info)
 

@@ -539,6 +539,18 @@ NETWORK_POLICY = kind("NetworkPolicy", spec=struct(
     egress=ListOf(struct("NetworkPolicyEgressRule", ports=ListOf(_NP_PORT), to=ListOf(_PEER)))))
 SCHEMAS.update({s.name: s for s in (INGRESS, INGRESS_CLASS, NETWORK_POLICY)})
 
+# --- pye2e --- apiregistration.k8s.io/v1 APIService (kube-aggregator pkg/apis/apiregistration/
+# v1 types.go).
+API_SERVICE = kind("APIService", spec=struct(
+    "APIServiceSpec", service=struct("ServiceReference", namespace=STRING, name=STRING,
+                                     port=INT32),
+    group=STRING, version=STRING, insecureSkipTLSVerify=BOOL, caBundle=BYTES,
+    groupPriorityMinimum=INT32, versionPriority=INT32),
+    status=struct("APIServiceStatus", conditions=ListOf(struct(
+        "APIServiceCondition", **_strings("type", "status", "reason", "message"),
+        lastTransitionTime=TIME))))
+SCHEMAS[API_SERVICE.name] = API_SERVICE
+
 # --- sa --- authentication.k8s.io/v1 TokenRequest, the body of serviceaccounts/<name>/token
 # (k8s.io/api authentication/v1 types.go).
 TOKEN_REQUEST = kind("TokenRequest", spec=struct(

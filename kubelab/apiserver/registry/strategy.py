@@ -81,6 +81,8 @@ STRATEGIES = {
     "horizontalpodautoscalers": Strategy(has_status=True, create_clears_status=True),
     # --- csr --- pkg/registry/certificates/certificates/strategy.go (registry/certificates.py)
     "certificatesigningrequests": Strategy(has_status=True, create_clears_status=True),
+    # --- pye2e --- kube-aggregator pkg/registry/apiservice/strategy.go: no generation
+    "apiservices": Strategy(has_status=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -150,6 +152,12 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object,
         obj["status"] = {"desiredReplicas": 0}
     elif resource == "certificatesigningrequests":  # --- csr --- the requestor is the user
         prepare_csr_for_create(obj, user)
+    elif resource == "apiservices":  # --- pye2e --- APIServiceStatus{}; a local one is
+        # Available from its creation on (NewLocalAvailableAPIServiceCondition)
+        obj["status"] = {} if (obj.get("spec") or {}).get("service") else {"conditions": [{
+            "type": "Available", "status": "True",
+            "lastTransitionTime": obj["metadata"]["creationTimestamp"], "reason": "Local",
+            "message": "Local APIServices are always available"}]}
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,
@@ -170,6 +178,8 @@ def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Obje
         new["metadata"] = dict(old["metadata"])
         meta = obj.get("metadata") or {}
         for field in ("annotations", "labels"):
+            if resource == "apiservices":  # apiServerStatusStrategy keeps both
+                break
             if field in meta and not (field == "labels" and resource == "deployments"):
                 new["metadata"][field] = meta[field]
         return new

@@ -35,8 +35,11 @@ SPECIAL_DEFAULT_RESOURCE_PREFIXES: dict[tuple[str, str], str] = {
     ("networking.k8s.io", "ingresses"): "ingress",
 }
 
-# The resources apiextensions-apiserver serves itself (custom resources are its too).
-APIEXTENSIONS_RESOURCES = frozenset({("apiextensions.k8s.io", "customresourcedefinitions")})
+# The resources apiextensions-apiserver serves itself (custom resources are its too), and
+# kube-aggregator's APIServices, whose storage is built the same way (test/integration/etcd/
+# data.go: "/registry/apiregistration.k8s.io/apiservices/as1.foo.com").
+APIEXTENSIONS_RESOURCES = frozenset({("apiextensions.k8s.io", "customresourcedefinitions"),
+                                     ("apiregistration.k8s.io", "apiservices")})
 
 
 def resource_prefix(group: str, resource: str, *, custom: bool = False) -> str:

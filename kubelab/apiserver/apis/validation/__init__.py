@@ -19,6 +19,11 @@ from kubelab.apiserver.apis.validation.admissionregistration import (
     validate_mutating_webhook_configuration,
     validate_validating_webhook_configuration,
 )
+from kubelab.apiserver.apis.validation.apiregistration import (
+    validate_api_service,
+    validate_api_service_status_update,
+    validate_api_service_update,
+)
 from kubelab.apiserver.apis.validation.apps import (
     validate_daemon_set,
     validate_daemon_set_status_update,
@@ -196,6 +201,8 @@ CREATE_RULES: dict[str, Validator] = {
     # --- csr ---
     "certificatesigningrequests": validate_certificate_signing_request,
     "resourcequotas": validate_resource_quota,
+    # --- pye2e --- apiregistration.k8s.io/v1 (kube-aggregator)
+    "apiservices": validate_api_service,
 }
 
 
@@ -239,6 +246,7 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     # --- endpoints ---
     "endpoints": validate_endpoints_update,
     "resourcequotas": validate_resource_quota_update,
+    "apiservices": validate_api_service_update,  # --- pye2e ---
 }
 
 
@@ -246,6 +254,7 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
 # pkg/registry/apps/replicaset and deployment strategy.go): the spec is the old one again,
 # so only the status is checked. Kinds not listed (nodes) check the whole object as usual.
 STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
+    "apiservices": validate_api_service_status_update,  # --- pye2e ---
     "pods": validate_pod_status_update,
     "replicasets": validate_replica_set_status_update,
     "deployments": validate_deployment_status_update,
