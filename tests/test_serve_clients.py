@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gzip
 import http.client
 import json
 import socket
@@ -251,3 +252,28 @@ def test_apiservices_are_served_by_apiregistration_v1(api_client: Any, tmp_path:
     names = [s.metadata.name for s in registration.list_api_service().items]
     assert "v1beta1.example.kubelab.dev" in names
     registration.delete_api_service("v1beta1.example.kubelab.dev")
+
+
+def test_exec_over_the_clients_websocket_runs_substitutions_and_binary_pipes(api_client: Any) -> None:
+    # test_client.py's test_pod_apis asks busybox for `$(seq 1 3)`, a gzip of a pipe read as
+    # bytes, and uptime, through kubernetes.stream (the v5 channel protocol).
+    from kubernetes.stream import stream
+    core = kubernetes.client.CoreV1Api(api_client)
+    core.create_namespaced_pod("default", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "box"},
+        "spec": {"containers": [{"name": "box", "image": "busybox",
+                                 "args": ["/bin/sh", "-c", "while true; do sleep 5; done"]}]}})
+    deadline = time.monotonic() + 20
+    while core.read_namespaced_pod("box", "default").status.phase != "Running":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    kw = {"stderr": False, "stdin": False, "stdout": True, "tty": False}
+    out = stream(core.connect_get_namespaced_pod_exec, "box", "default",
+                 command=["/bin/sh", "-c", "for i in $(seq 1 3); do echo \"n=$i\"; done"], **kw)
+    assert out == "n=1\nn=2\nn=3\n"
+    packed = stream(core.connect_get_namespaced_pod_exec, "box", "default", binary=True,
+                    command=["/bin/sh", "-c", 'echo -n "bytes through a pipe" | gzip'], **kw)
+    assert gzip.decompress(packed) == b"bytes through a pipe"
+    up = stream(core.connect_post_namespaced_pod_exec, "box", "default", command=["uptime"], **kw)
+    assert " up " in up and up.endswith("load average: 0.00, 0.00, 0.00\n")
+    core.delete_namespaced_pod("box", "default", grace_period_seconds=0)

@@ -38,6 +38,7 @@ __all__ = [
     "ProcessSpec",
     "Sleep",
     "Usage",
+    "stdin_lines",
 ]
 
 
@@ -127,24 +128,35 @@ class IO:
         self.stdin = stdin             # None: the process's own stdin (READ waits for it)
 
     def out(self, text: str) -> None:
-        self.out_bytes(text.encode())
+        self.out_bytes(text.encode(errors="surrogateescape"))
 
     def err(self, text: str) -> None:
-        self.err_bytes(text.encode())
+        self.err_bytes(text.encode(errors="surrogateescape"))
 
     def read_line(self) -> Generator[Any, Any, str | None]:
         if self.stdin is not None:
-            return self.stdin.pop(0) if self.stdin else None
+            return self.stdin.pop(0).removesuffix("\n") if self.stdin else None
         line = yield READ
         return line  # type: ignore[no-any-return]
 
     def read_all(self) -> Generator[Any, Any, bytes]:
-        """Everything left on stdin, as bytes, once it is closed (a pipe's: its lines)."""
+        """Everything left on stdin, as bytes, once it is closed (a pipe's or a file's: its
+        lines as they were, the last one without a newline if it had none)."""
         if self.stdin is not None:
             lines, self.stdin[:] = list(self.stdin), []
-            return "".join(f"{line}\n" for line in lines).encode()
+            return "".join(lines).encode(errors="surrogateescape")
         data = yield READ_ALL
         return data  # type: ignore[no-any-return]
+
+
+def stdin_lines(data: bytes) -> list[str]:
+    """A pipe's or a redirected file's data as IO.stdin holds it: lines with their newlines
+    (split at "\\n" only), the text after the last newline as a last line without one. Bytes
+    that are not UTF-8 are kept (surrogateescape), so binary data (gzip's) goes through a pipe
+    unchanged."""
+    lines = [line + "\n" for line in data.decode(errors="surrogateescape").split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
 
 
 @dataclass

@@ -6,6 +6,7 @@ words busybox 1.36 (and nginx, redis, postgres, curl) print:
     echo [-n] [-e] ARGS   sleep N|Ns|Nm|Nh|infinity   exit [N]   true   false   : (no-op)
     cat [FILE...]         (no FILE: stdin)            env   printenv [NAME]   hostname
     date [+%s]            ls [-1] [-l] [-a] [PATH]    touch FILE   rm [-f] FILE   mkdir [-p] DIR
+    uptime                seq [FIRST [INC]] LAST      gzip [-d] / gunzip / zcat (stdin to stdout)
     whoami                tar c|x|t [-f -|FILE] [-C DIR] PATH... (tar.py: what kubectl cp runs)
     test / [ (also as programs, for exec: `kubectl cp` runs `test -d DIR`)
     export / unset / cd   read NAME                   tail [-f] FILE (-f polls it each second)
@@ -21,7 +22,8 @@ words busybox 1.36 (and nginx, redis, postgres, curl) print:
                           without POSTGRES_PASSWORD, as the image's entrypoint does
 
 The shell (sh -c) has `;`, `&&`, `||`, `!`, `|` (the left side runs to its end first), `$VAR`,
-`${VAR}`, `$?`, `$$`, quoting, redirections to files and /dev/null (`> /dev/termination-log`
+`${VAR}`, `$?`, `$$`, `$(...)` (a subshell; unquoted expansions are split into fields),
+quoting, redirections to files and /dev/null (`> /dev/termination-log`
 writes the termination message), `while`/`until`/`for`/`if` with `[ ... ]`/`test` comparing
 strings and integers (each turn of a loop takes at least 10 ms of virtual time, so a loop
 without `sleep` cannot stop the clock). Any other command: `sh: foo: not found`, exit 127.
@@ -34,6 +36,8 @@ Read-only file system`, exit 1).
 
 from __future__ import annotations
 
+import gzip
+import re
 import shlex
 from collections.abc import Callable, Generator
 from datetime import timedelta
@@ -48,7 +52,15 @@ from kubelab.kubelet.process.filesystem import (
     is_dir,
     writable,
 )
-from kubelab.kubelet.process.process import FOREVER, IO, OOM, HttpAnswer, ProcessContext, Sleep
+from kubelab.kubelet.process.process import (
+    FOREVER,
+    IO,
+    OOM,
+    HttpAnswer,
+    ProcessContext,
+    Sleep,
+    stdin_lines,
+)
 from kubelab.kubelet.process.shell import (
     AndOr,
     For,
@@ -66,6 +78,7 @@ from kubelab.kubelet.process.tar import tar
 __all__ = ["PROGRAMS", "SERVERS", "Shell", "pid1", "run_argv", "serve_http", "term_exit_code"]
 
 Gen = Generator[Any, Any, int]
+IFS_WHITESPACE = re.compile(r"[ \t\n]+")  # field splitting with the default IFS
 LOOP_STEP = 0.01   # each turn of a while/until loop takes 10 ms of virtual time at least
 MiB = 1024 * 1024
 NGINX_WELCOME = (
@@ -90,18 +103,48 @@ class Shell:
 
     # ------------------------------------------------------------------ expansion
 
-    def expand(self, word: Word) -> str | None:
-        """The word's text; None when it was only unquoted variables that are empty."""
-        text, only_unquoted_vars = [], True
+    def expand(self, word: Word, io: IO, *, split: bool = True) -> Generator[Any, Any, list[str]]:
+        """The fields a word expands to (POSIX 2.6): its parts' text, a $(...) run in a
+        subshell; unquoted expansions split at IFS whitespace (not with split=False, as in an
+        assignment). A word of only unquoted expansions that are empty is no field at all."""
+        fields: list[str] = []
+        current: list[str] = []
+        started = False   # the current field exists (it has text, or a quoted part)
         for kind, value, quoted in word.parts:
             if kind == "lit":
-                text.append(value)
-                only_unquoted_vars = only_unquoted_vars and not value and not quoted
-            else:
-                text.append(self.variable(value))
-                only_unquoted_vars = only_unquoted_vars and not quoted
-        joined = "".join(text)
-        return None if only_unquoted_vars and not joined else joined
+                current.append(value)
+                started = started or bool(value) or quoted
+                continue
+            text = self.variable(value) if kind == "var" else (yield from self.substitute(value, io))
+            if quoted or not split:
+                current.append(text)
+                started = started or quoted or bool(text)
+                continue
+            pieces = IFS_WHITESPACE.split(text)
+            for piece in pieces[:-1]:
+                current.append(piece)
+                if started or "".join(current):
+                    fields.append("".join(current))
+                current, started = [], False
+            current.append(pieces[-1])
+            started = started or bool(pieces[-1])
+        if started or "".join(current):
+            fields.append("".join(current))
+        return fields
+
+    def expand_one(self, word: Word, io: IO) -> Generator[Any, Any, str]:
+        """A word that is one string whatever it holds: an assignment's value, a redirect's
+        target."""
+        return "".join((yield from self.expand(word, io, split=False)))
+
+    def substitute(self, script: str, io: IO) -> Generator[Any, Any, str]:
+        """$(script): a subshell (its variables are its own) whose output, less its trailing
+        newlines, is the value; its stderr is the shell's."""
+        sub = Shell(self.ctx, self.name)
+        sub.vars, sub.status = dict(self.vars), self.status
+        captured = bytearray()
+        self.status = yield from sub.run_script(script, IO(captured.extend, io.err_bytes, io.stdin))
+        return captured.decode(errors="replace").rstrip("\n")
 
     def variable(self, name: str) -> str:
         if name == "?":
@@ -151,7 +194,7 @@ class Shell:
             if i:
                 step_io = IO(step_io.out_bytes, step_io.err_bytes, stdin)
             status = yield from self.run_command(command, step_io)
-            stdin = captured.decode(errors="replace").splitlines()
+            stdin = stdin_lines(bytes(captured))
             if self.exiting is not None:
                 return self.exiting
         return int(not status) if node.negate else status
@@ -175,10 +218,10 @@ class Shell:
             return (yield from self.run_list(node.otherwise, io)) if node.otherwise else 0
         if isinstance(node, For):
             status = 0
+            values: list[str] = []
             for word in node.items:
-                value = self.expand(word)
-                if value is None:
-                    continue
+                values += yield from self.expand(word, io)
+            for value in values:
                 self.vars[node.name] = value
                 status = yield from self.run_list(node.body, io)
                 if self.exiting is not None:
@@ -187,12 +230,17 @@ class Shell:
         raise TypeError(node)
 
     def run_simple(self, node: Simple, io: IO) -> Gen:
-        argv = [w for w in (self.expand(word) for word in node.words) if w is not None]
-        values = {name: self.expand(word) or "" for name, word in node.assignments}
+        argv: list[str] = []
+        for word in node.words:
+            argv += yield from self.expand(word, io)
+        values = {}
+        for name, word in node.assignments:
+            values[name] = yield from self.expand_one(word, io)
         if not argv:
             self.vars.update(values)
-            return 0
-        redirected = self.redirect(node.redirects, io)
+            return self.status if any(kind == "cmd" for _, w in node.assignments
+                                      for kind, _, _ in w.parts) else 0
+        redirected = yield from self.redirect(node.redirects, io)
         if redirected is None:
             return 1
         io = redirected
@@ -208,7 +256,7 @@ class Shell:
             if values:
                 self.vars = saved
 
-    def redirect(self, redirects: list[Redirect], io: IO) -> IO | None:
+    def redirect(self, redirects: list[Redirect], io: IO) -> Generator[Any, Any, IO | None]:
         out, err, stdin = io.out_bytes, io.err_bytes, io.stdin
         for r in redirects:
             if r.op == ">&":
@@ -217,13 +265,14 @@ class Shell:
                 else:
                     out = err
                 continue
-            path = self.expand(r.target) if isinstance(r.target, Word) else r.target
-            path = _absolute(self.ctx.cwd, path or "")
+            path = (yield from self.expand_one(r.target, io)) if isinstance(r.target, Word) \
+                else r.target
+            path = _absolute(self.ctx.cwd, path)
             if r.op == "<":
                 if path not in self.ctx.files:
                     io.err(f"{self.name}: can't open '{path}': No such file or directory\n")
                     return None
-                stdin = self.ctx.files[path].decode(errors="replace").splitlines()
+                stdin = stdin_lines(self.ctx.files[path])
                 continue
             try:
                 sink = self.file_writer(path, append=r.op == ">>")
@@ -530,6 +579,57 @@ def date(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
     io.out(f"{t:%a %b} {t.day:2d} {t:%H:%M:%S} UTC {t.year}\n")
     return 0
     yield
+
+
+def uptime(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    """busybox uptime: the time, how long the node has been up (since the cluster's time began:
+    its nodes boot with it), the users and load averages (not modelled: 0)."""
+    now = _now(ctx)
+    t = epoch() + timedelta(seconds=now)
+    days, minutes = divmod(int(now) // 60, 24 * 60)
+    up = f"{days} day{'s' if days != 1 else ''}, " if days else ""
+    up += f"{minutes // 60:2d}:{minutes % 60:02d}" if minutes // 60 else f"{minutes % 60} min"
+    io.out(f" {t:%H:%M:%S} up {up},  0 users,  load average: 0.00, 0.00, 0.00\n")
+    return 0
+    yield
+
+
+def seq(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    """seq [FIRST [INC]] LAST, integers: each number on its own line."""
+    try:
+        numbers = [int(a) for a in argv[1:]]
+    except ValueError:
+        bad = next(a for a in argv[1:] if not a.lstrip("-").isdigit())
+        io.err(f"seq: invalid number '{bad}'\n")
+        return 1
+    if not 1 <= len(numbers) <= 3:
+        io.err("Usage: seq [-w] [-s SEP] [FIRST [INC]] LAST\n")
+        return 1
+    first, inc, last = (1, 1, numbers[0]) if len(numbers) == 1 else (
+        (numbers[0], 1, numbers[1]) if len(numbers) == 2 else tuple(numbers))
+    if inc:
+        io.out("".join(f"{n}\n" for n in range(first, last + (1 if inc > 0 else -1), inc)))
+    return 0
+    yield
+
+
+def gzip_program(ctx: ProcessContext, argv: list[str], io: IO) -> Gen:
+    """gzip [-c] [-d] / gunzip / zcat, from stdin to stdout (files are not simulated). The
+    header's time is 0, as for data from a pipe."""
+    flags = {f for a in argv[1:] if a.startswith("-") for f in a[1:]}
+    if any(not a.startswith("-") for a in argv[1:]):
+        io.err("kubelab: gzip of files is not simulated (use a pipe: cat f | gzip)\n")
+        return 1
+    data = yield from io.read_all()
+    if "d" in flags or argv[0].rsplit("/", 1)[-1] in ("gunzip", "zcat"):
+        try:
+            io.out_bytes(gzip.decompress(data))
+        except (OSError, EOFError):
+            io.err("gzip: invalid magic\n")
+            return 1
+        return 0
+    io.out_bytes(gzip.compress(data, mtime=0))
+    return 0
 
 
 def _is_dir(ctx: ProcessContext, path: str) -> bool:
@@ -933,6 +1033,8 @@ PROGRAMS: dict[str, Callable[[ProcessContext, list[str], IO], Gen]] = {
     "postgres": server(_postgres_banner), "pause": server(lambda ctx, argv: ""),
     "python": _python, "python3": _python, "kubelab-app": _app,
     "tar": tar, "test": _test_program, "[": _test_program,
+    "uptime": uptime, "seq": seq, "gzip": gzip_program, "gunzip": gzip_program,
+    "zcat": gzip_program,
 }
 
 # Programs that serve HTTP, and their port (None: kubelab-app answers on every port); a request

@@ -12,10 +12,13 @@ section 2.10), cut down to what the course's manifests use:
                | 'for' NAME ['in' word*] ';' 'do' list 'done'
     simple    := (NAME=word)* word* (redirection)*      redirection: > >> < 2> 2>> 2>&1 >&2
 
-Words keep their quoting: '...' is literal, "..." expands $VAR, ${VAR}, $? and $$ inside,
-unquoted text expands them too (there is no field splitting of expanded values, no globbing,
-no $(...) or arithmetic: a word that uses them is a syntax error, in ash's words where ash
-has them). `&` runs nothing in the background: it separates commands like `;`.
+Words keep their quoting: '...' is literal, "..." expands $VAR, ${VAR}, $?, $$ and $(...)
+inside, unquoted text expands them too, and an unquoted expansion is split into fields at
+spaces, tabs and newlines (the default IFS; section 2.6.5: `for i in $(seq 1 3)` runs three
+times). $(...) is command substitution: the script inside runs in a subshell and its output,
+less trailing newlines, is the value. There is no globbing, no `...` and no arithmetic: a word
+that uses them is a syntax error, in ash's words where ash has them. `&` runs nothing in the
+background: it separates commands like `;`.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ class ShellSyntaxError(ValueError):
 
 @dataclass(frozen=True)
 class Word:
-    """One word: parts are ("lit", text) or ("var", name); quoted says a part came from quotes."""
+    """One word: parts are ("lit", text), ("var", name) or ("cmd", script) (a $(...)); quoted
+    says a part came from quotes."""
 
     parts: tuple[tuple[str, str, bool], ...]   # (kind, text, quoted)
 
@@ -160,12 +164,12 @@ def _word(text: str, i: int) -> tuple[Word, int]:
             i += 2
             continue
         if ch == "$":
-            var, i = _dollar(text, i)
+            kind, var, i = _dollar(text, i)
             if var is None:
                 lit.append("$")
             else:
                 flush(False)
-                parts.append(("var", var, False))
+                parts.append((kind, var, False))
             continue
         if ch == "`":
             raise ShellSyntaxError("sh: command substitution (`...`) is not simulated")
@@ -185,14 +189,14 @@ def _double_quoted(text: str, i: int, parts: list[tuple[str, str, bool]]) -> int
             i += 2
             continue
         if ch == "$":
-            var, i = _dollar(text, i)
+            kind, var, i = _dollar(text, i)
             if var is None:
                 lit.append("$")
             else:
                 if lit:
                     parts.append(("lit", "".join(lit), True))
                     lit.clear()
-                parts.append(("var", var, True))
+                parts.append((kind, var, True))
             continue
         lit.append(ch)
         i += 1
@@ -202,8 +206,9 @@ def _double_quoted(text: str, i: int, parts: list[tuple[str, str, bool]]) -> int
     return i + 1
 
 
-def _dollar(text: str, i: int) -> tuple[str | None, int]:
-    """The variable a `$` at i names, and where the text goes on; None: a plain `$`."""
+def _dollar(text: str, i: int) -> tuple[str, str | None, int]:
+    """What a `$` at i starts ("var" and the name it names, or "cmd" and the script of a
+    $(...)), and where the text goes on; None: a plain `$`."""
     rest = text[i + 1:i + 2]
     if rest == "{":
         end = text.find("}", i)
@@ -212,17 +217,50 @@ def _dollar(text: str, i: int) -> tuple[str | None, int]:
         name = text[i + 2:end]
         if not _is_name(name) and name not in ("?", "$", "#"):
             raise ShellSyntaxError("sh: syntax error: bad substitution")
-        return name, end + 1
+        return "var", name, end + 1
     if rest == "(":
-        raise ShellSyntaxError("sh: command substitution $(...) and arithmetic are not simulated")
+        if text[i + 2:i + 3] == "(":
+            raise ShellSyntaxError("sh: arithmetic expansion $((...)) is not simulated")
+        end = _closing_paren(text, i + 2)
+        script = text[i + 2:end]
+        parse(script)  # ash parses the substitution with the word: its errors are the word's
+        return "cmd", script, end + 1
     if rest and rest in "?$#0123456789":
-        return rest, i + 2
+        return "var", rest, i + 2
     j = i + 1
     while j < len(text) and (text[j].isalnum() or text[j] == "_"):
         j += 1
     if j == i + 1 or text[i + 1].isdigit():
-        return None, i + 1
-    return text[i + 1:j], j
+        return "var", None, i + 1
+    return "var", text[i + 1:j], j
+
+
+def _closing_paren(text: str, i: int) -> int:
+    """Where the `)` that closes a $( opened before i is: quotes and nested $( ) skipped."""
+    depth, n = 1, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "'":
+            end = text.find("'", i + 1)
+            i = (end if end >= 0 else n) + 1
+            continue
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ShellSyntaxError('sh: syntax error: unexpected end of file (expecting ")")')
 
 
 def _is_name(s: str) -> bool:
