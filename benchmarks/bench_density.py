@@ -82,8 +82,8 @@ def _child(*args: str) -> dict[str, Any]:
 
 
 def run() -> list[Figure]:
-    # KUBELAB_BENCH_QUICK=1: 100 x 30, the same rows (issue 29: quick mode ran this at 1,000).
-    nodes = 100 if os.environ.get("KUBELAB_BENCH_QUICK") else NODES
+    # KUBELAB_BENCH_QUICK=1: 50 x 30, the same rows (issue 29: quick mode ran this at 1,000).
+    nodes = 50 if os.environ.get("KUBELAB_BENCH_QUICK") else NODES
     full = _child(str(nodes), str(PODS_PER_NODE))
     label = (f"density {nodes} nodes x {PODS_PER_NODE} pods, hollow nodes: apply -> all pods "
              f"{full['counted']}")

@@ -11,8 +11,8 @@
   span over the process's own CPU seconds: on a shared machine a process waits for a core, and
   that row says what one idle core gives. Run in a child process so that the memory figure is
   its own.
-  The issue's 1,000 nodes x 30 pods takes minutes; KUBELAB_BENCH_QUICK=1 runs 100 x 30 instead
-  (the same rows, a tenth of the work, not the figure the issue names). Progress (simulated
+  The issue's 1,000 nodes x 30 pods takes minutes; KUBELAB_BENCH_QUICK=1 runs 50 x 30 instead
+  (the same rows, a twentieth of the work, not the figure the issue names). Progress (simulated
   time, pods Running) goes to the terminal (kubelab/widgets/progress.py).
 
     python -m benchmarks kubelet                      # the figures
@@ -115,7 +115,7 @@ def _child(*args: str) -> dict[str, Any]:
 def run() -> list[Figure]:
     figures = [Figure("kubelet: 15-hour ImagePullBackOff replay", replay(), "s", "<= 1"),
                Figure("kubelet: an idle node's 15 h of heartbeats", idle_heartbeats(), "s")]
-    shapes = [(100, 30)] if os.environ.get("KUBELAB_BENCH_QUICK") else [(1000, 30)]
+    shapes = [(50, 30)] if os.environ.get("KUBELAB_BENCH_QUICK") else [(1000, 30)]
     for nodes, pods in shapes:
         r = _child(str(nodes), str(pods))
         name = f"density {nodes} nodes x {pods} pods to Running"

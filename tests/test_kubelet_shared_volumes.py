@@ -40,6 +40,7 @@ def run(c: Cluster, container: str, script: str) -> tuple[int | None, str, str]:
 @pytest.fixture(scope="module")
 def cluster() -> Cluster:
     c = Cluster(nodes=1, seed=3)
+    c.apply({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
     c.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"},
              "data": {"key": "value"}})
     c.apply(SHIPPER)

@@ -98,3 +98,17 @@ def test_the_official_python_client_requests_a_token(served: Served) -> None:
     assert answer.status.expiration_timestamp is not None  # a metav1.Time the client parsed
     accounts = [sa.metadata.name for sa in core.list_namespaced_service_account("default").items]
     assert "default" in accounts and "py" in accounts
+
+
+def test_the_token_in_a_pod_is_its_accounts_credential(served: Served) -> None:
+    """The kubelet's token manager filled the volume with a TokenRequest bound to the pod,
+    signed with the server's RSA key: kubectl's `auth whoami` with it is the account."""
+    served.kubectl("run", "reader", "--image=busybox", "--", "sleep", "3600")
+    served.kubectl("wait", "--for=condition=Ready", "pod/reader", "--timeout=60s")
+    token = served.kubectl("exec", "reader", "--", "cat",
+                           "/var/run/secrets/kubernetes.io/serviceaccount/token").stdout.strip()
+    assert json.loads(base64.urlsafe_b64decode(token.split(".")[0] + "=="))["alg"] == "RS256"
+    assert _claims(token)["kubernetes.io"]["pod"]["name"] == "reader"  # type: ignore[index]
+    whoami = served.kubectl("auth", "whoami", "--token", token).stdout
+    assert "system:serviceaccount:default:default" in whoami
+    assert "authentication.kubernetes.io/pod-name" in whoami and "[reader]" in whoami

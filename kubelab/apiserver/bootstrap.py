@@ -172,6 +172,9 @@ CLUSTER_ROLES = [
         # NodeRules: the CSI plugin reads its driver and waits for the attachment
         rule(["get"], ["storage.k8s.io"], ["volumeattachments"]),
         rule(READ, ["storage.k8s.io"], ["csidrivers"]),
+        # --- token --- the token manager's TokenRequests (NodeRestriction keeps a kubelet to
+        # tokens bound to the pods on its node)
+        rule(["create"], [""], ["serviceaccounts/token"]),
     ]),
     # kube-proxy (notebook 09): policy.go's system:node-proxier, bound to system:kube-proxy.
     cluster_role("system:node-proxier", [

@@ -132,7 +132,7 @@ class APIServer:
             lambda: self.service_account_key, self._service_account_lookup,
             lambda: int(epoch().timestamp() + self.clock.now))
         self.admission = AdmissionChain()
-        for plugin in default_plugins():
+        for plugin in default_plugins(self.authorizer.authorize):
             self.admission.register(plugin)
         self.registry = Registry(self)
         # Every request's record, oldest first, rotated like upstream's log backend

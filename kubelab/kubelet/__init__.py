@@ -6,7 +6,9 @@
 
 Read kubelet.py first, then kuberuntime.py (SyncPod), status.py (phase and conditions),
 images.py and backoff.py (ImagePullBackOff), probes.py, heartbeat.py (Node status and Lease),
-static_pods.py, and runtime.py / registry.py / workload.py for the simulated world underneath.
+static_pods.py, volumemanager/ with token/ (the pods' volumes, and the service account tokens
+the token manager asks the API server for), and runtime.py / registry.py / workload.py for the
+simulated world underneath.
 """
 
 from kubelab.kubelet.backoff import Backoff

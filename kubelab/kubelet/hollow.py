@@ -17,6 +17,11 @@ manager, probes, Node status every 10 s and Lease every 10 s. Only its runtime i
 no pull, sandbox or start latency, no registry, no scripted workloads (kubelab.dev/behavior is
 ignored: every container runs until it is stopped, as in the fake runtime). That is what lets a
 few thousand of them share one process: `Cluster(nodes=5000, hollow=True)`.
+
+Volumes are mounted as by any kubelet: kubemark's volumePlugins() registers the real emptydir,
+secret, configmap, downwardapi and projected plugins (over a fake mounter), so a pod's projected
+service account token is a TokenRequest from a hollow kubelet too (kubelab/kubelet/token). Only
+pods the anatomy's ServiceAccount admission plugin saw have such a volume.
 """
 
 from __future__ import annotations

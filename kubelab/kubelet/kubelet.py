@@ -44,6 +44,7 @@ from kubelab.kubelet.runtime import RUNNING, SANDBOX_READY, Container, Container
 from kubelab.kubelet.static_pods import MirrorClient, is_mirror_pod, static_pods_from
 from kubelab.kubelet.status import KUBELET_CONDITIONS, container_statuses, get_phase, pod_conditions
 from kubelab.kubelet.status_manager import StatusManager
+from kubelab.kubelet.token import Manager as TokenManager
 from kubelab.kubelet.volumemanager import VolumeManager
 from kubelab.sim.clock import Timer
 from kubelab.sim.tasks import Step
@@ -98,8 +99,13 @@ class Kubelet:
                                        node_ip=self.node_ip, pod_cidr=self.runtime.pod_cidr,
                                        alive=alive, get_node=self._node, trace=ctx.trace, name=self.name)
         self.mirror_client = MirrorClient(self.client, self.node_name)
+        # token.NewManager(kubeDeps.KubeClient): the pods' service account tokens, by TokenRequest
+        self.token_manager = TokenManager(
+            lambda name, namespace, tr: self.client.create_token(name, namespace, tr),
+            self.clock, ctx.rand)
         self.volume_manager = VolumeManager(self.client, self.clock, self.event,
-                                            self.runtime.host_paths, node_name=self.node_name)
+                                            self.runtime.host_paths, self.token_manager,
+                                            node_name=self.node_name)
         # What a container's cat and ls see of its volumes: what the volume manager mounted.
         self.kuberuntime.container_mounts = self.volume_manager.container_mounts
         self._unsubscribe = self.runtime.subscribe(self._on_container_event)

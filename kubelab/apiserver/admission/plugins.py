@@ -17,7 +17,10 @@
 - MutatingAdmissionWebhook (mutating): the MutatingWebhookConfigurations' webhooks, after the
   built-in mutating plugins (webhook/mutating.py).
 - NodeRestriction (validating): a kubelet may only change its own Node, its own Lease and the
-  status of pods bound to it (plugin/pkg/admission/noderestriction/admission.go).
+  status of pods bound to it, and may only request service account tokens bound to a pod on
+  its node, for an audience that pod's volumes use or that RBAC allows it
+  (request-serviceaccounts-token-audience) (plugin/pkg/admission/noderestriction/admission.go,
+  admitServiceAccount, validateNodeServiceAccountAudience).
 - ValidatingAdmissionPolicy (validating): the CEL policies bound by
   ValidatingAdmissionPolicyBindings (policy.py).
 - ValidatingAdmissionWebhook (validating): the ValidatingWebhookConfigurations' webhooks, last
@@ -26,6 +29,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kubelab.api.errors import not_found
@@ -43,6 +47,7 @@ from kubelab.apiserver.admission.resize import PersistentVolumeClaimResize
 from kubelab.apiserver.admission.storageclass import DefaultStorageClass, StorageObjectInUseProtection
 from kubelab.apiserver.admission.webhook import MutatingAdmissionWebhook, ValidatingAdmissionWebhook
 from kubelab.apiserver.apis.defaults import set_defaults
+from kubelab.apiserver.auth.rbac import AuthzAttributes
 
 __all__ = [
     "IMMORTAL_NAMESPACES",
@@ -117,6 +122,9 @@ class DefaultTolerationSeconds(AdmissionPlugin):
 class NodeRestriction(AdmissionPlugin):
     name = "NodeRestriction"
 
+    def __init__(self, authorize: Callable[[AuthzAttributes], bool] | None = None) -> None:
+        self.authorize = authorize  # SetAuthorizer: the server's, for the audience check
+
     def validate(self, attrs: Attributes) -> None:
         node = attrs.user.node_name
         if node is None or attrs.group not in ("", "coordination.k8s.io"):
@@ -125,6 +133,8 @@ class NodeRestriction(AdmissionPlugin):
             self._pod(attrs, node)
         elif attrs.resource == "nodes":
             self._node(attrs, node)
+        elif attrs.resource == "serviceaccounts" and not attrs.group:
+            self._service_account(attrs, node)
         elif attrs.resource == "leases":
             if attrs.namespace != NODE_LEASE_NAMESPACE:
                 raise admission_forbidden(attrs, 'can only access leases in the '
@@ -161,6 +171,47 @@ class NodeRestriction(AdmissionPlugin):
             raise admission_forbidden(attrs, f'unexpected operation "{op}", node "{node}" can '
                                       "only create and delete mirror pods")
 
+    def _service_account(self, attrs: Attributes, node: str) -> None:
+        """admitServiceAccount: a node's TokenRequest must be bound to a pod (by name and uid)
+        that is scheduled on that node."""
+        if attrs.operation != CREATE or attrs.subresource != "token":
+            return
+        ref = _spec(attrs.object).get("boundObjectRef")
+        if not isinstance(ref, dict) or ref.get("apiVersion") != "v1" or \
+                ref.get("kind") != "Pod" or not ref.get("name"):
+            raise admission_forbidden(attrs, "node requested token not bound to a pod")
+        if not ref.get("uid"):
+            raise admission_forbidden(attrs, "node requested token with a pod binding without a uid")
+        pod = attrs.lister.get("pods", attrs.namespace, str(ref["name"]))
+        if pod is None:
+            raise not_found("pods", str(ref["name"]))
+        if ref["uid"] != _meta(pod).get("uid"):
+            raise admission_forbidden(attrs, f"the UID in the bound object reference ({ref['uid']}) "
+                                      "does not match the UID in record. The object might have "
+                                      "been deleted and then recreated")
+        if _spec(pod).get("nodeName") != node:
+            raise admission_forbidden(attrs, "node requested token bound to a pod scheduled on a "
+                                      "different node")
+        self._service_account_audience(attrs, pod)
+
+    def _service_account_audience(self, attrs: Attributes, pod: dict[str, Any]) -> None:
+        """validateNodeServiceAccountAudience (ServiceAccountNodeAudienceRestriction, on by
+        default): the audience must be one the pod's volumes use, or the node must be allowed
+        the verb request-serviceaccounts-token-audience on it."""
+        audiences = _spec(attrs.object).get("audiences") or []
+        if not isinstance(audiences, list) or len(audiences) > 1:
+            raise admission_forbidden(attrs, "node may only request 0 or 1 audiences")
+        audience = str(audiences[0]) if audiences else ""
+        if _pod_references_audience(attrs, pod, audience):
+            return
+        if self.authorize is not None and self.authorize(AuthzAttributes(
+                attrs.user, "request-serviceaccounts-token-audience", "", audience, "",
+                attrs.namespace, attrs.name)):
+            return
+        raise admission_forbidden(attrs, f'audience "{audience}" not found in pod spec volume, '
+                                  f"{attrs.user.name} is not authorized to request tokens for "
+                                  "this audience")
+
     @staticmethod
     def _node(attrs: Attributes, node: str) -> None:
         if _name(attrs) != node:
@@ -169,6 +220,30 @@ class NodeRestriction(AdmissionPlugin):
         if attrs.operation == UPDATE and \
                 _spec(attrs.object).get("taints") != _spec(attrs.old_object).get("taints"):
             raise admission_forbidden(attrs, f'node "{node}" is not allowed to modify taints')
+
+
+def _pod_references_audience(attrs: Attributes, pod: dict[str, Any], audience: str) -> bool:
+    """podReferencesAudience: a projected serviceAccountToken with that audience, or a CSI
+    volume (inline, or a claim's volume) whose CSIDriver's tokenRequests name it."""
+    namespace = _meta(pod).get("namespace") or attrs.namespace
+    for volume in _spec(pod).get("volumes") or []:
+        for source in (volume.get("projected") or {}).get("sources") or []:
+            token = source.get("serviceAccountToken")
+            if isinstance(token, dict) and str(token.get("audience") or "") == audience:
+                return True
+        driver = str((volume.get("csi") or {}).get("driver") or "")
+        claim_name = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        if claim_name:  # getCSIFromPVC
+            claim = attrs.lister.get("persistentvolumeclaims", namespace, str(claim_name))
+            volume_name = str(_spec(claim).get("volumeName") or "")
+            pv = attrs.lister.get("persistentvolumes", "", volume_name) if volume_name else None
+            driver = str((_spec(pv).get("csi") or {}).get("driver") or "")
+        if driver:  # csiDriverHasAudience
+            csidriver = attrs.lister.get("csidrivers", "", driver, "storage.k8s.io")
+            if any(str(r.get("audience") or "") == audience
+                   for r in _spec(csidriver).get("tokenRequests") or []):
+                return True
+    return False
 
 
 def _meta(obj: Any) -> dict[str, Any]:
@@ -186,10 +261,12 @@ def _name(attrs: Attributes) -> str:
     return name if isinstance(name, str) else ""
 
 
-def default_plugins() -> list[AdmissionPlugin]:
+def default_plugins(authorize: Callable[[AuthzAttributes], bool] | None = None
+                    ) -> list[AdmissionPlugin]:
+    """authorize: the server's authorizer, for the plugins that want one (WantsAuthorizer)."""
     return [Defaults(), NamespaceLifecycle(), DefaultTolerationSeconds(), Priority(),
             DefaultStorageClass(), StorageObjectInUseProtection(),  # --- i31-storage ---
             PersistentVolumeClaimResize(),  # --- hpacsi ---
             MutatingAdmissionWebhook(),
-            NodeRestriction(), ValidatingAdmissionPolicy(), ValidatingAdmissionWebhook()]
+            NodeRestriction(authorize), ValidatingAdmissionPolicy(), ValidatingAdmissionWebhook()]
 

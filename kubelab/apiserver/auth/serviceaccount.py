@@ -8,8 +8,11 @@ sub system:serviceaccount:<namespace>:<name>, aud, exp, iat, nbf, jti, and the p
 under kubernetes.io: namespace, serviceaccount {name, uid}, and the pod, secret or node the
 token is bound to. Validation (jwt.go Validator, claims.go Validate) checks the signature,
 the issuer, the audience, nbf and exp against the cluster's clock, and that the service
-account (and the object the token is bound to) still exists with the uid in the claims; a
-token that fails any check is 401 Unauthorized, as upstream, which says why only in its log.
+account (and the pod, secret or node the token is bound to) still exists with the uid in the
+claims and was not deleted more than a minute ago (jwt.DefaultLeeway: a pod's
+deletionTimestamp is the end of its grace period, so a terminating pod's token works until a
+minute after it, or until the pod is gone); a token that fails any check is 401 Unauthorized,
+as upstream, which says why only in its log.
 The user is system:serviceaccount:<ns>:<name>, uid the account's, groups
 system:serviceaccounts, system:serviceaccounts:<ns> and system:authenticated, with the extra
 authentication.kubernetes.io/credential-id JTI=<jti> (and pod-name, pod-uid, node-name).
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubelab.api import Object
+from kubelab.api.meta import epoch, parse_time
 from kubelab.apiserver.auth.authn import ALL_AUTHENTICATED, UserInfo
 
 __all__ = ["DEFAULT_AUDIENCE", "ISSUER", "HMACKey", "RSAKey", "SigningKey", "TokenValidator",
@@ -117,8 +121,10 @@ class RSAKey:
 
 
 def claims(sa: Object, audiences: list[str], now: int, expiration_seconds: int, jti: str,
-           bound: Object | None = None, node: Object | None = None) -> dict[str, Any]:
-    """claims.go Claims: the public and private claims of one token."""
+           bound: Object | None = None, node: Object | None = None,
+           warn_after: int = 0) -> dict[str, Any]:
+    """claims.go Claims: the public and private claims of one token (warnafter: the seconds
+    after which an extended pod token counts as stale)."""
     meta = sa["metadata"]
     private: dict[str, Any] = {"namespace": meta["namespace"],
                                "serviceaccount": {"name": meta["name"], "uid": meta.get("uid", "")}}
@@ -128,6 +134,8 @@ def claims(sa: Object, audiences: list[str], now: int, expiration_seconds: int, 
         private[{"Pod": "pod", "Secret": "secret", "Node": "node"}.get(kind, kind.lower())] = ref
     if node is not None:
         private["node"] = {"name": node["metadata"]["name"], "uid": node["metadata"].get("uid", "")}
+    if warn_after:
+        private["warnafter"] = now + warn_after
     return {"aud": list(audiences), "exp": now + expiration_seconds, "iat": now, "iss": ISSUER,
             "jti": jti, "kubernetes.io": private, "nbf": now,
             "sub": make_username(meta["namespace"], meta["name"])}
@@ -139,6 +147,15 @@ def generate_token(key: SigningKey, token_claims: dict[str, Any]) -> str:
     body = _b64(json.dumps(token_claims, separators=(",", ":")).encode())
     signature = key.sign(f"{header}.{body}".encode())
     return f"{header}.{body}.{_b64(signature)}"
+
+
+LEEWAY = 60  # jwt.DefaultLeeway: what was deleted more than a minute ago is gone
+
+
+def _deleted_before(obj: Object, before: int) -> bool:
+    """Its deletionTimestamp (for a pod: when its grace period ends) is before `before`."""
+    when = obj["metadata"].get("deletionTimestamp")
+    return bool(when) and epoch().timestamp() + parse_time(str(when)) < before
 
 
 # Reads one object: (resource, namespace, name) -> the object, or None.
@@ -179,9 +196,10 @@ class TokenValidator:
         private = c.get("kubernetes.io") or {}
         namespace = str(private.get("namespace") or "")
         account = private.get("serviceaccount") or {}
+        invalid_if_deleted_before = now - LEEWAY
         sa = self.get("serviceaccounts", namespace, str(account.get("name") or ""))
         if sa is None or sa["metadata"].get("uid") != account.get("uid") or \
-                sa["metadata"].get("deletionTimestamp"):
+                _deleted_before(sa, invalid_if_deleted_before):
             return None  # the service account was deleted or recreated
         extra: list[tuple[str, tuple[str, ...]]] = []
         for kind, resource, ns in (("pod", "pods", namespace), ("secret", "secrets", namespace),
@@ -192,8 +210,8 @@ class TokenValidator:
             bound = self.get(resource, ns, str(ref.get("name") or ""))
             info_only = kind == "node" and "pod" in private  # a node claim beside a pod
             if not info_only and (bound is None or bound["metadata"].get("uid") != ref.get("uid")
-                                  or bound["metadata"].get("deletionTimestamp")):
-                return None
+                                  or _deleted_before(bound, invalid_if_deleted_before)):
+                return None  # "service account token has been invalidated"
             if kind in ("pod", "node"):
                 extra += [(f"authentication.kubernetes.io/{kind}-name", (str(ref.get("name")),)),
                           (f"authentication.kubernetes.io/{kind}-uid", (str(ref.get("uid")),))]

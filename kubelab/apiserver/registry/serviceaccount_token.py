@@ -5,13 +5,24 @@ and the v1 defaults).
 The body is an authentication.k8s.io/v1 TokenRequest. The service account must exist
 (`serviceaccounts "robot" not found`); spec.expirationSeconds defaults to 3600 and must lie
 between 10 minutes and 2^32 seconds; spec.audiences defaults to the API server's audiences;
-a spec.boundObjectRef names a Pod, Secret or Node that must exist (and have that uid), and the
-token dies with it. The answer is the request with status.token (a JWT signed by the API
-server's service account key, kubelab/apiserver/auth/serviceaccount.py) and
-status.expirationTimestamp. Nothing is stored. `kubectl create token` sends it.
+a spec.boundObjectRef names a Pod, Secret or Node that must exist (and have that uid; a pod must
+run as the account), and the token dies with it. The answer is the request with status.token
+(a JWT signed by the API server's service account key, kubelab/apiserver/auth/serviceaccount.py)
+and status.expirationTimestamp. Nothing is stored. `kubectl create token` sends it, and so does
+every kubelet for the projected tokens of its pods (kubelab/kubelet/token), which the
+NodeRestriction admission plugin keeps to pods bound to that kubelet's node.
 
-Not modelled: --service-account-max-token-expiration and the extended expiry of the kubelet's
-3607-second pod tokens (kubeadm leaves both off for TokenRequests made by users).
+The request goes through admission as a CREATE of serviceaccounts/token (TokenREST.Create's
+createValidation comes before ValidateTokenRequest; the audiences are defaulted after both,
+so NodeRestriction sees what the kubelet sent). A pod-bound token of 3607
+seconds for the API server's audiences (what the ServiceAccount admission plugin's projection
+asks for) is the safe transition of --service-account-extend-token-expiration (on by default):
+its exp is a year away (ExpirationExtensionSeconds) and the claim kubernetes.io.warnafter holds
+the 3607 seconds, while status.expirationTimestamp says 3607 seconds, so the kubelet still
+renews it hourly.
+
+Not modelled: --service-account-max-token-expiration (kubeadm leaves it unset), and the stale
+token's audit annotation and metric once warnafter has passed.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ from kubelab.api import Object
 from kubelab.api.errors import FieldError, bad_request, field_invalid, invalid, not_found
 from kubelab.api.meta import epoch, new_uid, rfc3339
 from kubelab.api.resources import ResourceInfo
+from kubelab.apiserver.admission.chain import CREATE
 from kubelab.apiserver.apis.schema import SCHEMAS
 from kubelab.apiserver.auth.serviceaccount import DEFAULT_AUDIENCE, claims, generate_token
 from kubelab.apiserver.context import RequestContext
@@ -36,7 +48,15 @@ TOKEN_REQUEST = ResourceInfo("tokenrequests", "TokenRequest", group="authenticat
 DEFAULT_EXPIRATION_SECONDS = 3600  # SetDefaults_TokenRequestSpec
 MIN_TOKEN_SECONDS = 600  # ValidateTokenRequest: 10 minutes
 MAX_TOKEN_SECONDS = 1 << 32
+WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS = 3607  # token.WarnOnlyBoundTokenExpirationSeconds
+EXPIRATION_EXTENSION_SECONDS = 24 * 365 * 60 * 60  # token.ExpirationExtensionSeconds: a year
 _BOUND = {"Pod": ("pods", True), "Secret": ("secrets", True), "Node": ("nodes", False)}
+
+
+def _pod_account(pod: Object) -> str:
+    """The pod's serviceAccountName; a pod the ServiceAccount admission plugin never saw (it is
+    registered only in the anatomy) runs as `default`, as the kubelet asks for it."""
+    return str((pod.get("spec") or {}).get("serviceAccountName") or "default")
 
 
 def validate_token_request(tr: Object) -> list[FieldError]:
@@ -57,8 +77,12 @@ def create_token(registry: Registry, ctx: RequestContext, body: Any) -> Object:
     spec = tr.setdefault("spec", {})
     if not spec.get("expirationSeconds"):
         spec["expirationSeconds"] = DEFAULT_EXPIRATION_SECONDS
-    if not spec.get("audiences"):
-        spec["audiences"] = [DEFAULT_AUDIENCE]
+    attrs = ctx.attributes(CREATE, tr, None)
+    ctx.enter("mutating-admission")
+    server.admission.mutate(attrs)
+    ctx.enter("validating-admission")  # TokenREST.Create's createValidation, first
+    server.admission.validate(attrs)
+    ctx.enter("validation")
     errs = validate_token_request(tr)
     if errs:
         raise invalid("TokenRequest", "", errs, "authentication.k8s.io")
@@ -81,16 +105,26 @@ def create_token(registry: Registry, ctx: RequestContext, body: Any) -> Object:
             raise bad_request(f"the UID in the bound object reference ({ref['uid']}) does not "
                               f"match the UID in record. The object might have been deleted "
                               f"and then recreated")
+        if kind == "Pod" and r.name != _pod_account(bound):
+            raise bad_request(f"cannot bind token for serviceaccount \"{r.name}\" to pod running "
+                              "with different serviceaccount name.")
         bound = {**bound, "kind": kind}
+    if not spec.get("audiences"):
+        spec["audiences"] = [DEFAULT_AUDIENCE]  # the API server's, once admission has seen it
     node = None
     if bound is not None and bound["kind"] == "Pod" and (bound.get("spec") or {}).get("nodeName"):
         node = lister.get("nodes", "", bound["spec"]["nodeName"])  # the pod's node, as info
     ctx.enter("storage")  # (nothing is stored)
     now = int(epoch().timestamp() + server.clock.now)
-    seconds = int(spec["expirationSeconds"])
+    seconds = exp = int(spec["expirationSeconds"])
+    warn_after = 0
+    if bound is not None and bound["kind"] == "Pod" and \
+            seconds == WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS and \
+            set(spec["audiences"]) <= {DEFAULT_AUDIENCE}:  # isKubeAudiences
+        warn_after, exp = seconds, EXPIRATION_EXTENSION_SECONDS
     token = generate_token(server.service_account_key,
-                           claims(sa, spec["audiences"], now, seconds, new_uid(server.rand),
-                                  bound, node))
+                           claims(sa, spec["audiences"], now, exp, new_uid(server.rand),
+                                  bound, node, warn_after))
     tr["status"] = {"token": token, "expirationTimestamp": rfc3339(server.clock.now + seconds)}
     tr.setdefault("metadata", {}).setdefault("creationTimestamp", None)
     return tr

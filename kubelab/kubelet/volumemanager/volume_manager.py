@@ -19,7 +19,9 @@ exponential back-off, pkg/util/goroutinemap/exponentialbackoff: 500 ms doubling 
   failed to process volumes=[...]: context deadline exceeded`. When the object appears, the
   next retry mounts the volume and the pod starts: it heals by itself.
 - Mounted configMap, secret, downwardAPI and projected volumes are refreshed at each pod sync
-  (upstream: at the kubelet's periodic resync), so an edited ConfigMap shows in the files.
+  (upstream: at the kubelet's periodic resync), so an edited ConfigMap shows in the files, and
+  a projected service account token is the one the token manager holds (a new TokenRequest
+  once the old token is past 80 % of its life).
 - A mounted claim whose expansion waits for the node (allocatedResourceStatuses storage:
   NodeResizePending, condition FileSystemResizePending, left by a CSI external-resizer) has its
   file system grown at the next pod sync (operation_generator.go nodeExpandVolume,
@@ -47,6 +49,7 @@ from kubelab.api.errors import ApiError
 from kubelab.client.client import Client
 from kubelab.kubelet.pod_workers import SyncResult
 from kubelab.kubelet.process.filesystem import Mount
+from kubelab.kubelet.token import Manager as TokenManager
 from kubelab.kubelet.volumemanager.volumes import (
     MountError,
     configmap_payload,
@@ -90,9 +93,12 @@ def _source_of(volume: Object) -> str:
 
 class VolumeManager:
     def __init__(self, client: Client, clock: Clock, record: Recorder,
-                 host_paths: dict[str, dict[str, bytes]], *, node_name: str = "") -> None:
-        """host_paths: the node's directories (path -> files), which outlive the kubelet."""
+                 host_paths: dict[str, dict[str, bytes]], token_manager: TokenManager, *,
+                 node_name: str = "") -> None:
+        """host_paths: the node's directories (path -> files), which outlive the kubelet;
+        token_manager: the kubelet's, for the projected service account tokens."""
         self.client, self.clock, self.record, self.host_paths = client, clock, record, host_paths
+        self.token_manager = token_manager
         self.node_name = node_name
         self.mounted: dict[str, dict[str, MountedVolume]] = {}   # pod uid -> name -> volume
         self._backoff: dict[tuple[str, str], tuple[float, float]] = {}  # -> (retry at, delay)
@@ -162,7 +168,8 @@ class VolumeManager:
             mounted = MountedVolume(volume["name"], source, downward_api_payload(spec, pod))
         elif source == "projected":
             mounted = MountedVolume(volume["name"], source,
-                                    projected_payload(spec, pod, self._get, self.clock.now))
+                                    projected_payload(spec, pod, self._get,
+                                                      self.token_manager.get_service_account_token))
         else:  # csi, nfs, image, ...: nothing kubelab mounts; an empty directory stands in
             mounted = MountedVolume(volume["name"], source or "unknown")
         mounted.name = volume["name"]
@@ -273,8 +280,10 @@ class VolumeManager:
                     .rstrip())
 
     def unmount_pod(self, uid: str) -> None:
-        """The pod is gone: its volumes are torn down (an emptyDir's files with them)."""
+        """The pod is gone: its volumes are torn down (an emptyDir's files with them), and a
+        projected volume's TearDown drops the pod's tokens from the token manager."""
         self.mounted.pop(uid, None)
+        self.token_manager.delete_service_account_token(uid)
         self._waiting_since.pop(uid, None)
         for key in [k for k in self._backoff if k[0] == uid]:
             del self._backoff[key]

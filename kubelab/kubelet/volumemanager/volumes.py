@@ -1,7 +1,8 @@
 """What each volume plugin's SetUp puts in a volume, as files: pkg/volume/configmap,
 secret, downwardapi, projected (with pkg/volume/util/atomic_writer.go's payload: key -> file,
-items with their paths), emptydir, and the serviceAccountToken projection (the kubelet's token
-manager). A volume here is a mapping of relative path -> bytes.
+items with their paths), emptydir, and the serviceAccountToken projection (projected.go
+collectData: a TokenRequest bound to the pod, through the kubelet's token manager,
+kubelab/kubelet/token). A volume here is a mapping of relative path -> bytes.
 
 Raise MountError with the plugin's own words; the caller prefixes
 `MountVolume.SetUp failed for volume "<name>" : `.
@@ -10,15 +11,15 @@ Raise MountError with the plugin's own words; the caller prefixes
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
 
 from kubelab.api import Object
 from kubelab.api.quantity import parse_quantity
+from kubelab.kubelet.token import TokenError
 
-__all__ = ["Getter", "MountError", "configmap_payload", "downward_api_payload",
+__all__ = ["Getter", "MountError", "TokenGetter", "configmap_payload", "downward_api_payload",
            "projected_payload", "secret_payload", "service_account_token"]
 
 # Reads one object: (resource, namespace, name) -> the object, or None when it does not exist.
@@ -117,31 +118,34 @@ def downward_api_payload(source: Object, pod: Object) -> dict[str, bytes]:
     return out
 
 
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+# The token manager's GetServiceAccountToken: (namespace, service account, TokenRequest) -> the
+# TokenRequest answered, with status.token (kubelab/kubelet/token). Raises TokenError.
+TokenGetter = Callable[[str, str, Object], Object]
+DEFAULT_TOKEN_SECONDS = 3600  # SetDefaults_ServiceAccountTokenProjection
 
 
-def service_account_token(pod: Object, audience: str, expiration: int, now: float) -> str:
-    """A token shaped like the API server's (a JWT: header.claims.signature), deterministic:
-    the claims of pkg/serviceaccount/claims.go, a signature that is a hash, not RS256."""
+def service_account_token(source: Object, pod: Object, get_token: TokenGetter) -> bytes:
+    """collectData's serviceAccountToken: a TokenRequest for the pod's service account with the
+    projection's audience (none: the API server's) and lifetime, bound to the pod by name and
+    uid; the token the API server signed is the file."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
-    namespace, account = meta.get("namespace", "default"), spec.get("serviceAccountName") or "default"
-    iat = int(now) + 1735689600  # kubelab's epoch, 2025-01-01T00:00:00Z
-    claims = {"aud": [audience or "https://kubernetes.default.svc.cluster.local"],
-              "exp": iat + expiration, "iat": iat,
-              "iss": "https://kubernetes.default.svc.cluster.local",
-              "kubernetes.io": {"namespace": namespace,
-                                "node": {"name": spec.get("nodeName", "")},
-                                "pod": {"name": meta.get("name", ""), "uid": meta.get("uid", "")},
-                                "serviceaccount": {"name": account}},
-              "nbf": iat, "sub": f"system:serviceaccount:{namespace}:{account}"}
-    header = _b64url(json.dumps({"alg": "RS256", "kid": "kubelab"}, separators=(",", ":")).encode())
-    body = _b64url(json.dumps(claims, separators=(",", ":"), sort_keys=True).encode())
-    signature = _b64url(hashlib.sha256(f"{header}.{body}".encode()).digest())
-    return f"{header}.{body}.{signature}"
+    audience = str(source.get("audience") or "")
+    tr: Object = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {
+        "audiences": [audience] if audience else [],
+        "expirationSeconds": int(source.get("expirationSeconds") or DEFAULT_TOKEN_SECONDS),
+        "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name", ""),
+                           "uid": meta.get("uid", "")}}}
+    # (a pod the ServiceAccount admission plugin did not see runs as "default", as it would)
+    account = str(spec.get("serviceAccountName") or "default")
+    try:
+        answered = get_token(str(meta.get("namespace") or "default"), account, tr)
+    except TokenError as err:
+        raise MountError(str(err)) from err
+    return str((answered.get("status") or {}).get("token") or "").encode()
 
 
-def projected_payload(source: Object, pod: Object, get: Getter, now: float) -> dict[str, bytes]:
+def projected_payload(source: Object, pod: Object, get: Getter, get_token: TokenGetter
+                      ) -> dict[str, bytes]:
     """projected: each source's payload, merged into one directory."""
     namespace = (pod.get("metadata") or {}).get("namespace", "default")
     out: dict[str, bytes] = {}
@@ -154,7 +158,5 @@ def projected_payload(source: Object, pod: Object, get: Getter, now: float) -> d
             out.update(downward_api_payload(projection["downwardAPI"], pod))
         elif projection.get("serviceAccountToken") is not None:
             token = projection["serviceAccountToken"]
-            out[str(token.get("path") or "token")] = service_account_token(
-                pod, str(token.get("audience") or ""), int(token.get("expirationSeconds") or 3607),
-                now).encode()
+            out[str(token.get("path") or "token")] = service_account_token(token, pod, get_token)
     return out
