@@ -66,10 +66,13 @@ def diagnose(c: Any) -> tuple[str, str]:
                             if e["involvedObject"].get("name") == name and e["reason"] == "FailedScheduling")
             if "Insufficient cpu" in said:
                 return "InsufficientCPU", name
-            if "untolerated taint" in said:
-                return "UntoleratedTaint", name
             if "PersistentVolumeClaim" in said:
                 return "UnboundPVC", name
+            # every message counts the control-plane node's taint, which no workload tolerates:
+            # the trouble is a taint on the workers
+            if said.replace("untolerated taint {node-role.kubernetes.io/control-plane: }", "") \
+                    .count("untolerated taint"):
+                return "UntoleratedTaint", name
         for status in pod["status"].get("containerStatuses") or []:
             waiting = (status.get("state") or {}).get("waiting") or {}
             last = (status.get("lastState") or {}).get("terminated") or {}
