@@ -534,41 +534,28 @@ print(c.kubectl("get nodes"))
 # ## 7. A controller cannot create pods
 #
 # The last kind of failure never reaches a pod: the controller that should make it is refused.
-# A platform team installs a ValidatingAdmissionPolicy (notebook 02) that wants a memory limit
-# on every pod in namespace `payments`; then a Deployment without one arrives.
+# A platform team gives namespace `payments` a ResourceQuota: at most 256Mi of memory limits.
+# A quota on `limits.memory` also makes every container state its memory limit (the quota
+# could not be counted otherwise). Then a Deployment without one arrives.
 #
 # **Predict, then run.** Does `kubectl apply` of the Deployment fail? Where is the refusal?
 #
 # <details><summary>Answer</summary>
 #
-# No: the policy is about pods, and the Deployment is not a pod. The ReplicaSet controller's
-# pod creations are refused; it writes `FailedCreate` events on the ReplicaSet, with the API
+# No: the quota's ResourceQuota admission plugin judges pods, and the Deployment is not a pod.
+# The ReplicaSet controller's pod creations are refused (`failed quota: ...: must specify
+# limits.memory for: app`); it writes `FailedCreate` events on the ReplicaSet, with the API
 # server's message, and the Deployment sits at 0 available.
 #
 # </details>
 
 # %%
-POLICY = """
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: require-memory-limit}
+QUOTA = """
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: memory, namespace: payments}
 spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
-    namespaceSelector:
-      matchLabels: {kubernetes.io/metadata.name: payments}
-  validations:
-  - expression: "object.spec.containers.all(c, has(c.resources.limits) && 'memory' in c.resources.limits)"
-    message: every container needs a memory limit
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: require-memory-limit-binding}
-spec:
-  policyName: require-memory-limit
-  validationActions: [Deny]
+  hard: {limits.memory: 256Mi}
 """
 CHECKOUT = """
 apiVersion: apps/v1
@@ -584,7 +571,8 @@ spec:
       - {name: app, image: "nginx:1.27"}
 """
 c.kubectl("create namespace payments")
-c.apply(POLICY)
+c.apply(QUOTA)
+c.run(1)  # the resourcequota controller counts what the namespace uses, then the quota applies
 print(c.apply(CHECKOUT))
 c.run(20)
 print(c.kubectl("get deploy,rs,pods -n payments"))
@@ -594,7 +582,10 @@ print(f"... {sum('FailedCreate' in line for line in events)} FailedCreate events
 
 # %% [markdown]
 # The fix is the Deployment's: give its container a memory limit. The rollout makes a new
-# ReplicaSet, whose pods pass the policy.
+# ReplicaSet, whose pods pass the quota; `kubectl get quota` shows what they use of it.
+# A quota that is full refuses in the same place, with `exceeded quota: memory, requested:
+# limits.memory=64Mi, used: ..., limited: limits.memory=256Mi`: a Deployment stuck below its
+# replicas.
 
 # %%
 c.apply(CHECKOUT.replace('image: "nginx:1.27"}', 'image: "nginx:1.27", resources: {limits: {memory: 64Mi}}}'))
@@ -602,6 +593,7 @@ c.run(30)
 print(c.kubectl("get deploy,rs,pods -n payments"))
 print(json.dumps({d["metadata"]["name"]: d["status"].get("availableReplicas")
                   for d in c.client.list("deployments", "payments")["items"]}))
+print(c.kubectl("get quota -n payments"))
 
 # %% [markdown]
 # ## 8. Your turn: diagnose a cluster you have not seen
@@ -648,7 +640,7 @@ print(json.dumps({d["metadata"]["name"]: d["status"].get("availableReplicas")
 # kubectl describe pod db                  # FailedScheduling ... unbound immediate PersistentVolumeClaims
 # kubectl logs migrate --previous          # the crashed container's output
 # kubectl exec worker -- wget -qO- -T 2 http://api    # from inside the cluster
-# kubectl describe rs -n payments          # FailedCreate ... denied request: ...
+# kubectl describe rs -n payments          # FailedCreate ... failed quota: memory: ...
 # docker stop learn-worker2                # NotReady after about 40 s
 # ```
 #

@@ -365,6 +365,31 @@ def test_every_typed_command_sends_protobuf_and_succeeds(served: Served) -> None
         assert said in done.stdout + done.stderr, (args, done.stdout, done.stderr)
 
 
+def test_create_quota_get_quota_and_the_403(served: Served) -> None:
+    """`kubectl create quota` (sent as protobuf) reaches a served ResourceQuota; the controller
+    fills its status and the admission plugin refuses what passes it, in upstream's words."""
+    served.kubectl("create", "namespace", "quota")
+    done = served.kubectl("create", "quota", "small", "--hard=pods=1,requests.cpu=1", "-n", "quota")
+    assert done.stdout.strip() == "resourcequota/small created"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        rows = served.kubectl("get", "quota", "-n", "quota").stdout.splitlines()
+        if "pods: 0/1" in rows[-1]:
+            break
+        time.sleep(0.3)
+    assert rows[0].split() == ["NAME", "AGE", "REQUEST", "LIMIT"]
+    assert rows[1].split(None, 2)[2].strip() == "pods: 0/1, requests.cpu: 0/1"
+    ok = served.kubectl("run", "a", "--image=nginx", "--overrides",
+                        '{"spec":{"containers":[{"name":"a","image":"nginx","resources":'
+                        '{"requests":{"cpu":"100m"}}}]}}', "-n", "quota")
+    assert ok.stdout.strip() == "pod/a created"
+    refused = served.kubectl("run", "b", "--image=nginx", "-n", "quota", check=False)
+    assert refused.stderr.strip() == ('Error from server (Forbidden): pods "b" is forbidden: '
+                                      "failed quota: small: must specify requests.cpu for: b")
+    described = served.kubectl("describe", "quota", "small", "-n", "quota").stdout.splitlines()
+    assert described[2].split() == ["Resource", "Used", "Hard"]
+
+
 def _get(served: Served, *args: str) -> Any:
     return json.loads(served.kubectl("get", *args, "-o", "json").stdout)
 

@@ -77,6 +77,7 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     ("networking.k8s.io", "ingresses"): "/registry/ingress/",
     ("networking.k8s.io", "ingressclasses"): "/registry/ingressclasses/",
     ("networking.k8s.io", "networkpolicies"): "/registry/networkpolicies/",
+    ("", "resourcequotas"): "/registry/resourcequotas/",
     # --- hpacsi ---
     ("storage.k8s.io", "volumeattachments"): "/registry/volumeattachments/",
     ("storage.k8s.io", "csidrivers"): "/registry/csidrivers/",

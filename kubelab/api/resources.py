@@ -148,6 +148,10 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     # core/v1 Endpoints: deprecated since v1.33 (EndpointSlice replaces it), still served; the
     # endpoints controller (kubelab/controllers/endpoint/) writes them with Cluster(anatomy=True).
     ResourceInfo("endpoints", "Endpoints", short_names=("ep",)),
+    # core/v1 ResourceQuota: the ResourceQuota admission plugin and the resourcequota
+    # controller keep its status (kubelab/api/quota/).
+    ResourceInfo("resourcequotas", "ResourceQuota", short_names=("quota",),
+                 subresources=("status",)),
 )
 
 # endpoints/deprecation (the types' APILifecycleDeprecated): the warning every request to a

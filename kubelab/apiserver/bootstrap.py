@@ -110,6 +110,7 @@ CLUSTER_ROLES = [
         rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
         rule(READ, [""], ["persistentvolumeclaims", "persistentvolumeclaims/status"]),  # i31-storage
         rule(READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
+        rule(READ, [""], ["resourcequotas", "resourcequotas/status"]),
     ], {AGGREGATE + "view": "true"}),
     # What every authenticated user may do (policy.go): ask the authorizer about itself
     # (`kubectl auth can-i`), and read the server's discovery and health endpoints.

@@ -38,6 +38,7 @@ from kubelab.controllers.node_lifecycle import NodeLifecycleController, TaintEvi
 from kubelab.controllers.podautoscaler import HorizontalController
 from kubelab.controllers.replicaset.replica_set import ReplicaSetController
 from kubelab.controllers.replication import ReplicationManager
+from kubelab.controllers.resourcequota import ResourceQuotaController
 from kubelab.controllers.serviceaccount import ServiceAccountsController
 from kubelab.controllers.statefulset import StatefulSetController
 from kubelab.controllers.ttlafterfinished import TTLAfterFinishedController
@@ -128,6 +129,9 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
     # --- i31-hpa ---
     register(ControllerDescriptor("horizontal-pod-autoscaler-controller", HorizontalController,
                                   ("horizontalpodautoscaling",)))
+    # The ResourceQuota admission plugin charges; this controller recalculates and gives back.
+    register(ControllerDescriptor("resourcequota-controller", ResourceQuotaController,
+                                  ("resourcequota",)))
     # --- sa --- (disabled by default in kubelab: the anatomy names them; see the docstring)
     register(ControllerDescriptor("serviceaccount-controller", ServiceAccountsController,
                                   ("serviceaccount",), disabled_by_default=True))

@@ -131,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bound-object-kind", default="")
     p.add_argument("--bound-object-name", default="")
     p.add_argument("--bound-object-uid", default="")
+    # --- quota --- create quota
+    p.add_argument("--hard", default="")
+    p.add_argument("--scopes", default="")
     # --- streams --- cp
     p.add_argument("--no-preserve", action="store_true")
     return p

@@ -1,10 +1,11 @@
-"""`kubectl apply -f`, `create -f`, `create namespace|deployment|configmap|cronjob|job` and `run`.
+"""`kubectl apply -f`, `create -f`, `create namespace|deployment|configmap|cronjob|job|quota` and `run`.
 
 Follows k8s.io/kubectl pkg/cmd/apply/apply.go, pkg/cmd/create/create.go (NameFromCommandArgs),
 create_namespace.go, create_deployment.go (buildPodSpec: the container is named after the
 image), create_configmap.go (--from-literal), create_cronjob.go, create_job.go (--from=cronjob/X)
 and pkg/cmd/run/run.go, with their usage errors; create_serviceaccount.go and create_token.go
-(TokenOptions.Validate's errors; the token printed, or the TokenRequest with -o json|yaml).
+(TokenOptions.Validate's errors; the token printed, or the TokenRequest with -o json|yaml);
+create_quota.go (`create quota NAME --hard=pods=2,requests.cpu=1 --scopes=BestEffort`).
 `create configmap` and `create deployment` say what the server refused as their Run does:
 `error: failed to create configmap: configmaps "x" already exists`.
 """
@@ -15,7 +16,8 @@ import argparse
 
 from kubelab.api import Object
 from kubelab.api.cron import CronError, parse_duration
-from kubelab.api.errors import ApiError
+from kubelab.api.errors import ApiError, ParseError
+from kubelab.api.quantity import parse_quantity
 from kubelab.api.yamlio import load_objects
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
@@ -96,6 +98,8 @@ def _create(client: Client, args: argparse.Namespace, now: float, stdin: str) ->
                         args.namespace, "serviceaccount")
     if sub == "token":
         return create_token(client, args)
+    if sub in ("quota", "resourcequota"):
+        return _created(client, _quota(args), args.namespace, "quota")
     # Not a subcommand: create itself, whose ValidateArgs refuses any argument.
     raise UsageError("create", f"Unexpected args: [{' '.join(args.args)}]")
 
@@ -118,6 +122,31 @@ def _deployment(args: argparse.Namespace) -> Object:
             "spec": {"replicas": 1 if args.replicas is None else args.replicas,
                      "selector": {"matchLabels": labels},
                      "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}}}}
+
+
+def _quota(args: argparse.Namespace) -> Object:
+    """create_quota.go: --hard through populateResourceListV1, --scopes through parseScopes
+    (not checked here: the API server does)."""
+    name = _name(args, "create quota")
+    spec: Object = {}
+    if args.hard:
+        hard: dict[str, str] = {}
+        for statement in args.hard.split(","):
+            parts = statement.split("=")
+            if len(parts) != 2:
+                raise KubectlError(f"Invalid argument syntax {statement}, expected <resource>=<value>")
+            try:
+                hard[parts[0]] = str(parse_quantity(parts[1]))
+            except ParseError as err:  # resource.ParseQuantity's own error, bare
+                raise KubectlError(str(err).partition("': ")[2] or str(err)) from None
+        spec["hard"] = hard
+    if args.scopes:
+        scopes = args.scopes.split(",")
+        if "" in scopes:
+            raise KubectlError('invalid resource quota scope ""')
+        spec["scopes"] = scopes
+    return {"apiVersion": "v1", "kind": "ResourceQuota",
+            "metadata": {"name": name, "namespace": args.namespace}, "spec": spec}
 
 
 def _apply(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:

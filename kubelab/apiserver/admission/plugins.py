@@ -23,8 +23,11 @@
   admitServiceAccount, validateNodeServiceAccountAudience).
 - ValidatingAdmissionPolicy (validating): the CEL policies bound by
   ValidatingAdmissionPolicyBindings (policy.py).
-- ValidatingAdmissionWebhook (validating): the ValidatingWebhookConfigurations' webhooks, last
+- ValidatingAdmissionWebhook (validating): the ValidatingWebhookConfigurations' webhooks
   (webhook/validating.py).
+- ResourceQuota (validating): the namespace's ResourceQuotas, last, as upstream orders it
+  (pkg/kubeapiserver/options/plugins.go): what a request would use is checked against each
+  quota's hard limits and charged to its status.used (resourcequota.py).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from kubelab.apiserver.admission.chain import (
 from kubelab.apiserver.admission.policy import ValidatingAdmissionPolicy
 from kubelab.apiserver.admission.priority import Priority
 from kubelab.apiserver.admission.resize import PersistentVolumeClaimResize
+from kubelab.apiserver.admission.resourcequota import ResourceQuota
 from kubelab.apiserver.admission.storageclass import DefaultStorageClass, StorageObjectInUseProtection
 from kubelab.apiserver.admission.webhook import MutatingAdmissionWebhook, ValidatingAdmissionWebhook
 from kubelab.apiserver.apis.defaults import set_defaults
@@ -268,5 +272,6 @@ def default_plugins(authorize: Callable[[AuthzAttributes], bool] | None = None
             DefaultStorageClass(), StorageObjectInUseProtection(),  # --- i31-storage ---
             PersistentVolumeClaimResize(),  # --- hpacsi ---
             MutatingAdmissionWebhook(),
-            NodeRestriction(authorize), ValidatingAdmissionPolicy(), ValidatingAdmissionWebhook()]
+            NodeRestriction(authorize), ValidatingAdmissionPolicy(), ValidatingAdmissionWebhook(),
+            ResourceQuota()]
 

@@ -526,3 +526,13 @@ TOKEN_REQUEST = kind("TokenRequest", spec=struct(
     boundObjectRef=struct("BoundObjectReference", **_strings("kind", "apiVersion", "name", "uid"))),
     status=struct("TokenRequestStatus", token=STRING, expirationTimestamp=TIME))
 SCHEMAS.update({TOKEN_REQUEST.name: TOKEN_REQUEST})
+
+# core/v1 ResourceQuota (k8s.io/api core/v1 types.go).
+RESOURCE_QUOTA = kind(
+    "ResourceQuota",
+    spec=struct("ResourceQuotaSpec", hard=RESOURCES, scopes=STRINGS, scopeSelector=struct(
+        "ScopeSelector", matchExpressions=ListOf(struct(
+            "ScopedResourceSelectorRequirement", scopeName=STRING, operator=STRING,
+            values=STRINGS)))),
+    status=struct("ResourceQuotaStatus", hard=RESOURCES, used=RESOURCES))
+SCHEMAS[RESOURCE_QUOTA.name] = RESOURCE_QUOTA

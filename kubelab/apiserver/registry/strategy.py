@@ -70,6 +70,8 @@ STRATEGIES = {
     "ingresses": Strategy(has_status=True, generation=True, create_clears_status=True),
     "ingressclasses": Strategy(generation=True),
     "networkpolicies": Strategy(generation=True),
+    # core/resourcequota/strategy.go: create clears status, each half keeps the other's.
+    "resourcequotas": Strategy(has_status=True, create_clears_status=True),
     # --- i31-hpa ---
     # pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go: the status is reset on create.
     "horizontalpodautoscalers": Strategy(has_status=True, create_clears_status=True),

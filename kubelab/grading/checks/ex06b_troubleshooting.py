@@ -11,7 +11,8 @@ The texts the learner reads are the upstream components' own: the scheduler's Fa
 message (pkg/scheduler/framework/types.go FitError.Error), the kubelet's waiting reasons and
 events (pkg/kubelet/images/image_manager.go, kuberuntime_container.go), the node lifecycle
 controller's NodeNotReady (pkg/controller/nodelifecycle), the ReplicaSet controller's
-FailedCreate (pkg/controller/replicaset/replica_set.go).
+FailedCreate (pkg/controller/replicaset/replica_set.go), carrying the ResourceQuota admission
+plugin's refusal (k8s.io/apiserver pkg/admission/plugin/resourcequota).
 """
 
 from __future__ import annotations
@@ -78,24 +79,11 @@ def _pod(name: str, ns: str, container: Object, **spec: Any) -> Object:
 LIMITED = {"limits": {"memory": "64Mi"}}
 
 
-def _policy(ns: str) -> list[Object]:
-    """A ValidatingAdmissionPolicy that refuses pods without a memory limit in namespace ns."""
-    group = "admissionregistration.k8s.io/v1"
-    return [
-        {"apiVersion": group, "kind": "ValidatingAdmissionPolicy",
-         "metadata": {"name": "require-memory-limit"},
-         "spec": {"failurePolicy": "Fail",
-                  "matchConstraints": {
-                      "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
-                                         "operations": ["CREATE"], "resources": ["pods"]}],
-                      "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}},
-                  "validations": [{"expression": "object.spec.containers.all(c, "
-                                   "has(c.resources.limits) && 'memory' in c.resources.limits)",
-                                   "message": "every container needs a memory limit"}]}},
-        {"apiVersion": group, "kind": "ValidatingAdmissionPolicyBinding",
-         "metadata": {"name": "require-memory-limit-binding"},
-         "spec": {"policyName": "require-memory-limit", "validationActions": ["Deny"]}},
-    ]
+def _quota(ns: str) -> Object:
+    """A ResourceQuota on memory limits in namespace ns: pods without a memory limit are refused
+    (`failed quota: memory: must specify limits.memory for: app`)."""
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "memory", "namespace": ns},
+            "spec": {"hard": {"limits.memory": "1Gi"}}}
 
 
 def _break(c: Cluster, cause: str, ns: str, name: str, rng: random.Random) -> str:
@@ -143,7 +131,8 @@ def _break(c: Cluster, cause: str, ns: str, name: str, rng: random.Random) -> st
         c.faults.kill_node(node)
         return node
     elif cause == "FailedCreate":
-        c.apply(_policy(ns))
+        c.apply(_quota(ns))
+        c.run(1)   # the resourcequota controller counts the namespace; then the quota applies
         c.apply(_deployment(name, ns, {"name": "app", "image": "nginx:1.27"}))
     else:  # pragma: no cover - a checks' mistake
         raise ValueError(f"unknown cause {cause!r}")

@@ -360,3 +360,7 @@ DESCRIBERS.update(SERVICE_ACCOUNT_DESCRIBERS)
 from kubelab.kubectl.describe.endpoints import ENDPOINTS_DESCRIBERS  # noqa: E402
 
 DESCRIBERS.update(ENDPOINTS_DESCRIBERS)
+# --- quota --- ResourceQuotas (quota.py)
+from kubelab.kubectl.describe.quota import QUOTA_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(QUOTA_DESCRIBERS)

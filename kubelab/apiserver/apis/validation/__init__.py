@@ -90,6 +90,11 @@ from kubelab.apiserver.apis.validation.replication_controller import (
     validate_replication_controller_status_update,
     validate_replication_controller_update,
 )
+from kubelab.apiserver.apis.validation.resourcequota import (
+    validate_resource_quota,
+    validate_resource_quota_status_update,
+    validate_resource_quota_update,
+)
 from kubelab.apiserver.apis.validation.services import (
     validate_service,
     validate_service_status_update,
@@ -184,6 +189,7 @@ CREATE_RULES: dict[str, Validator] = {
     "csidrivers": validate_csi_driver,
     # --- endpoints ---
     "endpoints": validate_endpoints,
+    "resourcequotas": validate_resource_quota,
 }
 
 
@@ -226,6 +232,7 @@ UPDATE_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "csidrivers": validate_csi_driver_update,
     # --- endpoints ---
     "endpoints": validate_endpoints_update,
+    "resourcequotas": validate_resource_quota_update,
 }
 
 
@@ -249,6 +256,7 @@ STATUS_RULES: dict[str, Callable[[Object, Object], list[FieldError]]] = {
     "persistentvolumeclaims": validate_persistent_volume_claim_status_update,
     # --- i31-hpa ---
     "horizontalpodautoscalers": validate_horizontal_pod_autoscaler_status_update,
+    "resourcequotas": validate_resource_quota_status_update,
 }
 
 
