@@ -121,13 +121,14 @@ def test_each_node_component_gets_its_nodes_own_dependency_and_replace_keeps_wor
     built: list[str] = []
 
     class MyKubelet(Kubelet):
-        def __init__(self, ctx: ComponentContext, runtime: ContainerRuntime) -> None:
+        # (the control-plane node's kubelet is also given kubeadm's static pod manifests)
+        def __init__(self, ctx: ComponentContext, runtime: ContainerRuntime, **kw: Any) -> None:
             built.append(ctx.name)
-            super().__init__(ctx, runtime)
+            super().__init__(ctx, runtime, **kw)
 
     c = Cluster(nodes=2, replace={"kubelet": MyKubelet})
     c.run(5)
-    assert built == ["kubelet/node-1", "kubelet/node-2"]
+    assert built == ["kubelet/control-plane", "kubelet/node-1", "kubelet/node-2"]
     for node in c.node_names:
         assert c.components[f"kubelet/{node}"].runtime is c.runtimes[node]
         assert c.components[f"kube-proxy/{node}"].iptables is c.iptables[node]
