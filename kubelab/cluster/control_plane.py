@@ -213,10 +213,15 @@ class AnatomyWiring:
                 publisher.resync()
 
     def _up(self, name: str) -> Callable[[], bool]:
-        """Is the component `name` running (and has not stopped itself, losing its Lease)?"""
+        """What the kubelet's start of the component's container does: the binary runs, unless
+        c.faults crashed it (then it cannot come up until c.faults.restart). One that stopped
+        itself, losing its Lease as kube-scheduler exits, runs again: its container restarted."""
         def up() -> bool:
             component = self.components.get(name)
-            return component is not None and not getattr(component, "exited", False)
+            if component is not None and getattr(component, "exited", False):
+                self.restart_component(name)  # type: ignore[attr-defined]
+                return True
+            return component is not None
         return up
 
     def _process_died(self, name: str) -> None:
