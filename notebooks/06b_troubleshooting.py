@@ -270,10 +270,10 @@ print(c.kubectl("describe pvc data").split("Events:")[1].rstrip())
 
 # %% [markdown]
 # The fix: give the PV controller a volume that fits (or a default StorageClass). The claim
-# binds within seconds. kubelab's scheduler does not watch claims yet, so the pod waits for
-# the sweep that retries every pod unschedulable for longer than
-# `podMaxInUnschedulablePodsDuration` (5 minutes); upstream's VolumeBinding plugin requeues it
-# as soon as the claim changes.
+# binds within seconds, at the PV controller's next resync, and the pod follows at once: the
+# VolumeBinding plugin registered claim events, so the claim's update moves `db` out of the
+# unschedulable pods without waiting for the sweep that retries every pod unschedulable for
+# longer than `podMaxInUnschedulablePodsDuration` (5 minutes).
 
 # %%
 c.apply("""
@@ -647,8 +647,7 @@ print(c.kubectl("get quota -n payments"))
 # Where kubelab simplifies: a tag that does not exist is a fault (`break_registry(image,
 # "notfound")`), since the simulated registry knows only image names; kind's default
 # StorageClass (`standard`) provisions the claim at once, so to see `db` stuck there, set
-# `storageClassName: ""`; kubelab's scheduler retries a pod after a claim binds only on its
-# 5-minute sweep.
+# `storageClassName: ""`.
 #
 # ## Challenge
 #

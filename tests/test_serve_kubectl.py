@@ -396,7 +396,8 @@ def _get(served: Served, *args: str) -> Any:
 
 def test_what_the_typed_commands_sent_is_what_was_stored(served: Served) -> None:
     container = _get(served, "deploy", "d", *N)["spec"]["template"]["spec"]["containers"][0]
-    assert (container["image"], container["resources"]["limits"]) == ("nginx:1.27", {"cpu": "200m"})
+    # a template keeps what was written: SetDefaults_Pod's requests are for pods only
+    assert (container["image"], container["resources"]) == ("nginx:1.27", {"limits": {"cpu": "200m"}})
     ports = _get(served, "svc", "s2", *N)["spec"]["ports"]
     assert [(p["port"], p["targetPort"], p["protocol"]) for p in ports] == [(80, 8080, "TCP")]
     assert _get(served, "svc", "s4", *N)["spec"]["externalName"] == "example.com"
@@ -435,3 +436,40 @@ def test_auth_reconcile_puts_back_what_it_read(served: Served) -> None:
     role = _get(served, "role", "reader", *N, "--show-managed-fields")
     assert [r["verbs"] for r in role["rules"]] == [["get"], ["list"]]
     assert [m["manager"] for m in role["metadata"]["managedFields"]] == ["kubectl"]
+
+
+def test_set_and_patch_answer_as_the_real_kubectl(served: Served) -> None:
+    """The in-process kubectl (over the served API, as a learner's notebook would reach a real
+    cluster) prints what the real one prints for the same commands, each on its own Deployment."""
+    from kubelab.client.client import Client
+    from kubelab.kubectl import split_command
+    from kubelab.kubectl.cmd import kubectl
+
+    client = Client.from_kubeconfig(served.kubeconfig)
+    # `(no change)` compares the object read before the patch with the answer: a ConfigMap, which
+    # no controller writes meanwhile (a rolling Deployment's status would race with it).
+    manifest = DEPLOYMENT.replace("app: web", "app: NAME").replace("name: web", "name: NAME") + \
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: NAME}\ndata: {k: a}\n"
+    commands = [  # seven calls of the real kubectl: ~3 s
+        "apply -f -", "set image deploy/NAME app=nginx:1.28", "set image deploy/NAME app=nginx:1.28",
+        "set env deploy/NAME A=1 B=2", """patch cm NAME -p '{"data":{"k":"b"}}'""",
+        """patch cm NAME -p '{"data":{"k":"b"}}'""",
+        """patch deploy NAME --type json -p '[{"op":"remove","path":"/spec/nope"}]'""",
+    ]
+    for name, run in (("real", None), ("inproc", client)):
+        outputs = []
+        for command in commands:
+            stdin = manifest.replace("NAME", name)
+            words = split_command(command.replace("NAME", name))
+            if run is None:
+                done = served.kubectl(*words, stdin=stdin, check=False)
+                outputs.append((done.returncode, (done.stderr + done.stdout).rstrip("\n")))
+            else:
+                out = kubectl(run, " ".join(f"'{w}'" for w in words), stdin=stdin)
+                outputs.append((out.exit_code, str(out)))
+        if name == "real":
+            expected = [(code, text.replace("real", "NAME")) for code, text in outputs]
+        else:
+            assert [(code, text.replace("inproc", "NAME")) for code, text in outputs] == expected
+    assert [text for _, text in expected[1:3]] == ["deployment.apps/NAME image updated", ""]
+    assert expected[4:6] == [(0, "configmap/NAME patched"), (0, "configmap/NAME patched (no change)")]

@@ -42,7 +42,13 @@ from kubelab.kubelet.probes import SUCCESS, ProbeManager
 from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import RUNNING, SANDBOX_READY, Container, ContainerRuntime
 from kubelab.kubelet.static_pods import MirrorClient, is_mirror_pod, static_pods_from
-from kubelab.kubelet.status import KUBELET_CONDITIONS, container_statuses, get_phase, pod_conditions
+from kubelab.kubelet.status import (
+    KUBELET_CONDITIONS,
+    container_statuses,
+    get_phase,
+    need_to_reconcile_pod_readiness,
+    pod_conditions,
+)
 from kubelab.kubelet.status_manager import StatusManager
 from kubelab.kubelet.token import Manager as TokenManager
 from kubelab.kubelet.volumemanager import VolumeManager
@@ -166,11 +172,15 @@ class Kubelet:
 
     def _on_pod_update(self, old: Object, new: Object) -> None:
         """Our own status writes come back as updates: they need no sync (upstream's
-        HandlePodReconcile); a change of spec or metadata (a deletionTimestamp) does."""
+        HandlePodReconcile), unless a readiness gate's condition, which someone else sets,
+        changed what Ready should say; a change of spec or metadata (a deletionTimestamp)
+        does."""
         uid = new["metadata"].get("uid", "")
         if uid in self.pods and old.get("spec") == new.get("spec") and \
                 _meta(old) == _meta(new) and not is_mirror_pod(new):
             self.pods[uid] = new
+            if need_to_reconcile_pod_readiness(new):
+                self.workers.update_pod(uid)
             return
         self._on_pod(new)
 
@@ -332,7 +342,8 @@ class Kubelet:
         conditions = [c for c in api_status.get("conditions") or []
                       if c.get("type") not in KUBELET_CONDITIONS]
         status: Object = {"phase": phase,
-                          "conditions": conditions + pod_conditions(pod, inits, regular, phase, ready),
+                          "conditions": conditions + pod_conditions(pod, inits, regular, phase, ready,
+                                                                    conditions),
                           "hostIP": self.node_ip, "hostIPs": [{"ip": self.node_ip}],
                           "containerStatuses": regular}
         if sandbox is not None:  # a hostNetwork pod has the node's address

@@ -63,16 +63,8 @@ def _container(c: Object) -> None:
     for port in c.get("ports") or ():
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
-    resources = c.get("resources")
-    if resources is None:
+    if c.get("resources") is None:
         c["resources"] = {}
-    elif isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
-        # SetDefaults_Pod: a limit without a request requests the limit.
-        requests = resources.get("requests")
-        if not isinstance(requests, dict):
-            requests = resources["requests"] = {}
-        for name, quantity in resources["limits"].items():
-            requests.setdefault(name, quantity)
 
 
 def pod_spec(spec: Any) -> None:
@@ -107,7 +99,23 @@ def _template(spec: Object) -> None:
 
 
 def _pod(obj: Object) -> None:
-    pod_spec(obj.get("spec"))
+    """SetDefaults_Pod: the pod spec's defaults, then a limit without a request requests the
+    limit. Only a Pod gets this, not a pod template (a Deployment's, a Job's, ...): the
+    template keeps what was written, and the pods made from it get the requests when they
+    are created."""
+    spec = obj.get("spec")
+    pod_spec(spec)
+    if not isinstance(spec, dict):
+        return
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or ():
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
+                requests = resources.get("requests")
+                if not isinstance(requests, dict):
+                    requests = resources["requests"] = {}
+                for name, quantity in resources["limits"].items():
+                    requests.setdefault(name, quantity)
 
 
 def _deployment(obj: Object) -> None:
