@@ -72,6 +72,16 @@ kind.run(30)
 print(kind.kubectl("get pod -n kube-system kube-scheduler-control-plane"))
 
 # %% [markdown]
+# Each kubelet also asked for its client certificate when it started, as on kind: `kubectl get
+# csr` lists one CertificateSigningRequest per node, approved by the controller manager and
+# issued (`Approved,Issued`). The control-plane node's kubelet asked as itself
+# (`system:node:control-plane`); the workers joined with kubeadm's bootstrap token
+# (`system:bootstrap:abcdef`), so their requests are named after a digest of their keys.
+
+# %%
+print(kind.kubectl("get csr"))
+
+# %% [markdown]
 # The rest of this tour uses a smaller picture, `Cluster(nodes=3)` without the add-ons, so that
 # the trace shows only your own objects; every part is there all the same.
 

@@ -473,3 +473,65 @@ def test_set_and_patch_answer_as_the_real_kubectl(served: Served) -> None:
             assert [(code, text.replace("inproc", "NAME")) for code, text in outputs] == expected
     assert [text for _, text in expected[1:3]] == ["deployment.apps/NAME image updated", ""]
     assert expected[4:6] == [(0, "configmap/NAME patched"), (0, "configmap/NAME patched (no change)")]
+
+
+# --- csr ---
+def test_csrs_the_kubelets_made_and_one_approved_with_kubectl(served: Served, tmp_path: Path) -> None:
+    import base64
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    rows = [r.split() for r in served.kubectl("get", "csr", "--no-headers").stdout.splitlines()]
+    kubelets = sorted((r[3], r[5]) for r in rows
+                      if r[2] == "kubernetes.io/kube-apiserver-client-kubelet")
+    assert kubelets == [("system:bootstrap:abcdef", "Approved,Issued")] * 2 + [
+        ("system:node:control-plane", "Approved,Issued")]
+    # A user's own request, from a file, approved by hand (kubectl sends /approval as protobuf).
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "devs"),
+                         x509.NameAttribute(NameOID.COMMON_NAME, "alice")])
+    pem = (x509.CertificateSigningRequestBuilder().subject_name(subject)
+           .sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM))
+    manifest = tmp_path / "alice.yaml"
+    manifest.write_text(f"""apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata:
+  name: alice
+spec:
+  request: {base64.b64encode(pem).decode()}
+  signerName: kubernetes.io/kube-apiserver-client
+  expirationSeconds: 86400
+  usages: [client auth]
+""")
+    served.kubectl("apply", "-f", str(manifest))
+    assert served.kubectl("certificate", "approve", "alice").stdout == \
+        "certificatesigningrequest.certificates.k8s.io/alice approved\n"
+    data = ""
+    for _ in range(50):
+        data = served.kubectl("get", "csr", "alice", "-o", "jsonpath={.status.certificate}").stdout
+        if data:
+            break
+        time.sleep(0.1)
+    cert = x509.load_pem_x509_certificate(base64.b64decode(data))
+    ca_data = next(line.split(":", 1)[1].strip() for line in served.kubeconfig.read_text().splitlines()
+                   if "certificate-authority-data" in line)
+    ca = x509.load_pem_x509_certificate(base64.b64decode(ca_data))
+    cert.verify_directly_issued_by(ca)
+    # The kubelets' certificates too: the signer signs with the CA kubectl trusts.
+    for item in json.loads(served.kubectl("get", "csr", "-o", "json").stdout)["items"]:
+        issued = x509.load_pem_x509_certificate(base64.b64decode(item["status"]["certificate"]))
+        issued.verify_directly_issued_by(ca)
+    assert cert.subject.rfc4514_string() == "CN=alice,O=devs"
+    described = served.kubectl("describe", "csr", "alice").stdout
+    assert "Status:              Approved,Issued" in described and "Common Name:    alice" in described
+    denied = served.kubectl("certificate", "deny", "alice", check=False)
+    assert (denied.returncode, denied.stderr) == (
+        1, 'error: certificate signing request "alice" is already Approved\n')
+    manifest.write_text(manifest.read_text().replace("name: alice", "name: bob"))
+    served.kubectl("create", "-f", str(manifest))
+    assert served.kubectl("certificate", "deny", "bob").stdout == \
+        "certificatesigningrequest.certificates.k8s.io/bob denied\n"
+    assert served.kubectl("get", "csr", "bob", "--no-headers").stdout.split()[-1] == "Denied"

@@ -23,6 +23,7 @@ from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.request import Impersonation
 from kubelab.client.client import Client
 from kubelab.kubectl.autoscale import autoscale
+from kubelab.kubectl.certificate import certificate
 from kubelab.kubectl.common import KubectlError, Output, Printed, UsageError, Verb
 from kubelab.kubectl.cp import VERBS as CP_VERBS
 from kubelab.kubectl.create import VERBS as CREATE_VERBS
@@ -37,7 +38,8 @@ from kubelab.kubectl.verbs import VERBS as OTHER_VERBS
 __all__ = ["KubectlError", "Output", "UsageError", "kubectl", "split_command"]
 
 VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS, **EXEC_VERBS, "drain": drain,
-                          "top": top, "autoscale": autoscale, **CP_VERBS, **SET_VERBS, **PATCH_VERBS}
+                          "top": top, "autoscale": autoscale, **CP_VERBS, **SET_VERBS, **PATCH_VERBS,
+                          "certificate": certificate}
 # The kubeconfig user kubectl runs as, as kubelab serve's kubeconfig names it; clientcmd's
 # errors about the user's settings name it.
 AUTH_INFO = "kubernetes-admin"

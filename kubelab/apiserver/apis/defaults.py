@@ -313,7 +313,17 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     if isinstance(pc, dict) else None,
     # --- endpoints ---
     "endpoints": set_endpoints_defaults,
+    # --- csr --- certificates/v1 SetDefaults_CertificateSigningRequestCondition
+    "certificatesigningrequests": lambda csr: _csr_conditions(csr) if isinstance(csr, dict) else None,
 }
+
+
+def _csr_conditions(csr: Object) -> None:
+    """A condition without a status is True."""
+    status = csr.get("status")
+    for condition in (status.get("conditions") or []) if isinstance(status, dict) else []:
+        if isinstance(condition, dict) and not condition.get("status"):
+            condition["status"] = "True"
 
 
 def set_defaults(resource: str, obj: Object) -> None:

@@ -364,6 +364,11 @@ DESCRIBERS.update(ENDPOINTS_DESCRIBERS)
 from kubelab.kubectl.describe.service import SERVICE_DESCRIBERS  # noqa: E402
 
 DESCRIBERS.update(SERVICE_DESCRIBERS)
+
+# --- csr --- CertificateSigningRequests (certificates.py)
+from kubelab.kubectl.describe.certificates import CERTIFICATE_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(CERTIFICATE_DESCRIBERS)
 # --- quota --- ResourceQuotas (quota.py)
 from kubelab.kubectl.describe.quota import QUOTA_DESCRIBERS  # noqa: E402
 
