@@ -82,11 +82,12 @@ print(kind.kubectl("get pod -n kube-system kube-scheduler-control-plane"))
 print(kind.kubectl("get csr"))
 
 # %% [markdown]
-# The rest of this tour uses a smaller picture, `Cluster(nodes=3)` without the add-ons, so that
-# the trace shows only your own objects; every part is there all the same.
+# The rest of this tour uses a smaller picture, `Cluster(nodes=3, anatomy=False)`: no
+# control-plane node and no add-ons, so that the trace shows only your own objects; every
+# component is there all the same.
 
 # %%
-c = kubelab.Cluster(nodes=3, seed=0)   # three nodes, the whole control plane
+c = kubelab.Cluster(nodes=3, seed=0, anatomy=False)   # three nodes, the whole control plane
 c.run(5)                               # five virtual seconds: the kubelets register their nodes
 print(c)
 print(c.kubectl("get nodes"))
