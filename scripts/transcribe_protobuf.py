@@ -41,6 +41,8 @@ GROUPS: dict[str, tuple[str, list[str], str]] = {
     "authorization": ("api", ["authorization/v1"],
                       "authorization/v1: the self subject access and rules reviews"),
     "authentication": ("api", ["authentication/v1"], "authentication/v1: TokenRequest and SelfSubjectReview"),
+    "certificates": ("api", ["certificates/v1"],
+                     "certificates/v1: CertificateSigningRequest (`kubectl certificate approve|deny`)"),
 }
 SPECIAL = {"resource.Quantity": "quantity", "Time": "time", "intstr.IntOrString": "intstr",
            "FieldsV1": "raw", "types.UID": "str"}

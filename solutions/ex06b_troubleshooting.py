@@ -68,10 +68,9 @@ def diagnose(c: Any) -> tuple[str, str]:
                 return "InsufficientCPU", name
             if "PersistentVolumeClaim" in said:
                 return "UnboundPVC", name
-            # every message counts the control-plane node's taint, which no workload tolerates:
-            # the trouble is a taint on the workers
-            if said.replace("untolerated taint {node-role.kubernetes.io/control-plane: }", "") \
-                    .count("untolerated taint"):
+            # last: every message counts the control-plane node's taint too, which no workload
+            # tolerates ("1 node(s) had untolerated taint(s), 2 Insufficient cpu")
+            if "untolerated taint" in said:
                 return "UntoleratedTaint", name
         for status in pod["status"].get("containerStatuses") or []:
             waiting = (status.get("state") or {}).get("waiting") or {}

@@ -72,6 +72,18 @@ def test_deployment_defaults(env: Env) -> None:
     assert spec["template"]["spec"]["restartPolicy"] == "Always"
 
 
+@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet"])
+def test_a_templates_limits_are_not_copied_into_its_requests(env: Env, kind: str) -> None:
+    """SetDefaults_Pod copies limits into missing requests for a Pod only, not for a pod
+    template (pkg/apis/core/v1/defaults.go): the template keeps what was written."""
+    body = {**deployment(), "kind": kind}
+    body["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "200m"}}
+    created = env.create(f"{kind.lower()}s", body)
+    container = created["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"] == {"limits": {"cpu": "200m"}}
+    assert container["imagePullPolicy"] == "Always"  # the other container defaults still apply
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (lambda d: d["spec"].update(replicas=-1),
      'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: must be greater than '

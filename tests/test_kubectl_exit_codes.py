@@ -193,6 +193,11 @@ CASES: list[tuple[str, int, str]] = [
      'API group "" in the namespace "default"'),
     ("create configmap x --as nobody", 1, 'error: failed to create configmap: configmaps is forbidden: '
      'User "nobody" cannot create resource "configmaps" in API group "" in the namespace "default"'),
+    # --- csr --- kubectl certificate (certificates.go): Validate's plain error, the Builder's NotFound
+    ("certificate approve", 1, "error: one or more CSRs must be specified as <name> or -f <filename>"),
+    ("certificate deny zzz", 1, "Error from server (NotFound): "
+     'certificatesigningrequests.certificates.k8s.io "zzz" not found'),
+    ("certificate foo", 0, "Modify certificate resources...."),
     ("get pods --as-group devs", 1, IMPERSONATE_NO_USER),
     ("get pods --as-uid 12", 1, IMPERSONATE_NO_USER),
 ]

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kubelab.kubelet import Backoff, go_duration, normalize_image, parse_behavior
-from kubelab.kubelet.status import get_phase, pod_conditions
+from kubelab.kubelet.status import get_phase, need_to_reconcile_pod_readiness, pod_conditions
 from kubelab.kubelet.workload import workload_for
 from kubelab.sim import Clock
 
@@ -83,6 +83,60 @@ def test_conditions_name_the_unready_containers_as_go_prints_a_slice() -> None:
     assert pending[1]["message"] == "containers with incomplete status: [setup]"
     done = pod_conditions(p, [], statuses, "Succeeded", False)
     assert done[2]["reason"] == "PodCompleted" and done[2]["status"] == "False"
+
+
+def _gate(kind: str, status: str) -> dict[str, Any]:
+    return {"type": kind, "status": status}
+
+
+# generate_test.go TestGeneratePodReadyCondition: (gates, their conditions, containers ready,
+# expected Ready (status, reason, message)).
+READY = [
+    ([], [], True, ("True", None, None)),
+    (["gate1"], [], True, ("False", "ReadinessGatesNotReady",
+                           'corresponding condition of pod readiness gate "gate1" does not exist.')),
+    (["gate1"], [_gate("gate1", "False")], True,
+     ("False", "ReadinessGatesNotReady",
+      'the status of pod readiness gate "gate1" is not "True", but False')),
+    (["gate1"], [_gate("gate1", "True")], True, ("True", None, None)),
+    (["gate1", "gate2"], [_gate("gate1", "True")], True,
+     ("False", "ReadinessGatesNotReady",
+      'corresponding condition of pod readiness gate "gate2" does not exist.')),
+    (["gate1", "gate2"], [_gate("gate1", "Unknown"), _gate("gate2", "False")], True,
+     ("False", "ReadinessGatesNotReady",
+      'the status of pod readiness gate "gate1" is not "True", but Unknown, '
+      'the status of pod readiness gate "gate2" is not "True", but False')),
+    (["gate1", "gate2"], [_gate("gate1", "True"), _gate("gate2", "True")], True, ("True", None, None)),
+    # ContainersReady not True: Ready repeats it, whatever the gates say
+    (["gate1"], [_gate("gate1", "True")], False,
+     ("False", "ContainersNotReady", "containers with unready status: [a]")),
+]
+
+
+@pytest.mark.parametrize(("gates", "others", "containers_ready", "expected"), READY)
+def test_ready_follows_the_readiness_gates(gates: list[str], others: list[dict[str, Any]],
+                                           containers_ready: bool, expected: tuple[Any, ...]) -> None:
+    p = pod("Always", ("a",))
+    p["spec"]["readinessGates"] = [{"conditionType": g} for g in gates]
+    statuses = [{"name": "a", "state": {"running": {}}, "ready": containers_ready}]
+    conditions = {c["type"]: c for c in pod_conditions(p, [], statuses, "Running", True, others)}
+    ready = conditions["Ready"]
+    assert (ready["status"], ready.get("reason"), ready.get("message")) == expected
+    assert conditions["ContainersReady"]["status"] == ("True" if containers_ready else "False")
+
+
+def test_a_readiness_gate_set_by_someone_else_needs_a_sync() -> None:
+    """NeedToReconcilePodReadiness: only a pod with gates, and only when Ready disagrees."""
+    p = pod("Always", ("a",))
+    p["status"] = {"conditions": [{"type": "ContainersReady", "status": "True"},
+                                  {"type": "Ready", "status": "False", "reason": "ReadinessGatesNotReady",
+                                   "message": 'corresponding condition of pod readiness gate "g" does '
+                                              "not exist."}]}
+    assert not need_to_reconcile_pod_readiness(p)  # no gates
+    p["spec"]["readinessGates"] = [{"conditionType": "g"}]
+    assert not need_to_reconcile_pod_readiness(p)  # Ready says what the gate says
+    p["status"]["conditions"].append({"type": "g", "status": "True"})
+    assert need_to_reconcile_pod_readiness(p)
 
 
 def test_backoff_doubles_to_the_cap_and_forgets_after_twice_the_cap() -> None:

@@ -259,6 +259,17 @@ CASES: list[tuple[str, bytes, dict[str, Any]]] = [
         "authorization.k8s.io/v1", "SelfSubjectRulesReview", m(2, s(1, "t"))),
      {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
       "spec": {"namespace": "t"}}),
+    # --- csr --- UpdateApproval: the request read back, with kubectl's Approved condition
+    ("certificate approve", envelope(
+        "certificates.k8s.io/v1", "CertificateSigningRequest", meta("alice"),
+        m(2, s(1, "PEM"), s(2, "admin"), s(5, "client auth"),  # request (bytes), username, usages
+          s(7, "kubernetes.io/kube-apiserver-client"), i(8, 600)),  # signerName, expirationSeconds
+        m(3, m(1, s(1, "Approved"), s(2, "KubectlApprove"), s(6, "True")))),  # a condition
+     {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+      "metadata": {"name": "alice"},
+      "spec": {"request": "UEVN", "username": "admin", "usages": ["client auth"],
+               "signerName": "kubernetes.io/kube-apiserver-client", "expirationSeconds": 600},
+      "status": {"conditions": [{"type": "Approved", "reason": "KubectlApprove", "status": "True"}]}}),
 ]
 
 

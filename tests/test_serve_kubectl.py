@@ -396,7 +396,8 @@ def _get(served: Served, *args: str) -> Any:
 
 def test_what_the_typed_commands_sent_is_what_was_stored(served: Served) -> None:
     container = _get(served, "deploy", "d", *N)["spec"]["template"]["spec"]["containers"][0]
-    assert (container["image"], container["resources"]["limits"]) == ("nginx:1.27", {"cpu": "200m"})
+    # a template keeps what was written: SetDefaults_Pod's requests are for pods only
+    assert (container["image"], container["resources"]) == ("nginx:1.27", {"limits": {"cpu": "200m"}})
     ports = _get(served, "svc", "s2", *N)["spec"]["ports"]
     assert [(p["port"], p["targetPort"], p["protocol"]) for p in ports] == [(80, 8080, "TCP")]
     assert _get(served, "svc", "s4", *N)["spec"]["externalName"] == "example.com"
@@ -435,3 +436,102 @@ def test_auth_reconcile_puts_back_what_it_read(served: Served) -> None:
     role = _get(served, "role", "reader", *N, "--show-managed-fields")
     assert [r["verbs"] for r in role["rules"]] == [["get"], ["list"]]
     assert [m["manager"] for m in role["metadata"]["managedFields"]] == ["kubectl"]
+
+
+def test_set_and_patch_answer_as_the_real_kubectl(served: Served) -> None:
+    """The in-process kubectl (over the served API, as a learner's notebook would reach a real
+    cluster) prints what the real one prints for the same commands, each on its own Deployment."""
+    from kubelab.client.client import Client
+    from kubelab.kubectl import split_command
+    from kubelab.kubectl.cmd import kubectl
+
+    client = Client.from_kubeconfig(served.kubeconfig)
+    # `(no change)` compares the object read before the patch with the answer: a ConfigMap, which
+    # no controller writes meanwhile (a rolling Deployment's status would race with it).
+    manifest = DEPLOYMENT.replace("app: web", "app: NAME").replace("name: web", "name: NAME") + \
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: NAME}\ndata: {k: a}\n"
+    commands = [  # seven calls of the real kubectl: ~3 s
+        "apply -f -", "set image deploy/NAME app=nginx:1.28", "set image deploy/NAME app=nginx:1.28",
+        "set env deploy/NAME A=1 B=2", """patch cm NAME -p '{"data":{"k":"b"}}'""",
+        """patch cm NAME -p '{"data":{"k":"b"}}'""",
+        """patch deploy NAME --type json -p '[{"op":"remove","path":"/spec/nope"}]'""",
+    ]
+    for name, run in (("real", None), ("inproc", client)):
+        outputs = []
+        for command in commands:
+            stdin = manifest.replace("NAME", name)
+            words = split_command(command.replace("NAME", name))
+            if run is None:
+                done = served.kubectl(*words, stdin=stdin, check=False)
+                outputs.append((done.returncode, (done.stderr + done.stdout).rstrip("\n")))
+            else:
+                out = kubectl(run, " ".join(f"'{w}'" for w in words), stdin=stdin)
+                outputs.append((out.exit_code, str(out)))
+        if name == "real":
+            expected = [(code, text.replace("real", "NAME")) for code, text in outputs]
+        else:
+            assert [(code, text.replace("inproc", "NAME")) for code, text in outputs] == expected
+    assert [text for _, text in expected[1:3]] == ["deployment.apps/NAME image updated", ""]
+    assert expected[4:6] == [(0, "configmap/NAME patched"), (0, "configmap/NAME patched (no change)")]
+
+
+# --- csr ---
+def test_csrs_the_kubelets_made_and_one_approved_with_kubectl(served: Served, tmp_path: Path) -> None:
+    import base64
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    rows = [r.split() for r in served.kubectl("get", "csr", "--no-headers").stdout.splitlines()]
+    kubelets = sorted((r[3], r[5]) for r in rows
+                      if r[2] == "kubernetes.io/kube-apiserver-client-kubelet")
+    assert kubelets == [("system:bootstrap:abcdef", "Approved,Issued")] * 2 + [
+        ("system:node:control-plane", "Approved,Issued")]
+    # A user's own request, from a file, approved by hand (kubectl sends /approval as protobuf).
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "devs"),
+                         x509.NameAttribute(NameOID.COMMON_NAME, "alice")])
+    pem = (x509.CertificateSigningRequestBuilder().subject_name(subject)
+           .sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM))
+    manifest = tmp_path / "alice.yaml"
+    manifest.write_text(f"""apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata:
+  name: alice
+spec:
+  request: {base64.b64encode(pem).decode()}
+  signerName: kubernetes.io/kube-apiserver-client
+  expirationSeconds: 86400
+  usages: [client auth]
+""")
+    served.kubectl("apply", "-f", str(manifest))
+    assert served.kubectl("certificate", "approve", "alice").stdout == \
+        "certificatesigningrequest.certificates.k8s.io/alice approved\n"
+    data = ""
+    for _ in range(50):
+        data = served.kubectl("get", "csr", "alice", "-o", "jsonpath={.status.certificate}").stdout
+        if data:
+            break
+        time.sleep(0.1)
+    cert = x509.load_pem_x509_certificate(base64.b64decode(data))
+    ca_data = next(line.split(":", 1)[1].strip() for line in served.kubeconfig.read_text().splitlines()
+                   if "certificate-authority-data" in line)
+    ca = x509.load_pem_x509_certificate(base64.b64decode(ca_data))
+    cert.verify_directly_issued_by(ca)
+    # The kubelets' certificates too: the signer signs with the CA kubectl trusts.
+    for item in json.loads(served.kubectl("get", "csr", "-o", "json").stdout)["items"]:
+        issued = x509.load_pem_x509_certificate(base64.b64decode(item["status"]["certificate"]))
+        issued.verify_directly_issued_by(ca)
+    assert cert.subject.rfc4514_string() == "CN=alice,O=devs"
+    described = served.kubectl("describe", "csr", "alice").stdout
+    assert "Status:              Approved,Issued" in described and "Common Name:    alice" in described
+    denied = served.kubectl("certificate", "deny", "alice", check=False)
+    assert (denied.returncode, denied.stderr) == (
+        1, 'error: certificate signing request "alice" is already Approved\n')
+    manifest.write_text(manifest.read_text().replace("name: alice", "name: bob"))
+    served.kubectl("create", "-f", str(manifest))
+    assert served.kubectl("certificate", "deny", "bob").stdout == \
+        "certificatesigningrequest.certificates.k8s.io/bob denied\n"
+    assert served.kubectl("get", "csr", "bob", "--no-headers").stdout.split()[-1] == "Denied"

@@ -80,6 +80,7 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
     ("", "resourcequotas"): "/registry/resourcequotas/",
     # --- hpacsi ---
     ("storage.k8s.io", "volumeattachments"): "/registry/volumeattachments/",
+    ("certificates.k8s.io", "certificatesigningrequests"): "/registry/certificatesigningrequests/",
     ("storage.k8s.io", "csidrivers"): "/registry/csidrivers/",
     # --- endpoints ---
     ("", "endpoints"): "/registry/services/endpoints/",
@@ -88,7 +89,8 @@ UPSTREAM_PREFIXES: dict[tuple[str, str], str] = {
 # ComponentStatus (probed at each request).
 NOT_STORED = {("authorization.k8s.io", "selfsubjectaccessreviews"),
               ("authorization.k8s.io", "selfsubjectrulesreviews"),
-              ("authentication.k8s.io", "selfsubjectreviews"), ("", "componentstatuses")}
+              ("authentication.k8s.io", "selfsubjectreviews"), ("", "componentstatuses"),
+              ("authorization.k8s.io", "subjectaccessreviews")}
 
 CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
        "metadata": {"name": "widgets.example.com"},

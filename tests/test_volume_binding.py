@@ -190,3 +190,45 @@ def test_unbound_immediate_and_missing_claims_keep_the_pod_pending() -> None:
         assert "nodeName" not in get(c, "pods", name)["spec"]
         messages = [m for t, r, m in events(c, name) if r == "FailedScheduling"]
         assert messages and reason in messages[-1], messages
+
+
+def test_a_pod_waiting_on_its_claim_is_requeued_when_the_claim_binds() -> None:
+    """volume_binding.go EventsToRegister: the claim's update requeues the pod at once; without
+    it the pod would wait for the unschedulable pods' 5-minute flush."""
+    c = Cluster(nodes=1, seed=5)
+    c.client.create(pvc(storageClassName=""))
+    c.client.create(pod("web", "data"))
+    c.run(5)
+    assert "nodeName" not in get(c, "pods", "web")["spec"]
+    c.client.create(pv("late", "1Gi"))  # the PV controller binds it at its 15 s resync
+    c.run(20)
+    assert get(c, "persistentvolumeclaims", "data")["spec"]["volumeName"] == "late"
+    assert get(c, "pods", "web")["spec"]["nodeName"] == "node-1"
+
+
+@pytest.mark.parametrize(("pod_volumes", "claim", "expected"), [
+    # volume_binding_test.go TestIsSchedulableAfterPersistentVolumeClaimChange
+    ([{"name": "v", "persistentVolumeClaim": {"claimName": "pvc1"}}], ("ns1", "pvc1"), "Queue"),
+    ([{"name": "v", "persistentVolumeClaim": {"claimName": "pvc1"}}], ("ns1", "pvc2"), "QueueSkip"),
+    ([{"name": "v", "persistentVolumeClaim": {"claimName": "pvc1"}}], ("ns2", "pvc1"), "QueueSkip"),
+    ([{"name": "v", "ephemeral": {"volumeClaimTemplate": {}}}], ("ns1", "pod1-v"), "Queue"),
+    ([{"name": "v", "emptyDir": {}}], ("ns1", "pvc1"), "QueueSkip"),
+])
+def test_claim_change_hint(pod_volumes: list[dict[str, Any]], claim: tuple[str, str],
+                           expected: str) -> None:
+    from kubelab.scheduler.events import _volume_binding_after_claim_change
+    waiting = {"metadata": {"name": "pod1", "namespace": "ns1"}, "spec": {"volumes": pod_volumes}}
+    new = {"metadata": {"namespace": claim[0], "name": claim[1]}}
+    assert _volume_binding_after_claim_change(waiting, None, new).value == expected
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    # TestIsSchedulableAfterStorageClassChange
+    (None, {"metadata": {"name": "sc"}}, "Queue"),
+    ({"metadata": {"name": "sc"}}, {"metadata": {"name": "sc"}, "allowedTopologies": [
+        {"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}]}, "Queue"),
+    ({"metadata": {"name": "sc"}}, {"metadata": {"name": "sc", "labels": {"a": "b"}}}, "QueueSkip"),
+])
+def test_storage_class_change_hint(old: Any, new: Any, expected: str) -> None:
+    from kubelab.scheduler.events import _volume_binding_after_class_change
+    assert _volume_binding_after_class_change({"metadata": {}}, old, new).value == expected

@@ -77,7 +77,7 @@ class ApiError(Exception):
         and StandardErrorMessage): `Error from server (NotFound): ...`, the invalid-object
         form `The Pod "web" is invalid: ...` for 422, and the login hint for 401."""
         if self.reason == "Invalid":
-            return _invalid_message(self.details)
+            return _invalid_message(self.details, self.message)
         if self.reason == "Unauthorized":
             return f"error: You must be logged in to the server ({self.message})"
         if self.reason:
@@ -105,10 +105,13 @@ class ConnectionFailed(ApiError):
         return f"Unable to connect to the server: {self.cause}"
 
 
-def _invalid_message(details: dict[str, Any]) -> str:
+def _invalid_message(details: dict[str, Any], message: str) -> str:
     """checkErr's IsInvalid case: the kind and name from the Status details, then each cause
-    as `field: message` (duplicates once), one inline or several as a bulleted list."""
+    as `field: message` (duplicates once), one inline or several as a bulleted list; a Status
+    without details (a JSON patch that does not apply) is the request's, with its message."""
     head = "The request is invalid"
+    if not details:
+        return f"{head}: {message}"
     if details.get("kind") or details.get("name"):
         head = f'The {details.get("kind", "")} "{details.get("name", "")}" is invalid'
     causes: list[str] = []

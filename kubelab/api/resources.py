@@ -23,7 +23,7 @@ class ResourceInfo:
     short_names: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
     # Name validation: most names are DNS-1123 subdomains; namespaces are labels; Services
-    # are DNS-1035 labels ("dns1035": a letter first).
+    # are DNS-1035 labels ("dns1035": a letter first); "any": not checked (CSRs).
     name_rule: str = "subdomain"
     # The verbs it serves, when not all of them: a review is only ever created.
     verbs: tuple[str, ...] = ()
@@ -84,6 +84,9 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("selfsubjectrulesreviews", "SelfSubjectRulesReview", group="authorization.k8s.io",
                  namespaced=False, verbs=("create",)),
     ResourceInfo("selfsubjectreviews", "SelfSubjectReview", group="authentication.k8s.io",
+                 namespaced=False, verbs=("create",)),
+    # --- csr --- a review for another user (the CSR approver's): who may ask is RBAC's say
+    ResourceInfo("subjectaccessreviews", "SubjectAccessReview", group="authorization.k8s.io",
                  namespaced=False, verbs=("create",)),
     # Admission policies (kubelab/apiserver/admission/policy.py)
     ResourceInfo("validatingadmissionpolicies", "ValidatingAdmissionPolicy",
@@ -148,6 +151,12 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     # core/v1 Endpoints: deprecated since v1.33 (EndpointSlice replaces it), still served; the
     # endpoints controller (kubelab/controllers/endpoint/) writes them with Cluster(anatomy=True).
     ResourceInfo("endpoints", "Endpoints", short_names=("ep",)),
+    # --- csr --- certificates.k8s.io/v1 (kubelab/controllers/certificates/): the kubelets'
+    # client certificates. Approved or Denied only through /approval, the certificate only
+    # through /status; any name will do (ValidateCertificateRequestName).
+    ResourceInfo("certificatesigningrequests", "CertificateSigningRequest",
+                 group="certificates.k8s.io", namespaced=False, short_names=("csr",),
+                 subresources=("status", "approval"), name_rule="any"),
     # core/v1 ResourceQuota: the ResourceQuota admission plugin and the resourcequota
     # controller keep its status (kubelab/api/quota/).
     ResourceInfo("resourcequotas", "ResourceQuota", short_names=("quota",),

@@ -143,6 +143,11 @@ def is_valid_label_value(value: str) -> tuple[str, ...]:
 
 
 
+def _any_name(_name: str) -> list[str]:
+    """ValidateCertificateRequestName: "We don't care what you call your certificate requests."""
+    return []
+
+
 def validate_object_meta(
     meta: Any, *, namespaced: bool, name_rule: str = "subdomain", path: str = "metadata"
 ) -> list[FieldError]:
@@ -152,8 +157,8 @@ def validate_object_meta(
     if not isinstance(meta, dict):
         return [field_invalid(path, meta, "must be an object")]
     errs: list[FieldError] = []
-    check = {"label": is_dns1123_label, "dns1035": is_dns1035_label}.get(name_rule,
-                                                                          is_dns1123_subdomain)
+    check = {"label": is_dns1123_label, "dns1035": is_dns1035_label,
+             "any": _any_name}.get(name_rule, is_dns1123_subdomain)
     name = meta.get("name")
     generate_name = meta.get("generateName")
     if generate_name and isinstance(generate_name, str):

@@ -157,6 +157,15 @@ CLUSTER_ROLES = [
         rule(["create"], ["storage.k8s.io"], ["volumeattachments"]),
         # --- endpoints --- the endpoints controller (policy.go: endpoint-controller)
         rule(["create"], [""], ["endpoints"]),
+        # --- csr --- the CSR approver asks SubjectAccessReviews and approves the kubelets'
+        # client requests; the signer signs for the kubernetes.io signers (controller_policy.go)
+        rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+        {**rule(["approve"], ["certificates.k8s.io"], ["signers"]),
+         "resourceNames": ["kubernetes.io/kube-apiserver-client-kubelet"]},
+        {**rule(["sign"], ["certificates.k8s.io"], ["signers"]),
+         "resourceNames": ["kubernetes.io/kube-apiserver-client",
+                           "kubernetes.io/kube-apiserver-client-kubelet",
+                           "kubernetes.io/kubelet-serving", "kubernetes.io/legacy-unknown"]},
     ]),
     cluster_role("system:node", [
         rule([*READ, "create", "update", "patch", "delete"], [""], ["nodes"]),
@@ -173,6 +182,8 @@ CLUSTER_ROLES = [
         # NodeRules: the CSI plugin reads its driver and waits for the attachment
         rule(["get"], ["storage.k8s.io"], ["volumeattachments"]),
         rule(READ, ["storage.k8s.io"], ["csidrivers"]),
+        # --- csr --- NodeRules: a kubelet asks for (and renews) its client certificate
+        rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"]),
         # --- token --- the token manager's TokenRequests (NodeRestriction keeps a kubelet to
         # tokens bound to the pods on its node)
         rule(["create"], [""], ["serviceaccounts/token"]),

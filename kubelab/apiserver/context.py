@@ -41,6 +41,7 @@ SUBRESOURCE_VERBS = {
     "ephemeralcontainers": frozenset({"get", "update", "patch"}),
     "finalize": frozenset({"update"}),
     "token": frozenset({"create"}),  # --- sa --- serviceaccounts/token (TokenRequest)
+    "approval": frozenset({"get", "update", "patch"}),  # --- csr --- certificatesigningrequests
 }
 
 

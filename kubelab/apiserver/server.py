@@ -36,6 +36,11 @@ from kubelab.api.meta import epoch, rfc3339
 from kubelab.api.request import RawBody, Request, Response, WatchEvent, WatchHandle
 from kubelab.api.resources import DEPRECATED, ResourceTable
 from kubelab.apiserver import aggregator
+from kubelab.apiserver.admission.certificates import (
+    CertificateApproval,
+    CertificateSigning,
+    CertificateSubjectRestriction,
+)
 from kubelab.apiserver.admission.chain import AdmissionChain
 from kubelab.apiserver.admission.plugins import default_plugins
 from kubelab.apiserver.admission.webhook import WebhookClient
@@ -56,6 +61,7 @@ from kubelab.apiserver.auth.reviews import (
     create_self_subject_access_review,
     create_self_subject_review,
     create_self_subject_rules_review,
+    create_subject_access_review,
 )
 from kubelab.apiserver.auth.serviceaccount import HMACKey, SigningKey, TokenValidator
 from kubelab.apiserver.bootstrap import bootstrap
@@ -93,6 +99,7 @@ __all__ = ["APIServer", "WatchInterceptor"]
 
 # Reviews are only created, never stored: the authenticator or authorizer answers.
 _REVIEWS = {"selfsubjectaccessreviews": create_self_subject_access_review,
+            "subjectaccessreviews": create_subject_access_review,  # --- csr ---
             "selfsubjectrulesreviews": create_self_subject_rules_review,
             "selfsubjectreviews": create_self_subject_review}
 
@@ -134,6 +141,10 @@ class APIServer:
         self.admission = AdmissionChain()
         for plugin in default_plugins(self.authorizer.authorize):
             self.admission.register(plugin)
+        # --- csr --- the CSR plugins ask the authorizer about signers (admission/certificates.py)
+        for plugin in (CertificateApproval(self.authorizer.authorize),
+                       CertificateSigning(self.authorizer.authorize), CertificateSubjectRestriction()):
+            self.admission.register(plugin, before="MutatingAdmissionWebhook")
         self.registry = Registry(self)
         # Every request's record, oldest first, rotated like upstream's log backend
         # (--audit-log-maxsize): past audit_limit records the older half is dropped, so a

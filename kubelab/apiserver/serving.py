@@ -25,6 +25,7 @@ from kubelab.apiserver.auth.rbac import RBAC_RESOURCES
 from kubelab.apiserver.bootstrap import LOOPBACK
 from kubelab.apiserver.context import RequestContext, Served
 from kubelab.apiserver.printers import batch_policy, internalversion, services, workloads
+from kubelab.apiserver.printers import certificates as certificates_printers
 from kubelab.apiserver.printers import networking as networking_printers
 from kubelab.apiserver.printers import quota as quota_printers
 from kubelab.apiserver.printers import storage as storage_printers
@@ -75,6 +76,7 @@ class ServedResources:
                                                               batch_policy.add_handlers,
                                                               storage_printers.add_handlers,
                                                               networking_printers.add_handlers,
+                                                              certificates_printers.add_handlers,
                                                               quota_printers.add_handlers)
         for info in table:
             self._serve_builtin(info)

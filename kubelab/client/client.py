@@ -222,10 +222,12 @@ class Client:
         return self._send(self._request("create", info, ns, body=obj))
 
     def get(self, resource: str, name: str, namespace: str = "default", *, as_table: bool = False,
-            include_object: str = "") -> Object:
-        """The object; as_table: the server's meta.k8s.io/v1 Table of it instead (see list)."""
+            include_object: str = "", subresource: str = "") -> Object:
+        """The object (or its subresource: status, scale); as_table: the server's
+        meta.k8s.io/v1 Table of it instead (see list)."""
         return self._send(self._request("get", self.resource(resource), namespace, name,
-                                        as_table=as_table, include_object=include_object))
+                                        as_table=as_table, include_object=include_object,
+                                        subresource=subresource))
 
     def list(self, resource: str, namespace: str = "", *, label_selector: str = "",
              field_selector: str = "", limit: int = 0, continue_token: str = "",
@@ -251,9 +253,17 @@ class Client:
         return self.update(obj, subresource="status")
 
     def patch(self, resource: str, name: str, patch: Object, namespace: str = "default", *,
-              patch_type: str = "merge", subresource: str = "") -> Object:
+              patch_type: str = "merge", subresource: str = "", field_manager: str = "",
+              force: bool = False) -> Object:
+        """PATCH; an "apply" patch (server-side apply) names its field manager, and force takes
+        the conflicting fields from their managers."""
+        options: dict[str, Any] = {"patchType": patch_type}
+        if field_manager:
+            options["fieldManager"] = field_manager
+        if force:
+            options["force"] = True
         return self._send(self._request("patch", self.resource(resource), namespace, name, body=patch,
-                                        subresource=subresource, options={"patchType": patch_type}))
+                                        subresource=subresource, options=options))
 
     def delete(self, resource: str, name: str, namespace: str = "default", *,
                propagation_policy: str | None = None, grace_period_seconds: int | None = None,

@@ -378,7 +378,8 @@ class Cluster(ReplicaWiring, AnatomyWiring):
                 self._owners[election.identity] = name
             context = ComponentContext(name, client, self.clock, self.rand, self.trace,
                                        copy.deepcopy(node) if node is not None else None,
-                                       leader_election=election, sync_cost=self.sync_cost)
+                                       leader_election=election, sync_cost=self.sync_cost,
+                                       on_exit=functools.partial(self._process_died, name))
             component = build(descriptor, constructor, context,
                               deps if node is not None else None)
             kind = self._replica_of.get(name, name.split("/")[0])

@@ -26,6 +26,19 @@ server, and, in the namespaces the API server bootstraps, the `default` ServiceA
 kube-root-ca.crt ConfigMap those controllers would have made by the time kind hands the cluster
 over (a pod created at once finds them; a namespace made later gets them from the controllers
 a moment after, as upstream).
+
+--- csr --- The kubelets' client certificates, as kind shows them in `kubectl get csr`: the
+controller manager also runs the CSR signer (with the cluster CA and its key, as kubeadm's
+--cluster-signing-cert-file and -key-file), approver and cleaner; kubeadm's bootstrap token
+(kind's abcdef.0123456789abcdef, user system:bootstrap:abcdef in the groups
+system:bootstrappers and system:bootstrappers:kubeadm:default-node-token) is accepted, with
+kubeadm's bindings (phases/bootstraptoken/node: kubeadm:kubelet-bootstrap,
+kubeadm:node-autoapprove-bootstrap, kubeadm:node-autoapprove-certificate-rotation) and the
+ClusterRoles they name; and each kubelet asks for its certificate when it starts
+(kubelab/kubelet/certificate.py): the kubeadm init node (the first control-plane node) with its
+own identity, every node that joined with the bootstrap token. Departure: the three
+ClusterRoles are upstream's bootstrap policy (every API server makes them); kubelab's anatomy
+creates them with kubeadm's bindings, so clusters without the anatomy keep their objects.
 """
 
 
@@ -48,9 +61,15 @@ from kubelab.cluster.anatomy import (
     control_plane_node,
     static_pod,
 )
-from kubelab.cluster.pki import cluster_ca_pem
+from kubelab.cluster.pki import cluster_ca
 from kubelab.cluster.replicas import replica_names
-from kubelab.controllers.certificates import ROOT_CA_CERT_CONFIG_MAP_NAME, Publisher
+from kubelab.controllers.certificates import (
+    ROOT_CA_CERT_CONFIG_MAP_NAME,
+    CSRCleanerController,
+    CSRSigningController,
+    Publisher,
+    SARApprover,
+)
 from kubelab.controllers.certificates.rootcacertpublisher import DESCRIPTION, DESCRIPTION_ANNOTATION
 from kubelab.controllers.serviceaccount import ServiceAccountsController
 
@@ -67,7 +86,43 @@ KUBE_PROXY_GROUPS = ("system:serviceaccounts", "system:serviceaccounts:kube-syst
 # one, and those kubelab runs only here (upstream they are part of "*"): the serviceaccount
 # controller, the root-CA publisher, the endpoints and EndpointSlice mirroring controllers.
 ANATOMY_CONTROLLERS = ("*", ServiceAccountsController.NAME, Publisher.NAME, "endpoints-controller",
-                       "endpointslice-mirroring-controller")
+                       "endpointslice-mirroring-controller", CSRSigningController.NAME,
+                       SARApprover.NAME, CSRCleanerController.NAME)
+# --- csr --- kind's kubeadm config: the bootstrap token every joining node's kubelet uses.
+BOOTSTRAP_TOKEN = "abcdef.0123456789abcdef"
+BOOTSTRAP_USER = "system:bootstrap:abcdef"
+NODE_TOKEN_GROUP = "system:bootstrappers:kubeadm:default-node-token"
+BOOTSTRAP_GROUPS = ("system:bootstrappers", NODE_TOKEN_GROUP)
+_RBAC = "rbac.authorization.k8s.io"
+_CSR_RULES = (  # plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go
+    ("system:node-bootstrapper", ["create", "get", "list", "watch"], "certificatesigningrequests"),
+    ("system:certificates.k8s.io:certificatesigningrequests:nodeclient", ["create"],
+     "certificatesigningrequests/nodeclient"),
+    ("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", ["create"],
+     "certificatesigningrequests/selfnodeclient"),
+)
+_CSR_BINDINGS = (  # kubeadm phases/bootstraptoken/node/tlsbootstrap.go
+    ("kubeadm:kubelet-bootstrap", "system:node-bootstrapper", NODE_TOKEN_GROUP),
+    ("kubeadm:node-autoapprove-bootstrap",
+     "system:certificates.k8s.io:certificatesigningrequests:nodeclient", NODE_TOKEN_GROUP),
+    ("kubeadm:node-autoapprove-certificate-rotation",
+     "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"),
+)
+
+
+def csr_rbac_objects() -> list[Object]:
+    """The ClusterRoles the CSR path needs and kubeadm's bindings of them."""
+    objects: list[Object] = [
+        {"apiVersion": f"{_RBAC}/v1", "kind": "ClusterRole",
+         "metadata": {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+                      "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}},
+         "rules": [{"verbs": verbs, "apiGroups": ["certificates.k8s.io"], "resources": [resource]}]}
+        for name, verbs, resource in _CSR_RULES]
+    objects += [{"apiVersion": f"{_RBAC}/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+                 "roleRef": {"apiGroup": _RBAC, "kind": "ClusterRole", "name": role},
+                 "subjects": [{"apiGroup": _RBAC, "kind": "Group", "name": group}]}
+                for name, role, group in _CSR_BINDINGS]
+    return objects
 BOOTSTRAP_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 
@@ -82,6 +137,7 @@ def _running(obj: Any, flag: str = "running") -> Callable[[], bool]:
 class AnatomyWiring:
     if TYPE_CHECKING:
         anatomy: bool
+        hollow: bool
         apiserver: APIServer
         apiservers: list[APIServer]
         client: Client
@@ -115,6 +171,7 @@ class AnatomyWiring:
         self._processes: dict[str, tuple[str, str]] = {}  # component -> (node, image)
         self._static_pods: dict[str, list[Object]] = {}
         self.root_ca = b""  # the cluster CA's certificate (PEM), once the anatomy made one
+        self.root_ca_key = b""  # and its key: the CSR signer's
         if not self.anatomy:
             return
         nodes = self.control_plane_nodes
@@ -174,7 +231,10 @@ class AnatomyWiring:
     def _wire_identity(self) -> None:
         """The cluster CA, the ServiceAccount admission plugin, the bootstrap namespaces'
         default ServiceAccount and kube-root-ca.crt (see the module's docstring)."""
-        self.root_ca = cluster_ca_pem(self.seed)
+        self.root_ca, self.root_ca_key = cluster_ca(self.seed)
+        self.apiserver.add_token(BOOTSTRAP_TOKEN, BOOTSTRAP_USER, list(BOOTSTRAP_GROUPS))
+        for obj in csr_rbac_objects():
+            self.client.create(obj)
         for server in self.apiservers:
             server.admission.register(ServiceAccount(random.Random(f"{self.seed}/kube-api-access")),
                                       before="DefaultTolerationSeconds")
@@ -194,18 +254,35 @@ class AnatomyWiring:
     def _anatomy_constructor(self, component: str, constructor: Any, default: Any) -> Any:
         """kube-controller-manager as kubeadm runs it: the anatomy's --controllers and the
         root CA (a learner's replacement is left as it is)."""
-        if not self.anatomy or component != "controller-manager" or constructor is not default:
+        if not self.anatomy or constructor is not default:
+            return constructor
+        if component == "kubelet":  # --- csr --- each kubelet asks for its client certificate
+            first = self.control_plane_nodes[0]
+
+            def kubelet(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+                node = ctx.name.split("/", 1)[-1]
+                return constructor(ctx, *args, tls_bootstrap="" if node == first else BOOTSTRAP_TOKEN,
+                                   **kwargs)
+            return constructor if self.hollow else kubelet
+        if component != "controller-manager":
             return constructor
         return functools.partial(constructor, controllers=list(ANATOMY_CONTROLLERS),
-                                 controller_options={Publisher.NAME: {"root_ca": self._current_root_ca}})
+                                 controller_options={Publisher.NAME: {"root_ca": self._current_root_ca},
+                                                     CSRSigningController.NAME: {"ca": self._signing_ca}})
 
     def _current_root_ca(self) -> bytes:
         return self.root_ca
 
-    def set_root_ca(self, pem: bytes) -> None:
+    def _signing_ca(self) -> tuple[bytes, bytes]:
+        return self.root_ca, self.root_ca_key
+
+    def set_root_ca(self, pem: bytes, key: bytes = b"") -> None:
         """Publish this CA (kubelab serve's, which signed its serving certificate) as
-        kube-root-ca.crt from now on; the running publisher rewrites every namespace's."""
+        kube-root-ca.crt from now on; the running publisher rewrites every namespace's. With
+        its key, the CSR signer signs with it from now on too."""
         self.root_ca = pem
+        if key:
+            self.root_ca_key = key
         for component in self.components.values():
             controllers = getattr(component, "controllers", None)
             publisher = controllers.get(Publisher.NAME) if isinstance(controllers, dict) else None
@@ -213,10 +290,15 @@ class AnatomyWiring:
                 publisher.resync()
 
     def _up(self, name: str) -> Callable[[], bool]:
-        """Is the component `name` running (and has not stopped itself, losing its Lease)?"""
+        """What the kubelet's start of the component's container does: the binary runs, unless
+        c.faults crashed it (then it cannot come up until c.faults.restart). One that stopped
+        itself, losing its Lease as kube-scheduler exits, runs again: its container restarted."""
         def up() -> bool:
             component = self.components.get(name)
-            return component is not None and not getattr(component, "exited", False)
+            if component is not None and getattr(component, "exited", False):
+                self.restart_component(name)  # type: ignore[attr-defined]
+                return True
+            return component is not None
         return up
 
     def _process_died(self, name: str) -> None:

@@ -12,7 +12,8 @@ A descriptor may be disabled by default (isDisabledByDefault): `--controllers=*`
 naming it turns it on (IsControllerEnabled, in manager.py). kubelab disables the serviceaccount
 controller and the root-CA publisher by default, a departure (docs/ARCHITECTURE.md): they put
 objects in every namespace, so only the anatomy (Cluster(anatomy=True), `kubelab serve`) names
-them, and the traces of other clusters stay as they were. A controller's extra settings (its
+them, and the traces of other clusters stay as they were. So are the CSR signer, approver and
+cleaner: only the anatomy's kubelets ask for certificates. A controller's extra settings (its
 part of the component config, such as SAController.RootCAFile) reach its constructor as
 keyword arguments (ControllerManager(controller_options=...)).
 """
@@ -23,7 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from kubelab.controllers.certificates import Publisher
+from kubelab.controllers.certificates import (
+    CSRCleanerController,
+    CSRSigningController,
+    Publisher,
+    SARApprover,
+)
 from kubelab.controllers.cronjob import ControllerV2
 from kubelab.controllers.daemon import DaemonSetsController
 from kubelab.controllers.deployment import DeploymentController
@@ -143,6 +149,14 @@ def new_controller_descriptors() -> dict[str, ControllerDescriptor]:
                                   disabled_by_default=True))
     register(ControllerDescriptor("endpointslice-mirroring-controller", MirroringController,
                                   ("endpointslicemirroring",), disabled_by_default=True))
+    # --- csr --- the CertificateSigningRequest controllers (names.go): on by default upstream,
+    # kubelab runs them with the anatomy, whose kubelets ask for their client certificates.
+    register(ControllerDescriptor(CSRSigningController.NAME, CSRSigningController, ("csrsigning",),
+                                  disabled_by_default=True))
+    register(ControllerDescriptor(SARApprover.NAME, SARApprover, ("csrapproving",),
+                                  disabled_by_default=True))
+    register(ControllerDescriptor(CSRCleanerController.NAME, CSRCleanerController, ("csrcleaner",),
+                                  disabled_by_default=True))
     return descriptors
 
 

@@ -99,6 +99,7 @@ class ControllerManager:
         self.ctx.trace.record(self.name, "leaderelection-lost", "")
         self.exited = True
         self.stop()
+        self.ctx.exit()
 
     def _wait_for_cache_sync(self) -> None:
         self._poll = None

@@ -5,8 +5,9 @@ way kubectl shows them (`Error from server (NotFound): pods "x" not found`) with
 which is what kubectl's cmdutil.CheckErr does (k8s.io/kubectl pkg/cmd/util/helpers.go): a
 usage error adds `See 'kubectl <verb> -h' for help and examples`. The verbs live beside this
 file, one module per command family as kubectl's pkg/cmd/: get.py (get, delete), create.py
-(apply, create, run), verbs.py (scale, label, annotate, cordon, describe, logs, version,
-api-resources), rollout.py, taint.py, explain.py, top.py, autoscale.py. `--as`, `--as-group`
+(apply, create, run), set.py (set image|env|resources), patch.py (patch, replace), verbs.py
+(scale, label, annotate, cordon, describe, logs, version, api-resources), rollout.py, taint.py,
+explain.py, top.py, autoscale.py. `--as`, `--as-group`
 and `--as-uid` make every request of the command ask to act as that user, as the real
 kubectl's Impersonate-* headers do.
 """
@@ -22,19 +23,23 @@ from kubelab.api.errors import ApiError, ParseError
 from kubelab.api.request import Impersonation
 from kubelab.client.client import Client
 from kubelab.kubectl.autoscale import autoscale
+from kubelab.kubectl.certificate import certificate
 from kubelab.kubectl.common import KubectlError, Output, Printed, UsageError, Verb
 from kubelab.kubectl.cp import VERBS as CP_VERBS
 from kubelab.kubectl.create import VERBS as CREATE_VERBS
 from kubelab.kubectl.drain import drain
 from kubelab.kubectl.exec import VERBS as EXEC_VERBS
 from kubelab.kubectl.get import VERBS as GET_VERBS
+from kubelab.kubectl.patch import VERBS as PATCH_VERBS
+from kubelab.kubectl.set import VERBS as SET_VERBS
 from kubelab.kubectl.top import top
 from kubelab.kubectl.verbs import VERBS as OTHER_VERBS
 
 __all__ = ["KubectlError", "Output", "UsageError", "kubectl", "split_command"]
 
 VERBS: dict[str, Verb] = {**GET_VERBS, **CREATE_VERBS, **OTHER_VERBS, **EXEC_VERBS, "drain": drain,
-                          "top": top, "autoscale": autoscale, **CP_VERBS}
+                          "top": top, "autoscale": autoscale, **CP_VERBS, **SET_VERBS, **PATCH_VERBS,
+                          "certificate": certificate}
 # The kubeconfig user kubectl runs as, as kubelab serve's kubeconfig names it; clientcmd's
 # errors about the user's settings name it.
 AUTH_INFO = "kubernetes-admin"
@@ -89,7 +94,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cascade", default="background", choices=["background", "foreground", "orphan"])
     p.add_argument("--grace-period", type=int)
     p.add_argument("--now", action="store_true")
-    p.add_argument("--overwrite", action="store_true")
+    # a bool flag (pflag): --overwrite, --overwrite=true|false; None when not given (set env's
+    # default is true, label's, annotate's and taint's false)
+    p.add_argument("--overwrite", "--overwrite=true", dest="overwrite", action="store_const", const=True)
+    p.add_argument("--overwrite=false", dest="overwrite", action="store_const", const=False)
     p.add_argument("--to-revision", type=int, default=0)
     p.add_argument("--revision", type=int, default=0)
     p.add_argument("-c", "--container", default="")
@@ -102,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--since", default="")
     p.add_argument("--restart", default="")  # run: Always; create job: Never; cronjob: OnFailure
     p.add_argument("--command", action="store_true")
-    p.add_argument("--env", action="append", default=[])
+    p.add_argument("-e", "--env", action="append", default=[])
     p.add_argument("-i", "--stdin", action="store_true")
     p.add_argument("-t", "--tty", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true")
@@ -136,6 +144,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scopes", default="")
     # --- streams --- cp
     p.add_argument("--no-preserve", action="store_true")
+    # set resources, set env, patch
+    p.add_argument("--limits", default="")
+    p.add_argument("--requests", default="")
+    p.add_argument("--prefix", default="")
+    p.add_argument("--patch", default="")
+    p.add_argument("--patch-file", default="")
+    p.add_argument("--type", dest="patch_type", default="")
+    # apply --server-side
+    p.add_argument("--server-side", action="store_true")
+    p.add_argument("--field-manager", default="kubectl")
+    p.add_argument("--force-conflicts", action="store_true")
     return p
 
 
@@ -153,7 +172,20 @@ def _warnings(client: Client) -> str:
 def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "",
             wait: Callable[[float], Any] | None = None) -> Output:
     """Run one kubectl command line against `client`. wait(seconds) lets virtual time pass
-    (the cluster's run): exec, logs -f and drain's retries need it."""
+    (the cluster's run): exec, logs -f and drain's retries need it.
+
+    Each kubectl run is its own process upstream, printing the warnings of its own requests
+    only: the warnings `client` holds from earlier calls (c.client's) are set aside while the
+    command runs and handed back to it afterwards, unprinted."""
+    earlier = client.take_warnings()
+    try:
+        return _run(client, command, now, stdin, wait)
+    finally:
+        client.warnings = earlier
+
+
+def _run(client: Client, command: str, now: float, stdin: str,
+         wait: Callable[[float], Any] | None) -> Output:
     try:
         words = split_command(command)
         if words and words[0] == "kubectl":
@@ -166,6 +198,9 @@ def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "",
             words, after_dash = words[:at], words[at + 1:]
         if words[:1] == ["logs"] or words[1:2] == ["logs"]:  # logs -f is --follow, not a file
             words = ["--follow" if w == "-f" else w for w in words]
+        if words[:1] == ["patch"]:  # patch -p is --patch, not logs' --previous (-p=P, -pP too)
+            words = ["--patch" if w == "-p" else f"--patch={w[2:].removeprefix('=')}"
+                     if w.startswith("-p") else w for w in words]
         args, unknown = _parser().parse_known_intermixed_args(words)
         args.wait = wait
         handler = VERBS.get(args.verb)
@@ -198,8 +233,8 @@ def kubectl(client: Client, command: str, now: float = 0.0, stdin: str = "",
             return Output(f"error: {err.message}", 1)
         return Output(_warnings(client) + err.kubectl_message(), 1)
     except Printed as err:
-        return Output(str(err), 1)
+        return Output(_warnings(client) + str(err), 1)
     except (KubectlError, ParseError, ValueError) as err:
         text = str(err)
-        return Output(text if text.startswith("error: ") else f"error: {text}", 1)
+        return Output(_warnings(client) + (text if text.startswith("error: ") else f"error: {text}"), 1)
 

@@ -1,6 +1,7 @@
 """`kubectl apply -f`, `create -f`, `create namespace|deployment|configmap|cronjob|job|quota` and `run`.
 
-Follows k8s.io/kubectl pkg/cmd/apply/apply.go, pkg/cmd/create/create.go (NameFromCommandArgs),
+Follows k8s.io/kubectl pkg/cmd/apply/apply.go (client-side apply in kubelab/client/apply.py;
+--server-side sends the object as an apply patch), pkg/cmd/create/create.go (NameFromCommandArgs),
 create_namespace.go, create_deployment.go (buildPodSpec: the container is named after the
 image), create_configmap.go (--from-literal), create_cronjob.go, create_job.go (--from=cronjob/X)
 and pkg/cmd/run/run.go, with their usage errors; create_serviceaccount.go and create_token.go
@@ -21,7 +22,7 @@ from kubelab.api.quantity import parse_quantity
 from kubelab.api.yamlio import load_objects
 from kubelab.client.apply import apply_objects
 from kubelab.client.client import Client
-from kubelab.kubectl.common import KubectlError, UsageError, Verb, expect_args, prefix
+from kubelab.kubectl.common import KubectlError, UsageError, Verb, check_errors, expect_args, prefix
 from kubelab.kubectl.printers import to_json, to_yaml
 
 __all__ = ["VERBS"]
@@ -36,9 +37,50 @@ def _from_files(client: Client, args: argparse.Namespace, stdin: str) -> str:
         raise KubectlError(f"no objects passed to {args.verb}")
     for obj in objects:
         obj.setdefault("metadata", {}).setdefault("namespace", args.namespace)
+    if args.verb == "apply" and args.server_side:
+        return _server_side_apply(client, args, objects)
+    if args.verb == "apply" and args.force_conflicts:
+        raise KubectlError("--force-conflicts only works with --server-side")
     if args.verb == "apply":
-        return "\n".join(apply_objects(client, objects))
+        warnings: list[str] = []  # on stderr, before the lines
+        lines = apply_objects(client, objects, warnings.append)
+        return "\n".join([*warnings, *lines])
     return "\n".join(_created(client, obj, args.namespace) for obj in objects)
+
+
+SSA_CONFLICT_HELP = """
+Please review the fields above--they currently have other managers. Here
+are the ways you can resolve this warning:
+* If you intend to manage all of these fields, please re-run the apply
+  command with the `--force-conflicts` flag.
+* If you do not intend to manage all of the fields, please edit your
+  manifest to remove references to the fields that should keep their
+  current managers.
+* You may co-own fields by updating your manifest to match the existing
+  value; in this case, you'll become the manager if the other manager(s)
+  stop managing the field (remove it from their configuration).
+See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts"""
+
+
+def _server_side_apply(client: Client, args: argparse.Namespace, objects: list[Object]) -> str:
+    """apply.go's ServerSideApply: each object sent whole as an apply patch under the field
+    manager (`kubectl` unless --field-manager), --force-conflicts taking fields from others;
+    a conflict is explained as kubectl explains it."""
+    lines: list[str] = []
+    for obj in objects:
+        info, meta = client.resource_for(obj), obj.get("metadata") or {}
+        namespace = str(meta.get("namespace") or args.namespace) if info.namespaced else ""
+        try:
+            applied = client.patch(info.resource, str(meta.get("name", "")), obj, namespace,
+                                   patch_type="apply", field_manager=args.field_manager,
+                                   force=args.force_conflicts)
+        except ApiError as err:
+            if err.code != 409:
+                check_errors(lines, [err])
+            check_errors(lines, [KubectlError(err.message + SSA_CONFLICT_HELP)])
+            raise
+        lines.append(f"{prefix(info)}/{applied['metadata']['name']} serverside-applied")
+    return "\n".join(lines)
 
 
 def _created(client: Client, obj: Object, namespace: str, what: str = "") -> str:

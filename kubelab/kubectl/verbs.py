@@ -42,7 +42,7 @@ from kubelab.kubectl.explain import explain
 from kubelab.kubectl.rollout import rollout
 from kubelab.kubectl.taint import taint
 
-__all__ = ["CLIENT_VERSION", "KUSTOMIZE_VERSION", "SERVER_VERSION", "VERBS"]
+__all__ = ["CLIENT_VERSION", "KUSTOMIZE_VERSION", "SERVER_VERSION", "VERBS", "resources_and_pairs"]
 
 # The release kubelab follows. kubelab's API server has no /version endpoint: the server
 # version is this release too, printed once a request has reached the server.
@@ -82,7 +82,7 @@ def _scale(client: Client, args: argparse.Namespace, now: float, stdin: str) -> 
     return check_errors(lines, errors)
 
 
-def _pairs(words: list[str], what: str) -> tuple[list[str], list[str]]:
+def resources_and_pairs(words: list[str], what: str) -> tuple[list[str], list[str]]:
     """GetResourcesAndPairs: resources first, then key=value / key- changes."""
     found, targets, changes = False, [], []
     for word in words:
@@ -99,7 +99,7 @@ def _pairs(words: list[str], what: str) -> tuple[list[str], list[str]]:
 
 def _label(client: Client, args: argparse.Namespace, now: float, stdin: str) -> str:
     field, what = ("labels", "label") if args.verb == "label" else ("annotations", "annotation")
-    targets, changes = _pairs(args.args, what)
+    targets, changes = resources_and_pairs(args.args, what)
     updates: dict[str, str | None] = {}
     removed: list[str] = []
     for spec in changes:

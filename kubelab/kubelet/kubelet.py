@@ -33,6 +33,7 @@ from kubelab.client.component import ComponentContext
 from kubelab.client.delta_fifo import DeletedFinalStateUnknown
 from kubelab.client.shared_informer import ResourceEventHandler, SharedInformerFactory
 from kubelab.kubelet.backoff import Backoff
+from kubelab.kubelet.certificate import ClientCertificate
 from kubelab.kubelet.config import KubeletConfiguration
 from kubelab.kubelet.heartbeat import NodeHeartbeat
 from kubelab.kubelet.images import ImageManager
@@ -42,7 +43,13 @@ from kubelab.kubelet.probes import SUCCESS, ProbeManager
 from kubelab.kubelet.registry import ImageRegistry
 from kubelab.kubelet.runtime import RUNNING, SANDBOX_READY, Container, ContainerRuntime
 from kubelab.kubelet.static_pods import MirrorClient, is_mirror_pod, static_pods_from
-from kubelab.kubelet.status import KUBELET_CONDITIONS, container_statuses, get_phase, pod_conditions
+from kubelab.kubelet.status import (
+    KUBELET_CONDITIONS,
+    container_statuses,
+    get_phase,
+    need_to_reconcile_pod_readiness,
+    pod_conditions,
+)
 from kubelab.kubelet.status_manager import StatusManager
 from kubelab.kubelet.token import Manager as TokenManager
 from kubelab.kubelet.volumemanager import VolumeManager
@@ -57,9 +64,11 @@ TERMINAL = ("Succeeded", "Failed")
 class Kubelet:
     def __init__(self, ctx: ComponentContext, runtime: ContainerRuntime | None = None, *,
                  config: KubeletConfiguration | None = None,
-                 static_pods: list[Object] | None = None) -> None:
+                 static_pods: list[Object] | None = None, tls_bootstrap: str | None = None) -> None:
         """runtime: the node's container runtime, which outlives a kubelet crash as containerd
-        does (None: a runtime of its own, for a kubelet run by hand)."""
+        does (None: a runtime of its own, for a kubelet run by hand). tls_bootstrap: ask for a
+        client certificate (certificate.py) with this bootstrap token, or "" with the node's
+        own identity; None (kubelab's default outside the anatomy): ask for none."""
         self.ctx, self.clock, self.client = ctx, ctx.clock, ctx.client
         self.manifest: Object = ctx.node or {"metadata": {"name": ctx.name.rsplit("/", 1)[-1]}}
         self.node_name = str(self.manifest["metadata"]["name"])
@@ -75,6 +84,8 @@ class Kubelet:
         self.static_keys: dict[str, str] = {}      # "ns/name" -> the static pod's uid
         self.reasons: dict[str, dict[str, tuple[str, str]]] = {}  # the reason cache
         self._timer: Timer | None = None
+        self.client_certificate = ClientCertificate(ctx, self.node_name, self.runtime.host_paths,
+                                                    tls_bootstrap) if tls_bootstrap is not None else None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -109,6 +120,8 @@ class Kubelet:
         # What a container's cat and ls see of its volumes: what the volume manager mounted.
         self.kuberuntime.container_mounts = self.volume_manager.container_mounts
         self._unsubscribe = self.runtime.subscribe(self._on_container_event)
+        if self.client_certificate is not None:  # --- csr --- bootstrap.LoadClientCert
+            self.client_certificate.start()
         self.event(self.heartbeat.ref, "Normal", "Starting", "Starting kubelet.")
         self.heartbeat.register()
         self.heartbeat.start()
@@ -132,6 +145,8 @@ class Kubelet:
         self.running = False
         for part in (self.factory, self.heartbeat, self.status_manager, self.probes, self.workers):
             part.stop()
+        if self.client_certificate is not None:
+            self.client_certificate.stop()
         self._unsubscribe()
         if self._timer is not None:
             self._timer.cancel()
@@ -166,11 +181,15 @@ class Kubelet:
 
     def _on_pod_update(self, old: Object, new: Object) -> None:
         """Our own status writes come back as updates: they need no sync (upstream's
-        HandlePodReconcile); a change of spec or metadata (a deletionTimestamp) does."""
+        HandlePodReconcile), unless a readiness gate's condition, which someone else sets,
+        changed what Ready should say; a change of spec or metadata (a deletionTimestamp)
+        does."""
         uid = new["metadata"].get("uid", "")
         if uid in self.pods and old.get("spec") == new.get("spec") and \
                 _meta(old) == _meta(new) and not is_mirror_pod(new):
             self.pods[uid] = new
+            if need_to_reconcile_pod_readiness(new):
+                self.workers.update_pod(uid)
             return
         self._on_pod(new)
 
@@ -332,7 +351,8 @@ class Kubelet:
         conditions = [c for c in api_status.get("conditions") or []
                       if c.get("type") not in KUBELET_CONDITIONS]
         status: Object = {"phase": phase,
-                          "conditions": conditions + pod_conditions(pod, inits, regular, phase, ready),
+                          "conditions": conditions + pod_conditions(pod, inits, regular, phase, ready,
+                                                                    conditions),
                           "hostIP": self.node_ip, "hostIPs": [{"ip": self.node_ip}],
                           "containerStatuses": regular}
         if sandbox is not None:  # a hostNetwork pod has the node's address

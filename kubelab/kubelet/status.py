@@ -22,8 +22,8 @@ from kubelab.api.meta import rfc3339
 from kubelab.kubelet.registry import normalize_image
 from kubelab.kubelet.runtime import CREATED, EXITED, RUNNING, Container
 
-__all__ = ["KUBELET_CONDITIONS", "container_statuses", "get_phase", "pod_conditions",
-           "should_container_be_restarted"]
+__all__ = ["KUBELET_CONDITIONS", "container_statuses", "get_phase", "need_to_reconcile_pod_readiness",
+           "pod_conditions", "should_container_be_restarted"]
 
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
                       "PodScheduled")
@@ -245,9 +245,52 @@ def _go_list(names: list[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
+def _readiness_gates_unready(pod: Object, conditions: list[Object]) -> list[str]:
+    """GeneratePodReadyCondition's look at each spec.readinessGates conditionType."""
+    by_type = {c.get("type"): c for c in reversed(conditions)}  # the first of a type counts
+    messages = []
+    for gate in (pod.get("spec") or {}).get("readinessGates") or ():
+        kind = str(gate.get("conditionType", ""))
+        condition = by_type.get(kind)
+        if condition is None:
+            messages.append(f'corresponding condition of pod readiness gate "{kind}" does not exist.')
+        elif condition.get("status") != "True":
+            messages.append(f'the status of pod readiness gate "{kind}" is not "True", but '
+                            f'{condition.get("status", "")}')
+    return messages
+
+
+def _ready_condition(pod: Object, conditions: list[Object], containers_ready: Object) -> Object:
+    """GeneratePodReadyCondition: ContainersReady's status, reason and message while it is not
+    True; then False with ReadinessGatesNotReady while a readiness gate's condition is missing
+    or not True; else True."""
+    if containers_ready.get("status") != "True":
+        return {"type": "Ready", **{k: v for k, v in containers_ready.items() if k != "type"}}
+    unready = _readiness_gates_unready(pod, conditions)
+    if unready:
+        return {"type": "Ready", "status": "False", "reason": "ReadinessGatesNotReady",
+                "message": ", ".join(unready)}
+    return {"type": "Ready", "status": "True"}
+
+
+def need_to_reconcile_pod_readiness(pod: Object) -> bool:
+    """NeedToReconcilePodReadiness: the pod has readiness gates and its Ready condition is not
+    what the gates' conditions (set by someone else) now say."""
+    if not (pod.get("spec") or {}).get("readinessGates"):
+        return False
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    current = next((c for c in conditions if c.get("type") == "Ready"), None)
+    containers_ready = next((c for c in conditions if c.get("type") == "ContainersReady"),
+                            {"status": "False"})
+    want = _ready_condition(pod, conditions, containers_ready)
+    return current is not None and (current.get("status"), current.get("message")) != \
+        (want.get("status"), want.get("message"))
+
+
 def pod_conditions(pod: Object, init_statuses: list[Object], statuses: list[Object], phase: str,
-                   sandbox_ready: bool) -> list[Object]:
-    """The kubelet-owned conditions, in upstream's order (generate.go)."""
+                   sandbox_ready: bool, others: list[Object] | None = None) -> list[Object]:
+    """The kubelet-owned conditions, in upstream's order (generate.go). others: the pod's
+    conditions that someone else owns, which its readiness gates are read from."""
     spec = pod.get("spec") or {}
     out: list[Object] = [{"type": "PodReadyToStartContainers",
                           "status": "True" if sandbox_ready else "False"}]
@@ -263,7 +306,7 @@ def pod_conditions(pod: Object, init_statuses: list[Object], statuses: list[Obje
     else:
         out.append({"type": "Initialized", "status": "False", "reason": "ContainersNotInitialized",
                     "message": f"containers with incomplete status: {_go_list(incomplete)}"})
-    # ContainersReady, and Ready which repeats it (no readiness gates here)
+    # ContainersReady, and Ready which repeats it unless a readiness gate holds it back
     if phase in ("Succeeded", "Failed"):
         reason = "PodCompleted" if phase == "Succeeded" else "PodFailed"
         ready = {"status": "False", "reason": reason}
@@ -274,7 +317,7 @@ def pod_conditions(pod: Object, init_statuses: list[Object], statuses: list[Obje
         ready = {"status": "False", "reason": "ContainersNotReady",
                  "message": f"containers with unready status: {_go_list(unready)}"} if unready \
             else {"status": "True"}
-    out.append({"type": "Ready", **ready})
+    out.append(_ready_condition(pod, others or [], {"type": "ContainersReady", **ready}))
     out.append({"type": "ContainersReady", **ready})
     out.append({"type": "PodScheduled", "status": "True"})
     return out

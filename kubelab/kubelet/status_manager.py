@@ -11,6 +11,9 @@ Follows pkg/kubelet/status/status_manager.go:
   and deletes it with gracePeriodSeconds=0 and a UID precondition: the last step of graceful
   deletion (canBeDeleted).
 
+- what is written keeps the conditions someone else owns (a readiness gate's, DisruptionTarget)
+  as the API shows them, and the kubelet's own as the kubelet says (mergePodStatus).
+
 Upstream GETs each pod before patching it; we read the kubelet's informer copy and send a merge
 patch of the status, which needs no resourceVersion.
 """
@@ -25,6 +28,7 @@ from kubelab.api.errors import ApiError
 from kubelab.api.meta import rfc3339
 from kubelab.api.validation import left_terminated
 from kubelab.client.client import Client
+from kubelab.kubelet.status import KUBELET_CONDITIONS
 from kubelab.sim.clock import Clock, Timer
 from kubelab.sim.trace import Trace
 
@@ -132,6 +136,7 @@ class StatusManager:
             return
         meta = pod["metadata"]
         current = pod.get("status") or {}
+        status = merge_pod_status(current, status)
         try:
             if self._shown.get(uid) is not pod:
                 if any(current.get(k) != v for k, v in status.items()):
@@ -154,3 +159,13 @@ class StatusManager:
     def _record(self, verb: str, obj: str, **detail: Any) -> None:
         if self.trace is not None:
             self.trace.record(self.name, verb, obj, **detail)
+
+
+def merge_pod_status(old: Object, new: Object) -> Object:
+    """mergePodStatus: the conditions of `old` (the API's) that the kubelet does not own, then
+    the kubelet's own from `new`."""
+    conditions = [c for c in old.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
+    conditions += [c for c in new.get("conditions") or [] if c.get("type") in KUBELET_CONDITIONS]
+    if conditions == (new.get("conditions") or []):
+        return new
+    return {**new, "conditions": conditions}

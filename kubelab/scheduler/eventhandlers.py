@@ -7,7 +7,10 @@ without one, addressed to one of our profiles by spec.schedulerName, is the queu
 a pod is bound, its update moves it from one to the other.
 
 Every change that might help a waiting pod is turned into a ClusterEvent and offered to the
-queue, which asks the plugins that rejected each pod whether it is worth another try.
+queue, which asks the plugins that rejected each pod whether it is worth another try. For the
+other kinds some plugin registers events of (VolumeBinding: claims, volumes, classes),
+addAllEventHandlers starts one informer each, whose handlers only offer events to the queue
+(buildEvtResHandler), for the actions registered.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from kubelab.scheduler.events import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
     NODE_DELETE,
+    RESOURCE_FOR_GVK,
     ActionType,
     ClusterEvent,
     node_scheduling_properties_change,
@@ -50,6 +54,39 @@ def add_all_event_handlers(sched: Scheduler) -> None:
         on_add=lambda obj: add_node(sched, obj),
         on_update=lambda old, new: update_node(sched, old, new),
         on_delete=lambda obj: delete_node(sched, obj)))
+    for gvk, actions in sorted(registered_gvks(sched).items()):
+        informer = sched.informers.informer_for(RESOURCE_FOR_GVK[gvk])
+        informer.add_event_handler(build_evt_res_handler(sched, gvk, actions))
+
+
+def registered_gvks(sched: Scheduler) -> dict[str, ActionType]:
+    """The gvkMap: every other kind some plugin of some profile registers, with the union of
+    the actions registered for it."""
+    gvks: dict[str, ActionType] = {}
+    for plugins in sched.queue.hint_map.values():
+        for registrations in plugins.values():
+            for event, _ in registrations:
+                if event.resource in RESOURCE_FOR_GVK:
+                    gvks[event.resource] = gvks.get(event.resource, ActionType(0)) | event.action
+    return gvks
+
+
+def build_evt_res_handler(sched: Scheduler, gvk: str, actions: ActionType) -> ResourceEventHandler:
+    """buildEvtResHandler: each action registered for the kind becomes a ClusterEvent."""
+    def on_add(obj: Object) -> None:
+        if actions & ActionType.Add:
+            sched.queue.move_all_to_active_or_backoff_queue(ClusterEvent(gvk, ActionType.Add), None, obj)
+
+    def on_update(old: Object, new: Object) -> None:
+        if actions & ActionType.Update:
+            sched.queue.move_all_to_active_or_backoff_queue(ClusterEvent(gvk, ActionType.Update), old, new)
+
+    def on_delete(obj: Any) -> None:
+        if actions & ActionType.Delete:
+            old = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+            sched.queue.move_all_to_active_or_backoff_queue(ClusterEvent(gvk, ActionType.Delete), old, None)
+
+    return ResourceEventHandler(on_add=on_add, on_update=on_update, on_delete=on_delete)
 
 
 def _responsible(sched: Scheduler, pod: Object) -> bool:

@@ -8,10 +8,17 @@ cares about (EventsToRegister), optionally with a QueueingHint that looks closer
 
 Follows pkg/scheduler/framework/events.go (ActionType, ClusterEvent, NodeSchedulingPropertiesChange)
 and the EventsToRegister of each in-tree plugin (noderesources/fit.go, tainttoleration,
-nodeunschedulable, nodeaffinity, nodename, podtopologyspread/plugin.go) with QueueingHints
-enabled, as they are by default. Only NodeResourcesFit's hints are implemented; for the other
-plugins a registered event always requeues, which is what upstream does for a plugin that
-registers an event without a QueueingHintFn.
+nodeunschedulable, nodeaffinity, nodename, podtopologyspread/plugin.go, volumebinding/
+volume_binding.go) with QueueingHints enabled, as they are by default. NodeResourcesFit's and
+VolumeBinding's hints are implemented; for the other plugins a registered event always
+requeues, which is what upstream does for a plugin that registers an event without a
+QueueingHintFn.
+
+Resources other than Node and Pod are named as upstream's framework.GVK names them
+("PersistentVolumeClaim", "storage.k8s.io/StorageClass"); the scheduler runs an informer for
+each one some plugin registers (eventhandlers.py). VolumeBinding's CSINode, CSIDriver and
+CSIStorageCapacity events are not registered: kubelab serves no CSINode or
+CSIStorageCapacity, and the CSIDriver hint only matters to storage capacity tracking.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ __all__ = [
     "IN_TREE_EVENTS",
     "NODE_ADD",
     "NODE_DELETE",
+    "PERSISTENT_VOLUME",
+    "PERSISTENT_VOLUME_CLAIM",
+    "STORAGE_CLASS",
     "UNSCHEDULABLE_TIMEOUT",
     "ActionType",
     "ClusterEvent",
@@ -65,8 +75,9 @@ class QueueingHint(enum.Enum):
 
 @dataclass(frozen=True)
 class ClusterEvent:
-    """An event. resource is "Node", "Pod", "AssignedPod", "UnscheduledPod" or "*" (a
-    wildcard that moves every waiting pod, e.g. UnschedulableTimeout)."""
+    """An event. resource is "Node", "Pod", "AssignedPod", "UnscheduledPod", another kind's
+    GVK (PERSISTENT_VOLUME_CLAIM, ...) or "*" (a wildcard that moves every waiting pod, e.g.
+    UnschedulableTimeout). An update of another kind is ActionType.Update."""
 
     resource: str
     action: ActionType
@@ -95,6 +106,13 @@ ASSIGNED_POD_ADD = ClusterEvent("AssignedPod", ActionType.Add)
 ASSIGNED_POD_DELETE = ClusterEvent("AssignedPod", ActionType.Delete)
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.All, "UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
+
+# framework.GVK of the other kinds, and the API resource the scheduler watches for each.
+PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+PERSISTENT_VOLUME = "PersistentVolume"
+STORAGE_CLASS = "storage.k8s.io/StorageClass"
+RESOURCE_FOR_GVK = {PERSISTENT_VOLUME_CLAIM: "persistentvolumeclaims",
+                    PERSISTENT_VOLUME: "persistentvolumes", STORAGE_CLASS: "storageclasses"}
 
 # A QueueingHintFn: (pod waiting, old object, new object) -> Queue or QueueSkip.
 HintFn = Callable[[Object, Obj, Obj], QueueingHint]
@@ -157,6 +175,40 @@ def _fit_after_pod_event(pod: Object, old: Obj, new: Obj) -> QueueingHint:
     return QueueingHint.QueueSkip  # in-place scale-down is not modelled
 
 
+# --- VolumeBinding's QueueingHints (volumebinding/volume_binding.go) -------------------------
+
+def _claim_names(pod: Object) -> list[str]:
+    """The claims a pod's volumes name: persistentVolumeClaim.claimName, and for a generic
+    ephemeral volume the claim the ephemeral controller makes, <pod>-<volume>
+    (ephemeral.VolumeClaimName)."""
+    names = []
+    for volume in (pod.get("spec") or {}).get("volumes") or ():
+        if (volume.get("persistentVolumeClaim") or {}).get("claimName"):
+            names.append(str(volume["persistentVolumeClaim"]["claimName"]))
+        elif volume.get("ephemeral") is not None:
+            names.append(f"{(pod.get('metadata') or {}).get('name', '')}-{volume.get('name', '')}")
+    return names
+
+
+def _volume_binding_after_claim_change(pod: Object, old: Obj, new: Obj) -> QueueingHint:
+    """isSchedulableAfterPersistentVolumeClaimChange: a claim of the pod's own was created or
+    changed (bound, most often); any other claim cannot help it."""
+    meta = (new or {}).get("metadata") or {}
+    if meta.get("namespace", "") != (pod.get("metadata") or {}).get("namespace", ""):
+        return QueueingHint.QueueSkip
+    return QueueingHint.Queue if meta.get("name") in _claim_names(pod) else QueueingHint.QueueSkip
+
+
+def _volume_binding_after_class_change(pod: Object, old: Obj, new: Obj) -> QueueingHint:
+    """isSchedulableAfterStorageClassChange: any new class, or a change of allowedTopologies
+    (volumeBindingMode cannot change)."""
+    if old is None:
+        return QueueingHint.Queue
+    if (old or {}).get("allowedTopologies") != (new or {}).get("allowedTopologies"):
+        return QueueingHint.Queue
+    return QueueingHint.QueueSkip
+
+
 # Plugin name -> what it registers. Plugins without a Filter (scoring only) never reject a pod.
 IN_TREE_EVENTS: dict[str, list[Registration]] = {
     "NodeUnschedulable": [(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeTaint), None),
@@ -174,9 +226,13 @@ IN_TREE_EVENTS: dict[str, list[Registration]] = {
         (ClusterEvent("Node", ActionType.Add | ActionType.Delete | ActionType.UpdateNodeLabel
                       | ActionType.UpdateNodeTaint), None)],
     "NodeResourcesBalancedAllocation": [], "ImageLocality": [], "DefaultBinder": [],
-    # --- i31-storage --- (upstream also registers PVC, PV, StorageClass and CSINode events;
-    # the scheduler has no informers for them: volume_binding.py)
-    "VolumeBinding": [(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel), None)],
+    # --- i31-storage --- (upstream's CSINode, CSIDriver and CSIStorageCapacity are left out)
+    "VolumeBinding": [
+        (ClusterEvent(STORAGE_CLASS, ActionType.Add | ActionType.Update), _volume_binding_after_class_change),
+        (ClusterEvent(PERSISTENT_VOLUME_CLAIM, ActionType.Add | ActionType.Update),
+         _volume_binding_after_claim_change),
+        (ClusterEvent(PERSISTENT_VOLUME, ActionType.Add | ActionType.Update), None),
+        (ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel), None)],
 }
 
 

@@ -184,6 +184,7 @@ class Scheduler:
         self.ctx.trace.record(self.ctx.name, "leaderelection-lost", "")
         self.exited = True
         self.stop()
+        self.ctx.exit()
 
     # --- the scheduling loop -----------------------------------------------------------------
 

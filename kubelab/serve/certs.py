@@ -28,6 +28,7 @@ class ServingCerts:
     ca_pem: bytes        # what clients trust
     cert_pem: bytes      # the server's certificate, signed by the CA
     key_pem: bytes       # the server's private key
+    ca_key_pem: bytes = b""  # the CA's private key: the cluster's CSR signer signs with it
 
     def ssl_context(self) -> ssl.SSLContext:
         """A server-side TLS context; the key touches the disk only in a private temp folder."""
@@ -74,6 +75,6 @@ def make_serving_certs(hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1"
                            critical=False)
             .sign(ca_key, hashes.SHA256()))
     pem = serialization.Encoding.PEM
-    return ServingCerts(
-        ca.public_bytes(pem), cert.public_bytes(pem),
-        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    pkcs8, none = serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    return ServingCerts(ca.public_bytes(pem), cert.public_bytes(pem), key.private_bytes(pem, pkcs8, none),
+                        ca_key.private_bytes(pem, pkcs8, none))

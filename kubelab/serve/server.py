@@ -82,7 +82,7 @@ class Server:
         self.certs: ServingCerts = make_serving_certs()
         # --- sa --- the CA that signed the serving certificate is the cluster's root CA: the
         # root-CA publisher copies it into every namespace's kube-root-ca.crt.
-        cluster.set_root_ca(self.certs.ca_pem)
+        cluster.set_root_ca(self.certs.ca_pem, self.certs.ca_key_pem)
         # and every API server signs service account tokens RS256 with one key made now
         # (kube-apiserver's --service-account-signing-key-file; kubelab/apiserver/auth/serviceaccount.py).
         key = RSAKey()

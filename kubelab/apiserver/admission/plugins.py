@@ -71,7 +71,10 @@ class Defaults(AdmissionPlugin):
     name = "Defaults"
 
     def mutate(self, attrs: Attributes) -> None:
-        if attrs.operation != DELETE and attrs.object is not None and not attrs.subresource:
+        # Upstream defaults every body it decodes; kubelab skips the subresources' bodies,
+        # but for CSRs, whose conditions arrive through /approval and /status (--- csr ---).
+        if attrs.operation != DELETE and attrs.object is not None and (
+                not attrs.subresource or attrs.resource == "certificatesigningrequests"):
             set_defaults(attrs.resource, attrs.object)
 
 

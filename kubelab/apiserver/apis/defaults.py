@@ -63,16 +63,8 @@ def _container(c: Object) -> None:
     for port in c.get("ports") or ():
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
-    resources = c.get("resources")
-    if resources is None:
+    if c.get("resources") is None:
         c["resources"] = {}
-    elif isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
-        # SetDefaults_Pod: a limit without a request requests the limit.
-        requests = resources.get("requests")
-        if not isinstance(requests, dict):
-            requests = resources["requests"] = {}
-        for name, quantity in resources["limits"].items():
-            requests.setdefault(name, quantity)
 
 
 def pod_spec(spec: Any) -> None:
@@ -107,7 +99,23 @@ def _template(spec: Object) -> None:
 
 
 def _pod(obj: Object) -> None:
-    pod_spec(obj.get("spec"))
+    """SetDefaults_Pod: the pod spec's defaults, then a limit without a request requests the
+    limit. Only a Pod gets this, not a pod template (a Deployment's, a Job's, ...): the
+    template keeps what was written, and the pods made from it get the requests when they
+    are created."""
+    spec = obj.get("spec")
+    pod_spec(spec)
+    if not isinstance(spec, dict):
+        return
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or ():
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
+                requests = resources.get("requests")
+                if not isinstance(requests, dict):
+                    requests = resources["requests"] = {}
+                for name, quantity in resources["limits"].items():
+                    requests.setdefault(name, quantity)
 
 
 def _deployment(obj: Object) -> None:
@@ -305,7 +313,17 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     if isinstance(pc, dict) else None,
     # --- endpoints ---
     "endpoints": set_endpoints_defaults,
+    # --- csr --- certificates/v1 SetDefaults_CertificateSigningRequestCondition
+    "certificatesigningrequests": lambda csr: _csr_conditions(csr) if isinstance(csr, dict) else None,
 }
+
+
+def _csr_conditions(csr: Object) -> None:
+    """A condition without a status is True."""
+    status = csr.get("status")
+    for condition in (status.get("conditions") or []) if isinstance(status, dict) else []:
+        if isinstance(condition, dict) and not condition.get("status"):
+            condition["status"] = "True"
 
 
 def set_defaults(resource: str, obj: Object) -> None:

@@ -431,6 +431,15 @@ SCHEMAS: dict[str, Struct] = {s.name: s for s in (
             fieldSelector=ANY, labelSelector=ANY),
         nonResourceAttributes=struct("NonResourceAttributes", path=STRING, verb=STRING)),
         status=ANY),
+    # --- csr --- what the CSR approver asks for the requestor (sarapprove.go authorize)
+    kind("SubjectAccessReview", spec=struct(
+        "SubjectAccessReviewSpec",
+        resourceAttributes=struct("ResourceAttributes", **_strings(
+            "namespace", "verb", "group", "version", "resource", "subresource", "name"),
+            fieldSelector=ANY, labelSelector=ANY),
+        nonResourceAttributes=struct("NonResourceAttributes", path=STRING, verb=STRING),
+        user=STRING, groups=STRINGS, uid=STRING, extra=MapOf(STRINGS)),
+        status=ANY),
     kind("SelfSubjectReview", status=ANY),
     kind("SelfSubjectRulesReview", spec=struct("SelfSubjectRulesReviewSpec", namespace=STRING),
          status=ANY),
@@ -492,6 +501,17 @@ CSI_DRIVER = kind("CSIDriver", spec=struct(
     volumeLifecycleModes=STRINGS, nodeAllocatableUpdatePeriodSeconds=ANY,
     tokenRequests=ListOf(struct("TokenRequest", audience=STRING, expirationSeconds=ANY))))
 SCHEMAS.update({s.name: s for s in (VOLUME_ATTACHMENT, CSI_DRIVER)})
+
+# --- csr --- certificates.k8s.io/v1 CertificateSigningRequest (k8s.io/api certificates/v1 types.go)
+CERTIFICATE_SIGNING_REQUEST = kind(
+    "CertificateSigningRequest",
+    spec=struct("CertificateSigningRequestSpec", request=BYTES, signerName=STRING,
+                expirationSeconds=INT32, usages=STRINGS, username=STRING, uid=STRING,
+                groups=STRINGS, extra=MapOf(STRINGS)),
+    status=struct("CertificateSigningRequestStatus", certificate=BYTES, conditions=ListOf(struct(
+        "CertificateSigningRequestCondition", **_strings("type", "status", "reason", "message"),
+        lastUpdateTime=TIME, lastTransitionTime=TIME))))
+SCHEMAS[CERTIFICATE_SIGNING_REQUEST.name] = CERTIFICATE_SIGNING_REQUEST
 
 # networking.k8s.io/v1 Ingress, IngressClass, NetworkPolicy (k8s.io/api networking/v1 types.go).
 _SERVICE_BACKEND = struct("IngressServiceBackend", "v1", name=STRING, port=struct(

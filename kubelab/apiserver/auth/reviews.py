@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
 from kubelab.api.errors import bad_request, field_invalid, invalid
-from kubelab.apiserver.auth.authn import MASTERS
+from kubelab.apiserver.auth.authn import MASTERS, UserInfo
 from kubelab.apiserver.auth.rbac import AuthzAttributes
 from kubelab.apiserver.endpoints.decode import decode_body
 
@@ -28,23 +28,44 @@ if TYPE_CHECKING:
     from kubelab.apiserver.context import RequestContext
 
 __all__ = ["create_self_subject_access_review", "create_self_subject_review",
-           "create_self_subject_rules_review"]
+           "create_self_subject_rules_review", "create_subject_access_review"]
 
 _ONE_OF = "exactly one of nonResourceAttributes or resourceAttributes must be specified"
+
+
+def create_subject_access_review(ctx: RequestContext, body: Any) -> Object:
+    """SubjectAccessReview (pkg/registry/authorization/subjectaccessreview/rest.go): the same
+    question for the user the spec names (user, groups, uid, extra), as the CSR approver asks
+    it. validation.go ValidateSubjectAccessReviewSpec: a user or groups is required."""
+    served = ctx.served
+    ctx.enter("decode")
+    review = decode_body(body, served.info, served.schema)
+    spec = review.get("spec") or {}
+    if not spec.get("user") and not spec.get("groups"):
+        raise invalid("SubjectAccessReview", "", [field_invalid(
+            "spec.user", spec.get("user", ""), "at least one of user or group must be specified")],
+            "authorization.k8s.io")
+    extra = tuple((k, tuple(v)) for k, v in sorted((spec.get("extra") or {}).items()))
+    user = UserInfo(str(spec.get("user") or ""), tuple(spec.get("groups") or ()),
+                    str(spec.get("uid") or ""), extra)
+    return _access_review(ctx, review, user, "SubjectAccessReview")
 
 
 def create_self_subject_access_review(ctx: RequestContext, body: Any) -> Object:
     served = ctx.served
     ctx.enter("decode")
     review = decode_body(body, served.info, served.schema)
+    return _access_review(ctx, review, ctx.user, "SelfSubjectAccessReview")
+
+
+def _access_review(ctx: RequestContext, review: Object, user: UserInfo, kind: str) -> Object:
+    """The authorizer's answer for user, as the review's status."""
     ctx.enter("validation")
     spec = review.get("spec") or {}
     resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if (resource is None) == (non_resource is None):  # validation.go ValidateSelfSubjectAccessReviewSpec
-        raise invalid("SelfSubjectAccessReview", "", [field_invalid("spec", non_resource, _ONE_OF)],
-                      "authorization.k8s.io")
+        raise invalid(kind, "", [field_invalid("spec", non_resource, _ONE_OF)], "authorization.k8s.io")
     ctx.enter("storage")  # (nothing is stored: the authorizer answers)
-    user = ctx.user
     if MASTERS in user.groups:
         allowed = True
     elif resource is not None:
@@ -53,7 +74,7 @@ def create_self_subject_access_review(ctx: RequestContext, body: Any) -> Object:
             resource.get("subresource", ""), resource.get("namespace", ""), resource.get("name", "")))
     else:
         attributes = non_resource or {}
-        allowed = ctx.server.authorizer.allows_non_resource(ctx.user, attributes.get("path", ""),
+        allowed = ctx.server.authorizer.allows_non_resource(user, attributes.get("path", ""),
                                                             attributes.get("verb", ""))
     review["metadata"] = {"creationTimestamp": None}
     review["status"] = {"allowed": allowed}

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError, field_required, invalid
+from kubelab.api.strategicpatch import MERGE_KEYS
 from kubelab.apiserver.endpoints.decode import decode_body
-from kubelab.apiserver.endpoints.strategicpatch import MERGE_KEYS
 from kubelab.apiserver.storage.codec import decode
 
 if TYPE_CHECKING:

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ApiError, bad_request
+from kubelab.api.strategicpatch import strategic_merge_patch
 from kubelab.apiserver.apiextensions.versions import to_version
 from kubelab.apiserver.endpoints import subresources
 from kubelab.apiserver.endpoints.apply import server_side_apply
 from kubelab.apiserver.endpoints.decode import copy_json, decode_body
 from kubelab.apiserver.endpoints.jsonpatch import apply_json_patch, merge_patch
-from kubelab.apiserver.endpoints.strategicpatch import strategic_merge_patch
 from kubelab.apiserver.storage.codec import decode
 
 if TYPE_CHECKING:

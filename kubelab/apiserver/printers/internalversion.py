@@ -89,7 +89,22 @@ def _pod_row(pod: Object, now: float) -> list[str]:
     return [pod["metadata"]["name"], f"{ready}/{total}", pod_status(pod), str(restarts), _age(pod, now),
             (pod.get("status") or {}).get("podIP") or "<none>",
             (pod.get("spec") or {}).get("nodeName") or "<none>",
-            (pod.get("status") or {}).get("nominatedNodeName") or "<none>", "<none>"]  # --- preempt ---
+            (pod.get("status") or {}).get("nominatedNodeName") or "<none>",  # --- preempt ---
+            _readiness_gates(pod)]
+
+
+def _readiness_gates(pod: Object) -> str:
+    """printPod's READINESS GATES: how many of spec.readinessGates have their condition True
+    in status.conditions (the first condition of the type counts), "<none>" without gates."""
+    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    if not gates:
+        return "<none>"
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    true = 0
+    for gate in gates:
+        condition = next((c for c in conditions if c.get("type") == gate.get("conditionType")), None)
+        true += condition is not None and condition.get("status") == "True"
+    return f"{true}/{len(gates)}"
 
 
 def _node_row(node: Object, now: float) -> list[str]:

@@ -143,7 +143,7 @@ class Registry:
             ctx.record.name = meta["name"]
         meta["uid"] = new_uid(server.rand)
         meta["creationTimestamp"] = server.timestamp()
-        prepare_for_create(info.resource, served.strategy, obj)
+        prepare_for_create(info.resource, served.strategy, obj, ctx.user)
         # BeginCreate (services: allocate a ClusterIP and NodePorts); whatever no stored
         # object holds once the request ends is released (a failed or dry-run create).
         rest = served.rest
@@ -208,7 +208,8 @@ class Registry:
                 meta.pop(field, None)
         if "deletionGracePeriodSeconds" in old_meta:
             meta.setdefault("deletionGracePeriodSeconds", old_meta["deletionGracePeriodSeconds"])
-        new = prepare_for_update(info.resource, served.strategy, obj, old, r.subresource)
+        new = prepare_for_update(info.resource, served.strategy, obj, old, r.subresource,
+                                 server.timestamp())
         attrs.object = new
         rest = served.rest if not r.subresource else None
         pending = rest.begin_update(kv.key, new, old) if rest is not None else None

@@ -9,14 +9,18 @@ registry.py is generic and asks a Strategy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubelab.api import Object
 from kubelab.api.errors import ParseError
 from kubelab.api.quantity import Quantity, parse_quantity
 from kubelab.apiserver.apiextensions.crd import add_stored_version, crd_status
 from kubelab.apiserver.registry.batch import generate_selector
+from kubelab.apiserver.registry.certificates import prepare_csr_for_create, prepare_csr_for_update
 from kubelab.apiserver.registry.service.strategy import drop_type_dependent_fields
+
+if TYPE_CHECKING:
+    from kubelab.apiserver.auth.authn import UserInfo
 
 __all__ = ["Strategy", "grace_period", "prepare_for_create", "prepare_for_update", "qos_class",
            "strategy_for"]
@@ -75,6 +79,8 @@ STRATEGIES = {
     # --- i31-hpa ---
     # pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go: the status is reset on create.
     "horizontalpodautoscalers": Strategy(has_status=True, create_clears_status=True),
+    # --- csr --- pkg/registry/certificates/certificates/strategy.go (registry/certificates.py)
+    "certificatesigningrequests": Strategy(has_status=True, create_clears_status=True),
 }
 PLAIN = Strategy()
 
@@ -99,7 +105,8 @@ def node_pod_cidrs(obj: Object) -> None:
         spec["podCIDRs"], spec["podCIDR"] = cidrs, cidrs[0]
 
 
-def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
+def prepare_for_create(resource: str, strategy: Strategy, obj: Object,
+                       user: UserInfo | None = None) -> None:
     if resource == "nodes":
         node_pod_cidrs(obj)
     if strategy.create_clears_status:
@@ -141,11 +148,16 @@ def prepare_for_create(resource: str, strategy: Strategy, obj: Object) -> None:
     # --- i31-hpa ---
     if resource == "horizontalpodautoscalers":  # v2 status: desiredReplicas has no omitempty
         obj["status"] = {"desiredReplicas": 0}
+    elif resource == "certificatesigningrequests":  # --- csr --- the requestor is the user
+        prepare_csr_for_create(obj, user)
 
 
 def prepare_for_update(resource: str, strategy: Strategy, obj: Object, old: Object,
-                       subresource: str) -> Object:
-    """The object to store, from the request's obj and the live old (both private copies)."""
+                       subresource: str, now: str = "") -> Object:
+    """The object to store, from the request's obj and the live old (both private copies);
+    now is the request's time (metav1.Now), for the strategies that stamp conditions."""
+    if resource == "certificatesigningrequests":  # --- csr --- its three strategies
+        return prepare_csr_for_update(obj, old, subresource, now)
     if subresource == "status":
         # Only status changes; everything else stays as it was (and so does generation).
         new = {k: v for k, v in old.items() if k != "status"}

@@ -360,6 +360,15 @@ DESCRIBERS.update(SERVICE_ACCOUNT_DESCRIBERS)
 from kubelab.kubectl.describe.endpoints import ENDPOINTS_DESCRIBERS  # noqa: E402
 
 DESCRIBERS.update(ENDPOINTS_DESCRIBERS)
+# Services, with their EndpointSlices (service.py)
+from kubelab.kubectl.describe.service import SERVICE_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(SERVICE_DESCRIBERS)
+
+# --- csr --- CertificateSigningRequests (certificates.py)
+from kubelab.kubectl.describe.certificates import CERTIFICATE_DESCRIBERS  # noqa: E402
+
+DESCRIBERS.update(CERTIFICATE_DESCRIBERS)
 # --- quota --- ResourceQuotas (quota.py)
 from kubelab.kubectl.describe.quota import QUOTA_DESCRIBERS  # noqa: E402
 

@@ -134,6 +134,12 @@ def describe_pod(client: Client, pod: Object, events: list[Object], now: float) 
         describe_containers(w, "Init Containers", spec["initContainers"],
                             status.get("initContainerStatuses"))
     describe_containers(w, "Containers", spec.get("containers") or [], status.get("containerStatuses"))
+    if spec.get("readinessGates"):
+        w.write(0, "Readiness Gates:\n  Type\tStatus\n")
+        for gate in spec["readinessGates"]:
+            found = next((c for c in status.get("conditions") or []
+                          if c.get("type") == gate.get("conditionType")), None)
+            w.write(1, f"{gate.get('conditionType')} \t{found.get('status') if found else '<none>'} \n")
     if status.get("conditions"):
         w.write(0, "Conditions:\n  Type\tStatus\n")
         for c in status["conditions"]:

@@ -15,11 +15,14 @@ and binder.go: GetPodVolumeClaims, FindPodVolumes, AssumePodVolumes, BindPodVolu
   then wait, polling every second for up to bindTimeoutSeconds (600 s), until the PV
   controller has bound them all. Only then is the pod bound.
 
+EventsToRegister (in kubelab/scheduler/events.py, with the other plugins'): a pod turned away
+here is requeued when one of its own claims is created or changes, when a volume is created
+or changes, when a class is created or its allowedTopologies change, and on a node's Add or
+label change; the scheduler runs informers for claims, volumes and classes to hear of them.
+
 Departure (docs/ARCHITECTURE.md): the plugin reads claims, volumes and classes with GETs and a
-LIST through the scheduler's client, for pods that have claims, instead of from informers, so
-a cluster without claims makes no extra requests; and no claim or volume event wakes a pod
-turned away here: it is retried when the unschedulable pods' timeout (5 min) or a node event
-moves it.
+LIST through the scheduler's client, for pods that have claims, instead of from those
+informers' listers.
 """
 
 from __future__ import annotations

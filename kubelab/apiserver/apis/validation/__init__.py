@@ -40,6 +40,10 @@ from kubelab.apiserver.apis.validation.batch import (
     validate_job_status_update,
     validate_job_update,
 )
+from kubelab.apiserver.apis.validation.certificates import (
+    validate_certificate_signing_request,
+    validate_certificate_signing_request_update,
+)
 from kubelab.apiserver.apis.validation.config import (
     validate_config_map_update,
     validate_secret,
@@ -189,6 +193,8 @@ CREATE_RULES: dict[str, Validator] = {
     "csidrivers": validate_csi_driver,
     # --- endpoints ---
     "endpoints": validate_endpoints,
+    # --- csr ---
+    "certificatesigningrequests": validate_certificate_signing_request,
     "resourcequotas": validate_resource_quota,
 }
 
@@ -276,7 +282,9 @@ def validate_update(obj: Object, old: Object, info: ResourceInfo, builtin: bool,
                     extra: Validator | None = None, subresource: str = "") -> list[FieldError]:
     """Every problem with an update of old to obj (through its status subresource, if given)."""
     errs = validate_meta(obj, info) + validate_meta_update(obj, old)
-    if builtin and subresource == "ephemeralcontainers":
+    if builtin and info.resource == "certificatesigningrequests":  # --- csr --- per subresource
+        errs += validate_certificate_signing_request_update(obj, old, subresource)
+    elif builtin and subresource == "ephemeralcontainers":
         errs += validate_pod_ephemeral_containers_update(obj, old)
     elif builtin and subresource == "status" and info.resource in STATUS_RULES:
         errs += STATUS_RULES[info.resource](obj, old)

@@ -43,6 +43,7 @@ from kubelab.apiserver.endpoints.protobuf import (
     authorization,
     autoscaling,
     batch,
+    certificates,
     core,
     meta,
     networking,
@@ -66,7 +67,7 @@ _ENVELOPE: dict[str, _F] = {
 }
 MESSAGES: dict[str, _F] = {**_ENVELOPE}
 for _group in (meta, core, apps, batch, networking, policy, rbac, autoscaling, scheduling,
-               authorization, authentication):
+               authorization, authentication, certificates):
     MESSAGES.update(_group.MESSAGES)
 
 # The kinds a body may carry: those kubectl's typed commands send (its create, run, expose,
@@ -77,6 +78,7 @@ KINDS = frozenset({
     "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "PriorityClass",
     "HorizontalPodAutoscaler", "Scale", "TokenRequest", "SelfSubjectReview",
     "SelfSubjectAccessReview", "SelfSubjectRulesReview",
+    "CertificateSigningRequest",  # kubectl certificate approve|deny (UpdateApproval)
 })
 
 # The special messages of apimachinery, each with its own JSON form.
