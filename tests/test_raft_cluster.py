@@ -71,9 +71,7 @@ def test_without_a_quorum_writes_and_reads_fail_as_kube_apiserver_reports_it() -
 
 
 def test_watches_stop_advancing_without_quorum_and_pods_keep_running() -> None:
-    # No leader election: the controller manager would lose its Lease in the 60 s without a
-    # quorum and exit, and kubelab's anatomy does not yet restart it as upstream's kubelet does.
-    c = kubelab.Cluster(etcd_members=3, nodes=2, leader_elect=False)
+    c = kubelab.Cluster(etcd_members=3, nodes=2)
     c.apply(DEPLOY)
     c.run(30)
     assert running_pods(c) == 2
@@ -135,10 +133,7 @@ def test_a_deployment_converges_and_no_acknowledged_write_is_lost_after_seeded_e
 
     for seed in range(10):
         rng = random.Random(seed)
-        # No leader election: a scheduler or controller manager that loses its Lease while
-        # etcd has no quorum exits, and kubelab's anatomy does not yet restart its static pod's
-        # process as upstream's kubelet does (seed 9 would never converge); see the report.
-        c = kubelab.Cluster(etcd_members=5 if seed % 2 else 3, nodes=2, seed=seed, leader_elect=False)
+        c = kubelab.Cluster(etcd_members=5 if seed % 2 else 3, nodes=2, seed=seed)
         assert c.etcd is not None
         names = list(c.etcd.members)
         c.apply(DEPLOY)
