@@ -69,6 +69,7 @@ class Registry:
         """The live key-value of an object, or 404 (rejected at the storage stage)."""
         served = ctx.served
         kvs = self.server.store.range(served.key(namespace, name)).kvs
+        self.server.metrics.etcd_request("get", served.info.group, served.info.resource, 0.0)
         if not kvs:
             ctx.enter("storage")
             raise not_found(served.info.resource, name, served.info.group)
@@ -113,7 +114,10 @@ class Registry:
         else:
             key = served.prefix + (f"{predicate.namespace}/"
                                    if served.info.namespaced and predicate.namespace else "")
-        return get_list(self.server.store, cacher, key, opts)
+        result = get_list(self.server.store, cacher, key, opts)
+        if not result.from_cache:
+            self.server.metrics.etcd_request("list", served.info.group, served.info.resource, 0.0)
+        return result
 
     # ------------------------------------------------------------------ create
 
@@ -302,6 +306,9 @@ class Registry:
             # etcd refuses entries over --max-request-bytes; upstream passes etcd's own words on.
             raise request_entity_too_large(str(err)) from None
         ctx.record.latency += resp.latency
+        self.server.metrics.etcd_request("create" if compare[0] == "create" else "update",
+                                         ctx.served.info.group, ctx.served.info.resource,
+                                         resp.latency)
         if resp.succeeded:
             meta["resourceVersion"] = str(resp.revision)
             if ctx.served.affects_server:
@@ -321,6 +328,8 @@ class Registry:
         resp = self.server.store.txn([Compare.mod_revision(key, "=", mod_revision)],
                                      [DeleteRequest(key)], [])
         ctx.record.latency += resp.latency
+        self.server.metrics.etcd_request("delete", ctx.served.info.group, ctx.served.info.resource,
+                                         resp.latency)
         if not resp.succeeded:
             raise conflict(ctx.served.info.resource, key.rsplit("/", 1)[-1],
                            group=ctx.served.info.group)
