@@ -114,6 +114,8 @@ def test_the_schedulers_attempts_and_queues(cluster: Cluster) -> None:
                  "scheduler_pod_scheduling_sli_duration_seconds_count") == scheduled
     assert value(got, "scheduler_queue_incoming_pods", "scheduler_queue_incoming_pods_total",
                  queue="unschedulable", event="ScheduleAttemptFailure") >= 1
+    assert value(got, "scheduler_queue_incoming_pods", "scheduler_queue_incoming_pods_total",
+                 queue="active", event="UnschedulablePodAdd") >= 4  # EventUnscheduledPodAdd.Label()
 
 
 def test_a_component_without_metrics_is_refused(cluster: Cluster) -> None:

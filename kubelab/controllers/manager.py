@@ -70,6 +70,7 @@ WORKQUEUE_NAMES = {
     "resourcequota-controller": "resourcequota_primary",
     "resourcequota-controller-missing-usage": "resourcequota_priority",
     "node-lifecycle-controller/noschedule": "node_lifecycle_controller",
+    "disruption_stale_pod_disruption": "stale_pod_disruption",
     "csrapproving": "certificate",
 }
 

@@ -129,7 +129,8 @@ class PriorityQueue:
 
     def add(self, pod: Object) -> None:
         """A new unscheduled pod: straight to activeQ (and nominated if its status says so)."""
-        self._move_to_active_q(QueuedPodInfo(pod, self.clock.now), "UnscheduledPodAdd")
+        # The event is EventUnscheduledPodAdd, whose Label() is "UnschedulablePodAdd".
+        self._move_to_active_q(QueuedPodInfo(pod, self.clock.now), "UnschedulablePodAdd")
         self.add_nominated_pod(pod)
         self.on_ready()
 
@@ -160,7 +161,7 @@ class PriorityQueue:
 
     def _record(self, info: QueuedPodInfo, queue: str, event: str) -> None:
         self.metrics.incoming_pod(queue, event)  # scheduler_queue_incoming_pods_total
-        if self.trace is not None and event != "UnscheduledPodAdd":
+        if self.trace is not None and event != "UnschedulablePodAdd":
             self.trace.record(self.name, "queue", f"pods/{info.key}", queue=queue, event=event)
 
     # --- backoff -----------------------------------------------------------------------------
