@@ -10,8 +10,10 @@ The storage layer's calls to etcd are counted as k8s.io/apiserver pkg/storage/et
 records them (metrics.RecordEtcdRequest, pkg/storage/etcd3/metrics/metrics.go):
 etcd_request_duration_seconds and etcd_requests_total by operation ("get", "list", "create",
 "update", "delete"), group and resource, in virtual seconds (a read takes none; a write waits
-for the disk, kubelab/store/disk.py). apiserver_current_inflight_requests and APF's
-current_executing/inqueue gauges are read from the filters when scraped.
+for the disk, kubelab/store/disk.py). Lists served by the watch cache and the reads an update or
+a delete starts from (the cacher's copy upstream) are not etcd requests.
+apiserver_current_inflight_requests and APF's current_executing/inqueue gauges are read from
+the filters when scraped.
 
 The counts are plain numbers here; kubelab/cluster/prometheus.py writes them in Prometheus'
 text format with prometheus_client, so nothing in the simulation imports it.

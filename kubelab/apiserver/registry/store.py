@@ -69,7 +69,6 @@ class Registry:
         """The live key-value of an object, or 404 (rejected at the storage stage)."""
         served = ctx.served
         kvs = self.server.store.range(served.key(namespace, name)).kvs
-        self.server.metrics.etcd_request("get", served.info.group, served.info.resource, 0.0)
         if not kvs:
             ctx.enter("storage")
             raise not_found(served.info.resource, name, served.info.group)
@@ -77,6 +76,10 @@ class Registry:
 
     def get(self, ctx: RequestContext) -> Object:
         r = ctx.request
+        # store.Get reads etcd (etcd_requests_total{operation="get"}, found or not); an update's
+        # or a delete's read is not counted: upstream they start from the watch cache's copy.
+        info = ctx.served.info
+        self.server.metrics.etcd_request("get", info.group, info.resource, 0.0)
         kv = self.read(ctx, r.namespace, r.name)
         ctx.enter("storage")
         return decode(kv.value, kv.mod_revision)
