@@ -65,6 +65,11 @@ def test_the_api_servers_etcd_and_inflight_metrics(cluster: Cluster) -> None:
     les = [s[1]["le"] for s in after["etcd_request_duration_seconds"][2]
            if s[0].endswith("_bucket") and s[1]["operation"] == "create" and s[1]["resource"] == "configmaps"]
     assert les[:3] == ["0.005", "0.025", "0.05"] and les[-2:] == ["60", "+Inf"]
+    assert after["apiserver_storage_objects"][1].startswith("[STABLE] [DEPRECATED, consider using "
+                                                            "apiserver_resource_objects instead]")
+    deployments = len(cluster.client.list("deployments")["items"])  # web, coredns
+    assert value(after, "apiserver_resource_objects", group="apps", resource="deployments") == \
+        value(after, "apiserver_storage_objects", resource="deployments.apps") == deployments >= 2
     kind, help_text, samples = after["apiserver_current_inflight_requests"]
     assert (kind, help_text) == ("gauge", "[STABLE] Maximal number of currently used inflight "
                                  "request limit of this apiserver per request kind in last second.")

@@ -75,16 +75,21 @@ class RequestMetrics:
         self.etcd.setdefault(key, Histogram(DURATION_BUCKETS)).observe(seconds)
 
 
-def storage_objects(server: APIServer) -> dict[str, int]:
-    """apiserver_storage_objects: the keys under each served resource's prefix, counted by etcd
-    (storage's ObjectCountTracker asks for key counts; no object is read)."""
-    counts: dict[str, int] = {}
+def storage_objects(server: APIServer) -> dict[tuple[str, str], int]:
+    """apiserver_storage_objects and apiserver_resource_objects: the keys under each served
+    resource's prefix, by (group, resource), counted by etcd (storage's ObjectCountTracker asks
+    for key counts; no object is read)."""
+    counts: dict[tuple[str, str], int] = {}
     for served in server.served:
-        info = served.info
-        name = f"{info.resource}.{info.group}" if info.group else info.resource
-        if name not in counts:
-            counts[name] = server.store.range(served.prefix, prefix=True, count_only=True).count
-    return dict(sorted(counts.items()))
+        gr = (served.info.group, served.info.resource)
+        if gr not in counts:
+            counts[gr] = server.store.range(served.prefix, prefix=True, count_only=True).count
+    return dict(sorted(counts.items(), key=lambda kv: _group_resource(*kv[0])))
+
+
+def _group_resource(group: str, resource: str) -> str:
+    """schema.GroupResource.String(): "pods", "deployments.apps"."""
+    return f"{resource}.{group}" if group else resource
 
 
 def open_watches(server: APIServer) -> dict[tuple[str, str], int]:

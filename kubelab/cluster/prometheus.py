@@ -9,7 +9,8 @@ in front), labels and bucket bounds are upstream's 1.34 ones:
 * kube-apiserver: k8s.io/apiserver pkg/endpoints/metrics/metrics.go (apiserver_request_total,
   apiserver_request_duration_seconds, apiserver_longrunning_requests,
   apiserver_current_inflight_requests), pkg/storage/etcd3/metrics/metrics.go
-  (etcd_request_duration_seconds, etcd_requests_total, apiserver_storage_objects),
+  (etcd_request_duration_seconds, etcd_requests_total, apiserver_storage_objects and
+  apiserver_resource_objects),
   pkg/util/flowcontrol/metrics/metrics.go (apiserver_flowcontrol_*);
 * kube-controller-manager: k8s.io/component-base/metrics/prometheus/workqueue/metrics.go
   (workqueue_*{name}, one series per queue name);
@@ -110,12 +111,19 @@ class _APIServerCollector(Collector):
         for (group, resource), count in open_watches(self.server).items():
             watches.add_metric(["WATCH", group, resource, "apiserver"], count)
         yield watches
-        objects = GaugeMetricFamily("apiserver_storage_objects", "[STABLE] Number of stored "
-                                    "objects at the time of last check split by kind. In case "
-                                    "of a fetching error, the value will be -1.", labels=["resource"])
-        for resource, count in storage_objects(self.server).items():
-            objects.add_metric([resource], count)
+        counted = "Number of stored objects at the time of last check split by kind. In case of " \
+            "a fetching error, the value will be -1."
+        # 1.34 deprecates apiserver_storage_objects (its help says so) for apiserver_resource_objects.
+        objects = GaugeMetricFamily("apiserver_storage_objects", "[STABLE] [DEPRECATED, consider "
+                                    f"using apiserver_resource_objects instead] {counted}",
+                                    labels=["resource"])
+        by_group = GaugeMetricFamily("apiserver_resource_objects", f"[ALPHA] {counted}",
+                                     labels=["group", "resource"])
+        for (group, resource), count in storage_objects(self.server).items():
+            objects.add_metric([f"{resource}.{group}" if group else resource], count)
+            by_group.add_metric([group, resource], count)
         yield objects
+        yield by_group
 
     def _etcd(self) -> Iterator[Metric]:
         labels = ["operation", "group", "resource"]
