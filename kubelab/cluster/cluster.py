@@ -50,6 +50,7 @@ from kubelab.cluster.loadbalancer import DirectConnection
 from kubelab.cluster.metrics_server import MetricsServer
 from kubelab.cluster.metrics_server import install as install_metrics_server
 from kubelab.cluster.network import NetworkPolicies, NodeView, PodNetwork, Route, route
+from kubelab.cluster.prometheus import metrics_of
 from kubelab.cluster.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.cluster.traffic import Traffic
 from kubelab.cluster.webhooks import WebhookServers
@@ -466,6 +467,12 @@ class Cluster(ReplicaWiring, AnatomyWiring):
     def kubectl(self, command: str, stdin: str = "") -> Output:
         """kubectl's output for a command line, e.g. c.kubectl("get pods -o wide")."""
         return kubectl(self.client, command, now=self.clock.now, stdin=stdin, wait=self.run)
+
+    def scrape(self, component: str = "apiserver") -> str:
+        """What a scrape of a component's /metrics gets, in Prometheus' text format:
+        "apiserver", "controller-manager" or "scheduler" (kubelab/cluster/prometheus.py).
+        (c.metrics is the custom metrics adapter.)"""
+        return metrics_of(self.apiservers, self.components, component)
 
     def events(self, namespace: str | None = None) -> list[Object]:
         """core/v1 Events in the order they happened."""
