@@ -91,7 +91,7 @@ def rollout(probe: bool, pre_stop: bool) -> tuple[int, int]:
     c.apply(service())
     c.run(40)
     # endpoint changes take a second to reach every node's kube-proxy, as on a real cluster
-    c.faults.delay_watch_events(1.0, user="system:kube-proxy")
+    c.faults.delay_watch_events(1.0, user="system:serviceaccount:kube-system:kube-proxy")
     traffic = c.traffic("web", rate=20)
     c.run(5)
     new = copy.deepcopy(deployment(probe, pre_stop))
