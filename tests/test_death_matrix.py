@@ -142,3 +142,13 @@ def test_a_crashed_etcd_member_s_static_pod_crashes_too(ha: DeathMatrix) -> None
     assert etcd.kube_system_after.split()[1:3] == ["1/1", "Running"]
     quorum = outcome(ha, "etcd quorum").kube_system
     assert quorum.startswith("nothing can be listed (Error from server: etcdserver: request timed out)")
+
+
+def test_the_kube_system_view_reads_kubectl_s_columns() -> None:
+    from kubelab.viz.death_matrix import _all_ready
+
+    assert _all_ready("kube-scheduler-control-plane 1/1 Running 4; kube-proxy-x 1/1 Running 0")
+    assert not _all_ready("kube-scheduler-control-plane 0/1 CrashLoopBackOff 3")
+    assert not _all_ready("kube-scheduler-control-plane (gone)")
+    assert not _all_ready("nothing can be listed (etcdserver: request timed out); crictl ps ...")
+    assert _all_ready("-")

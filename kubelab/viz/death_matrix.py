@@ -250,8 +250,8 @@ def kube_system_view(c: Any, killed: str, parts: dict[str, tuple[str, list[str]]
         return (f"nothing can be listed ({text.splitlines()[0]}); "
                 f"crictl ps on {node}: {', '.join(running) or 'nothing'}")
     lines = text.splitlines()
-    end = lines[0].index("AGE")  # NAME READY STATUS RESTARTS, then AGE
-    shown = {line.split()[0]: " ".join(line[:end].split()) for line in lines[1:]}
+    end = lines[0].find("AGE")  # NAME READY STATUS RESTARTS, then AGE (none: No resources found)
+    shown = {line.split()[0]: " ".join(line[:end].split()) for line in lines[1:]} if end > 0 else {}
     return "; ".join(shown.get(pod, f"{pod} (gone)") for pod in wanted)
 
 
@@ -295,8 +295,8 @@ def experiment(row: Row, build: Callable[[int], Any], *, seed: int = 0,
 def _all_ready(view: str) -> bool:
     """Every pod of a kube_system_view Running with all its containers ready (or none shown)."""
     pods = [pod.split() for pod in view.split("; ") if pod != "-"]
-    return all(len(p) >= 3 and p[2] == "Running" and p[1].split("/")[0] == p[1].split("/")[1]
-               for p in pods)
+    return all(len(p) >= 3 and p[2] == "Running" and p[1].count("/") == 1
+               and p[1].split("/")[0] == p[1].split("/")[1] for p in pods)
 
 
 def _web_node(c: Any) -> str:
