@@ -31,8 +31,8 @@
 # On a real cluster built with kind, the first thing to look at is the namespace `kube-system`:
 # `kubectl get pods -n kube-system -o wide`. The control plane itself runs there as pods, on the
 # **control-plane** node (etcd, kube-apiserver, kube-controller-manager, kube-scheduler), and
-# the network parts run once on **every** node (kube-proxy, kindnet). `Cluster(anatomy=True)`
-# builds the cluster that way (and `kubelab serve` always does).
+# the network parts run once on **every** node (kube-proxy, kindnet). Every `Cluster(...)`
+# builds the cluster that way (and so does `kubelab serve`).
 #
 # **Predict, then run.** Which NODE do the four control-plane pods show, and how many
 # kube-proxy pods are there for three workers?
@@ -54,7 +54,7 @@ from kubelab.viz.sequence import SequenceDiagram
 from kubelab.viz.timeline import Timeline
 from kubelab.widgets.dashboard import Dashboard
 
-kind = kubelab.Cluster(nodes=3, seed=0, anatomy=True)   # three workers and a control-plane node
+kind = kubelab.Cluster(nodes=3, seed=0)   # three workers and a control-plane node
 kind.run(30)
 print(kind.kubectl("get nodes"))
 print(kind.kubectl("get pods -n kube-system -o wide"))
@@ -82,11 +82,12 @@ print(kind.kubectl("get pod -n kube-system kube-scheduler-control-plane"))
 print(kind.kubectl("get csr"))
 
 # %% [markdown]
-# The rest of this tour uses a smaller picture, `Cluster(nodes=3)` without the add-ons, so that
-# the trace shows only your own objects; every part is there all the same.
+# The rest of this tour uses a smaller picture, `Cluster(nodes=3, anatomy=False)`: no
+# control-plane node and no add-ons, so that the trace shows only your own objects; every
+# component is there all the same.
 
 # %%
-c = kubelab.Cluster(nodes=3, seed=0)   # three nodes, the whole control plane
+c = kubelab.Cluster(nodes=3, seed=0, anatomy=False)   # three nodes, the whole control plane
 c.run(5)                               # five virtual seconds: the kubelets register their nodes
 print(c)
 print(c.kubectl("get nodes"))
@@ -423,12 +424,10 @@ Dashboard(c2, step=60.0)
 # ```
 #
 # Where kubelab simplifies: everything runs in one Python process on a virtual clock, with no
-# network, TLS or real containers. The control-plane components are Python objects; with
-# `anatomy=True` their static pods in `kube-system` stand for them (a crash shows as a crashing
-# pod), but the pods are not the processes. The tour's own cluster, `Cluster(nodes=3)`, has no
-# control-plane node and no add-on pods (kube-proxy, kindnet, CoreDNS); Services come in
-# notebook 09. Images come from a simulated registry, and containers follow small scripts
-# (notebook 06).
+# network, TLS or real containers. The control-plane components are Python objects; their
+# static pods in `kube-system` stand for them (a crash shows as a crashing pod), but the pods
+# are not the processes. Services come in notebook 09. Images come from a simulated registry,
+# and containers follow small scripts (notebook 06).
 # `c.faults.kill_node` does what `docker stop` does to a kind node.
 #
 # ## Challenge

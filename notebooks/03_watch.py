@@ -353,7 +353,9 @@ WatchPanel(c, component="copier")
 # ```
 #
 # Every client-go controller also exports its queue as metrics: `workqueue_depth`,
-# `workqueue_adds_total`, `workqueue_retries_total`, one series per queue.
+# `workqueue_adds_total`, `workqueue_retries_total`, one series per queue. kubelab's controller
+# manager counts them too: `print(c.scrape("controller-manager"))` in a cluster that runs one
+# (`c.scrape("scheduler")`, `c.scrape("apiserver")` likewise).
 #
 # Where kubelab simplifies: a watch here is a callback on the virtual clock, not a chunked HTTP
 # stream. The reflector always LISTs first: newer client-go can instead ask the watch itself

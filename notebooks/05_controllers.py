@@ -524,12 +524,11 @@ for at, view in seen:
 # kubectl -n kube-system logs kube-controller-manager-learn-control-plane | grep "client-side throttling"
 # ```
 #
-# Where kubelab simplifies: its controller manager runs the ReplicaSet, Deployment,
-# DaemonSet, StatefulSet, ReplicationController, Job, EndpointSlice, garbage collector,
-# namespace, node lifecycle and taint eviction controllers. A real one runs about forty
-# (CronJob, ServiceAccount, the volume controllers, ...), and it
-# elects a leader: of several copies only one acts, the one holding the Lease
-# `kube-system/kube-controller-manager`. kubelab runs one copy, with no election.
+# Where kubelab simplifies: its controller manager runs most of the controllers a real one runs
+# (`c.components["controller-manager"].controllers` lists them), each a Python object in one
+# process. Like a real one it elects a leader: of several copies only one acts, the one holding
+# the Lease `kube-system/kube-controller-manager` (`kubectl get lease -n kube-system`); notebook 07
+# runs two copies.
 #
 # ## Challenge
 #

@@ -489,10 +489,8 @@ KubeletPanel(panel_cluster)
 # PersistentVolume? What is the claim's STATUS?
 
 # %%
-from kubelab.cluster.anatomy import STANDARD_STORAGE_CLASS
-
 s = Cluster(nodes=2, seed=31)
-s.apply(STANDARD_STORAGE_CLASS)
+print(s.kubectl("get storageclass"))  # kind's default class, part of every cluster
 s.apply("""
 apiVersion: v1
 kind: PersistentVolumeClaim

@@ -186,8 +186,10 @@ print(c.kubectl("get pods -o wide"))
 #
 # <details><summary>Answer</summary>
 #
-# `0/2 nodes are available: 2 Insufficient cpu.` and, on a node, `Allocatable` against
-# `Allocated resources`: the scheduler counts requests, not what the containers really use.
+# `0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.` The
+# control-plane node's NoSchedule taint keeps every workload off it (kind's too), and both
+# workers lack the CPU. On a node, compare `Allocatable` with `Allocated resources`: the
+# scheduler counts requests (kindnet's and coredns's among them), not what containers use.
 #
 # </details>
 
@@ -212,14 +214,15 @@ print(c.kubectl("get pod report"))
 # ### An untolerated taint
 #
 # Taints are the other half of the same filter step: a node keeps away every pod that does not
-# tolerate its taint. A team reserves both nodes for GPU jobs, then starts a pod.
+# tolerate its taint. A team reserves both workers for GPU jobs, then starts a pod.
 #
 # **Predict, then run.** Which reason does the event give this time?
 #
 # <details><summary>Answer</summary>
 #
-# `0/2 nodes are available: 2 node(s) had untolerated taint(s).` The message counts nodes per
-# reason; `describe node` shows the taint itself.
+# `0/3 nodes are available: 3 node(s) had untolerated taint(s).` The message counts nodes per
+# reason (the control-plane node's own taint is one of the three) but does not name the taints;
+# `describe node` shows each.
 #
 # </details>
 

@@ -132,10 +132,98 @@ for event in c.events("kube-system"):
     if event["reason"] == "LeaderElection":
         print(f"  event LeaderElection: {event['message']}")
 
-
 # %% [markdown]
 # `leaseTransitions` counts changes of holder. The `LeaderElection` events are what
 # `kubectl get events -n kube-system` shows on a real cluster after a failover.
+#
+# ### The same failover, as kube-system shows it
+#
+# On kind (and any kubeadm cluster) the control plane runs as **static pods**: the kubelet of
+# each control-plane node reads their manifests from /etc/kubernetes/manifests and starts them,
+# and their mirror pods show in `kube-system`, named `<component>-<node>`. A kind cluster with
+# three control-plane nodes calls them `control-plane`, `control-plane2` and `control-plane3`
+# (prefixed with the cluster's name, `kind-` by default); kubelab's `Cluster` has no name.
+# Below: three API servers, three schedulers, three controller managers and three etcd members,
+# one of each on each control-plane node (kubeadm's stacked topology), and two workers.
+#
+# **Predict, then run.** We crash the leading scheduler again. What does
+# `kubectl get pods -n kube-system` show for its pod half a minute later? And once the process
+# can run again?
+#
+# <details><summary>Answer</summary>
+#
+# Its pod stays, `0/1` and `CrashLoopBackOff`: the kubelet restarts the container, each try
+# dies at once, and it waits longer after each (10 s, 20 s, 40 s, ... up to 5 minutes). The
+# RESTARTS column counts the tries. Once the binary can run, the kubelet's next try succeeds
+# (it may wait out the back-off first): `1/1 Running`, RESTARTS one more. Meanwhile the Lease
+# names a holder on another node, `control-planeN_<uuid>`: the identity is the hostname.
+#
+# </details>
+
+# %%
+k = Cluster(nodes=2, seed=3, etcd_members=3,
+            replicas={"apiserver": 3, "scheduler": 3, "controller-manager": 3})
+k.run(10)
+print(k.kubectl("get nodes"))
+print(k.kubectl("get pods -n kube-system -l tier=control-plane -o wide"))
+print(k.kubectl("get leases -n kube-system kube-scheduler kube-controller-manager"))
+
+# %%
+crashed = k.faults.crash_leader("scheduler")
+k.run(30)
+print(f"crashed {crashed}; 30 s later:")
+print(k.kubectl("get pods -n kube-system -l component=kube-scheduler -o wide"))
+print(k.kubectl("get lease kube-scheduler -n kube-system"))
+k.faults.restart(crashed)
+back = k.run_until(lambda: "1/1" in str(k.kubectl("get pods -n kube-system kube-scheduler-control-plane")),
+                   timeout=300)
+print(f"restarted; {back:.1f} s later the kubelet's next try runs:")
+print(k.kubectl("get pods -n kube-system -l component=kube-scheduler"))
+print(k.kubectl("get events -n kube-system --field-selector reason=BackOff"))
+print(k.kubectl("get lease kube-scheduler -n kube-system"))
+
+# %% [markdown]
+# The restarted scheduler is a follower now: the Lease stays with the one that took it. A
+# component that *loses* its Lease (its renewals fail for RenewDeadline) does the same as a
+# crash, in kube-scheduler's own words: it exits (`leaderelection lost`), and its static pod's
+# container restart brings it back as a new candidate.
+#
+# ### Who may do what: the components' own users
+#
+# Each component talks to the API server as a user of its own: `system:kube-scheduler`,
+# `system:kube-controller-manager`, each node's `system:node:<node>`. RBAC gives each exactly
+# what its job needs (upstream's bootstrap policy, plugin/pkg/auth/authorizer/rbac/
+# bootstrappolicy/policy.go). `kubectl auth can-i --list --as=...` shows it, through
+# impersonation: `--as` asks the API server to answer as that user would be answered.
+#
+# **Predict, then run.** May the scheduler create a pod? Bind one? Take the controller
+# manager's Lease?
+#
+# <details><summary>Answer</summary>
+#
+# It may bind (`create` on `pods/binding`) but not create pods: making pods is the
+# controllers' job, placing them the scheduler's. It may `get` and `update` only the Lease
+# named `kube-scheduler` (the resource name limits the rule), and only `create` Leases in
+# general, since it cannot name one it has not made yet. So a scheduler cannot hold the
+# controller manager's Lease: even a misconfigured component cannot do another's job.
+#
+# </details>
+
+# %%
+print(k.kubectl("auth can-i --list --as=system:kube-scheduler"))
+for question in ("create pods", "create pods --subresource=binding",
+                 "update leases/kube-scheduler -n kube-system",
+                 "update leases/kube-controller-manager -n kube-system",
+                 "update leases -n kube-system"):
+    answer = str(k.kubectl(f"auth can-i {question} --as=system:kube-scheduler")).strip()
+    print(f"can system:kube-scheduler {question}? {answer}")
+
+
+# %% [markdown]
+# The last answer is `no` although a rule names `update` on leases: `can-i` without a name asks
+# about *every* Lease, and the rule covers one. The scheduler may also patch `pods/status` (the
+# `PodScheduled=False` condition of a pod it cannot place, notebook 04) and delete pods (the
+# victims of preemption).
 #
 # ## 2. RenewDeadline, and a slow API server
 #
@@ -221,22 +309,27 @@ def server_of(component):
 
 
 print(Counter(server_of(comp) for comp in h.components.values()))
+# a kube-proxy connected to the server we crash: its watches are the ones that break
+proxy = sorted(name for name, comp in h.components.items()
+               if name.startswith("kube-proxy/") and server_of(comp) == "apiserver-1")[0]
 crashed_at = h.clock.now
 h.faults.crash("apiserver-1")
 h.run(5)
 for record in h.trace:
     if record.time >= crashed_at and (record.component in ("faults", "loadbalancer")
-                                      or record.component == "scheduler/reflector"):
+                                      or record.component == f"{proxy}/reflector"):
         print(record.text())
 print(Counter(server_of(comp) for comp in h.components.values()))
-print("the scheduler now watches through", server_of(h.components["scheduler"]))
+print(proxy, "now watches through", server_of(h.components[proxy]))
 print(h.kubectl("scale deployment web --replicas=5"))
 h.run(10)
 print(h.kubectl("get deployment web"))
 
 # %% [markdown]
-# The scheduler's two watches closed, each at its resourceVersion, and it watched again from
-# exactly there, on the server the cell printed: no relist. kubectl did not notice anything.
+# The kube-proxy's watches (nodes, services, endpointslices) closed, each at its
+# resourceVersion, and it watched again from exactly there, on the server the cell printed: no
+# relist. Its node's kubelet, connected to the same server, did the same. kubectl did not notice
+# anything.
 # The real kubectl through `c.serve()` does not either: the HTTPS edge sends every request
 # through the same load balancer.
 #
@@ -320,8 +413,12 @@ RaftPanel(Cluster(nodes=3, seed=7, etcd_members=3))
 #
 # Each cell says `yes` (as fast as on a healthy cluster), `no` (not within the time watched), or
 # how long it took. Then the part is repaired, and the last column is how long it took until a
-# new pod, the scale and kubectl all worked again. The table is measured, not typed. The two
-# cells below take a few seconds together.
+# new pod, the scale and kubectl all worked again. The last two columns are the kube-system view
+# of the killed part's pods, read while it was broken and once its pods were ready again: the
+# static pod of a component, the DaemonSet pods (kube-proxy, kindnet) of a node whose kubelet
+# or whole self died. When kubectl fails, nothing can be listed, and the cell shows what
+# `crictl ps` on that node would still list: the containers its runtime runs. The table is
+# measured, not typed. The two cells below take a few seconds together.
 #
 # **Predict, then run.** Fill in the matrix yourself before you run it. Which rows stop new
 # pods, and for how long?
@@ -368,9 +465,17 @@ SVG(matrix.timeline())
 #   (the first counts against this one). So a cell "after N s" here is that retry, not the
 #   cluster refusing new pods. After 300 s more, the node's pods are evicted: a Deployment's
 #   pod comes back elsewhere, a bare pod does not.
-# - **A whole node.** Its pod dies with it, and the Deployment gets it back only after
+# - **A whole node.** Its pods die with it, and the Deployment gets them back only after
 #   eviction, about 6 minutes later. That is `node-monitor-grace-period` (50 s) plus
 #   `tolerationSeconds` (300 s), notebook 06.
+#
+# And the kube-system columns: a crashed component's static pod is `0/1 CrashLoopBackOff`
+# while it is down, and `1/1 Running` with one more restart after. Without an API server, or
+# without etcd's quorum, kubectl lists nothing, yet the node's runtime still runs the other
+# control-plane containers: on a real node `crictl ps` is where you look then. A dead kubelet's
+# or node's DaemonSet pods still say `1/1 Running`: that is the last status their kubelet
+# reported, and nobody else writes it (the node lifecycle controller marks only their `Ready`
+# condition false; DaemonSet pods tolerate the NoExecute taints, so they are not evicted).
 #
 # ## Pitfalls
 #
@@ -392,25 +497,36 @@ SVG(matrix.timeline())
 # ## On a real cluster
 #
 # ```bash
+# kubectl get pods -n kube-system -l tier=control-plane -o wide   # the static pods, per node
 # kubectl get leases -n kube-system                 # kube-scheduler, kube-controller-manager, holders
 # kubectl get lease kube-scheduler -n kube-system -o yaml   # holderIdentity, leaseTransitions, ...
 # kubectl get events -n kube-system --field-selector reason=LeaderElection
 # kubectl get --raw='/readyz?verbose'                 # one API server's view of itself, etcd included
-# ETCDCTL_API=3 etcdctl --endpoints=https://10.0.0.11:2379,https://10.0.0.12:2379,https://10.0.0.13:2379 \
+# ETCDCTL_API=3 etcdctl --endpoints=https://172.18.0.2:2379,https://172.18.0.3:2379,https://172.18.0.4:2379 \
 #   --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt \
 #   --key=/etc/kubernetes/pki/etcd/server.key endpoint status -w table   # leader, term, raft index
+# kubectl auth can-i --list --as=system:kube-scheduler   # a component's RBAC, by impersonation
+# docker exec kind-control-plane crictl ps          # the node's containers, API server or not
 # ```
 #
-# In a kind cluster with `--config` asking for three control-plane nodes, `docker stop` one of
-# them and watch the Leases move. Notebook [07b](07b_real_etcd.ipynb) runs three real etcd
-# processes behind kubelab's API server and kills them one by one.
+# In a kind cluster with `--config` asking for three control-plane nodes (kind names them
+# `kind-control-plane`, `kind-control-plane2`, `kind-control-plane3`; the workers
+# `kind-worker`, `kind-worker2`, ...), `docker stop` one of them and watch the Leases move. To
+# crash one component, move its manifest out of /etc/kubernetes/manifests on its node
+# (`docker exec kind-control-plane mv /etc/kubernetes/manifests/kube-scheduler.yaml /tmp`): the
+# kubelet stops the static pod, and moving it back starts it again. The etcd endpoints on kind
+# are the control-plane nodes' addresses, port 2379 (etcdctl runs in the etcd pods:
+# `kubectl exec -n kube-system etcd-kind-control-plane -- etcdctl ...`). Notebook
+# [07b](07b_real_etcd.ipynb) runs three real etcd processes behind kubelab's API server and
+# kills them one by one.
 #
 # Where kubelab simplifies: etcd's Raft is simulated. Its messages take 1 ms, and a request that
 # cannot reach a quorum fails at once, carrying etcd's 7 s timeout as its latency, instead of
-# blocking a goroutine. Pre-vote is off. API servers share one token file and have no separate
-# identities. The load balancer is round-robin, with no health checks: it knows at once which
-# server is down. A scheduler that loses its Lease stops its loops instead of exiting and being
-# restarted by the kubelet.
+# blocking a goroutine. Pre-vote is off. API servers share one token file. The load balancer is
+# round-robin, with no health checks: it knows at once which server is down. The static pods'
+# containers stand for kubelab's components: `c.faults.crash` kills the component and its
+# container, and the kubelet's restarts fail until `c.faults.restart` (a real crash would be a
+# bug or a bad flag; the kubelet's retries are the same).
 #
 # ## Challenge
 #

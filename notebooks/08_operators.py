@@ -639,12 +639,11 @@ print("api pods after the fix:", len(w.get("pods", namespace="shop", label_selec
 # all three with it.
 
 # %%
-from kubelab.cluster.anatomy import STANDARD_STORAGE_CLASS
 from kubelab.samples.database import DATABASE_CRD, DatabaseReconciler, database, database_operator
 from kubelab.viz import object_graph
 
 print(inspect.getsource(DatabaseReconciler.reconcile))
-c.apply(STANDARD_STORAGE_CLASS)   # kind's default class, so the claims are provisioned
+print(c.kubectl("get storageclass"))  # kind's default class: the claims will be provisioned
 c.apply(DATABASE_CRD)
 c.run(2)
 db_operator = c.add_component("database-operator", database_operator)

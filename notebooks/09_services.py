@@ -38,7 +38,7 @@ from IPython.display import SVG
 
 from kubelab.api.errors import ApiError
 from kubelab.cluster import Cluster
-from kubelab.cluster.dns import candidates, resolv_conf
+from kubelab.cluster.dns import candidates
 from kubelab.viz import plot_traffic
 
 WEB = """
@@ -121,7 +121,7 @@ for spec in ({"clusterIP": taken, "ports": [{"port": 80}]},
 
 # %%
 print(c.kubectl("get endpointslices"))
-eps = c.get("endpointslices")[0]
+eps = c.get("endpointslices", label_selector="kubernetes.io/service-name=web")[0]
 print("ports:", eps["ports"])
 for e in eps["endpoints"]:
     print(e["addresses"], e["conditions"], e["targetRef"]["name"], e["nodeName"])
@@ -155,7 +155,7 @@ spec:
     ports: [{name: http, containerPort: 80}]
     readinessProbe: {httpGet: {path: /, port: 80}, periodSeconds: 1, failureThreshold: 1}
 """)
-c.faults.delay_watch_events(1.0, user="system:kube-proxy")
+c.faults.delay_watch_events(1.0, user="system:serviceaccount:kube-system:kube-proxy")
 c.run(10)
 ip = c.get("pods", "flaky")["status"]["podIP"]
 
@@ -212,6 +212,7 @@ def fake_pod(i, ready=True):
     pod = copy.deepcopy(template)
     pod["metadata"].update(name=f"web-{i:03d}", uid=f"uid-{i}")
     pod["status"]["podIP"] = f"10.244.{1 + i // 200}.{i % 200 + 2}"
+    pod["status"]["podIPs"] = [{"ip": pod["status"]["podIP"]}]
     pod["status"]["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
     return pod
 
@@ -231,10 +232,12 @@ print("pod 7 unready -> create:", len(again.create), "update:", [s["metadata"]["
 #
 # ## 5. kube-proxy's rules on one node
 #
-# kube-proxy runs on every node (`kube-proxy/node-1`, with the identity `system:kube-proxy`).
-# It watches Services and EndpointSlices and keeps its own chains in the node's `nat` and
-# `filter` tables. `iptables_save()` is what `iptables-save` prints logged into the node: the
-# kernel's tables, each rule given back in iptables-save's own form. Read it:
+# kube-proxy runs on every node: a DaemonSet pod in kube-system (`kube-proxy-<suffix>`), which
+# kubelab's component `kube-proxy/node-1` stands for, with the identity kubeadm gives it, the
+# ServiceAccount `system:serviceaccount:kube-system:kube-proxy`. It watches Services and
+# EndpointSlices and keeps its own chains in the node's `nat` and `filter` tables.
+# `iptables_save()` is what `iptables-save` prints logged into the node: the kernel's tables,
+# each rule given back in iptables-save's own form. Read it:
 
 # %%
 print(c.node("node-1"))
@@ -330,7 +333,7 @@ def rollout(probe, pre_stop):
     d.apply(manifest)
     d.apply(SERVICE)
     d.run(20)
-    d.faults.delay_watch_events(1.0, user="system:kube-proxy")
+    d.faults.delay_watch_events(1.0, user="system:serviceaccount:kube-system:kube-proxy")
     traffic = d.traffic("web", rate=10)
     d.run(5)
     new = copy.deepcopy(manifest)
@@ -404,10 +407,11 @@ SVG(plot_traffic(t).svg)
 # ## 8. DNS and a headless Service
 #
 # Every pod's `/etc/resolv.conf` (dnsPolicy ClusterFirst) points at the cluster DNS and searches
-# its own namespace first:
+# its own namespace first. The kubelet writes it into each container (its `clusterDNS` and
+# `clusterDomain` settings, pkg/kubelet/network/dns); here is the `client` pod's:
 
 # %%
-print(resolv_conf("default"))
+print(c.kubectl("exec client -- cat /etc/resolv.conf"))
 for name in ("web", "web.default", "web.default.svc.cluster.local", "nope"):
     print(c.resolve(name))
 external = candidates("example.com", "default")  # what a pod's resolver tries, in order
@@ -436,6 +440,59 @@ c.run(20)
 print(c.kubectl("get svc"))
 print(c.resolve("web-direct"))
 print("in node-1's rules:", "web-direct" in c.node("node-1").iptables_save())
+
+# %% [markdown]
+# ### The answers come from the coredns pods
+#
+# Who listens at the `nameserver` address? On kind, as on any kubeadm cluster, **CoreDNS**: a
+# Deployment `coredns` of two pods in `kube-system`, behind a Service still called `kube-dns`
+# (after the DNS server CoreDNS replaced, so that old manifests keep working). kubeadm gives
+# that Service a fixed ClusterIP, the tenth address of the service range, and tells every
+# kubelet the same address. A lookup in a pod is a packet to that ClusterIP, which kube-proxy's
+# rules send on to one of the coredns pods; CoreDNS watches Services and EndpointSlices and
+# answers from them.
+
+# %%
+print(c.kubectl("get svc -n kube-system kube-dns"))
+print(c.kubectl("get pods -n kube-system -l k8s-app=kube-dns -o wide"))
+print(c.kubectl("get endpointslices -n kube-system -l kubernetes.io/service-name=kube-dns"))
+print(c.kubectl("exec client -- nslookup web"))
+
+
+# %% [markdown]
+# **Predict, then run.** Scale the coredns Deployment to zero. What do `nslookup web` and
+# `wget web` print in `client` now? And a `wget` to web's ClusterIP?
+#
+# <details><summary>Answer</summary>
+#
+# The lookup gets no answer at all: the kube-dns Service has no endpoints, so the query goes
+# nowhere and busybox gives up, `;; connection timed out; no servers could be reached`, and
+# `wget` says `bad address 'web'`. The Service itself still works: its rules are on the nodes,
+# and the ClusterIP answers. "The network is down" is often "DNS is down". As soon as one
+# coredns pod is ready again, names resolve again.
+#
+# </details>
+
+# %%
+def first_line(out):
+    """kubectl exec's output, an error message whole, or nginx's page as its <title> line."""
+    lines = str(out).splitlines()
+    title = [line for line in lines if "<title>" in line]
+    return title[0] if title and out.exit_code == 0 else str(out).strip()
+
+
+print(c.kubectl("scale deployment coredns -n kube-system --replicas=0"))
+c.run(10)
+print(c.kubectl("get pods -n kube-system -l k8s-app=kube-dns"))
+print(c.kubectl("exec client -- nslookup web"))
+print(first_line(c.kubectl("exec client -- wget -qO- -T 2 web")))
+web_ip = c.get("services", "web")["spec"]["clusterIP"]
+print(f"wget {web_ip}:", first_line(c.kubectl(f"exec client -- wget -qO- -T 2 {web_ip}")))
+print(c.kubectl("scale deployment coredns -n kube-system --replicas=2"))
+back = c.run_until(lambda: c.resolve("web").found, timeout=60)
+print(f"names resolve again {back:.1f} s after the scale, once a coredns pod is ready:")
+print(c.kubectl("get pods -n kube-system -l k8s-app=kube-dns -o wide"))
+print(first_line(c.kubectl("exec client -- wget -qO- -T 2 web")))
 
 # %% [markdown]
 # ## 9. NetworkPolicy: kindnet drops what a policy denies
@@ -578,6 +635,8 @@ print("client reaches api again:", c.route("api", from_pod="client").ok)
 # kubectl expose deployment web --port=80 --target-port=80     # a ClusterIP Service
 # kubectl get svc web; kubectl get endpointslices -l kubernetes.io/service-name=web -o yaml
 # kubectl run client --rm -it --image=busybox:1.36 -- sh        # then: wget -qO- web; cat /etc/resolv.conf
+# kubectl -n kube-system get svc kube-dns; kubectl -n kube-system get pods -l k8s-app=kube-dns -o wide
+# kubectl -n kube-system scale deployment coredns --replicas=0   # then nslookup web times out; back to 2
 # docker exec learn-worker iptables-save -t nat | grep -E 'KUBE-(SERVICES|SVC|SEP)'   # the rules
 # kubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide   # one per node (a DaemonSet)
 # kubectl -n kube-system logs -l k8s-app=kube-proxy | grep -i sync
@@ -588,8 +647,10 @@ print("client reaches api again:", c.route("api", from_pod="client").ok)
 #
 # Where kubelab simplifies: there are no packets, conntrack or real DNS server. A route is a
 # walk over the rules kube-proxy wrote, with seeded draws for `-m statistic`; a pod "answers"
-# when its simulated container runs and its script would pass a readiness probe. DNS reads the
-# API directly (CoreDNS would watch it, with a cache). kube-proxy writes all of its chains on
+# when its simulated container runs and its script would pass a readiness probe. DNS lookups are
+# not packets either: with a coredns pod ready, the resolver reads the API when it is asked
+# (CoreDNS would watch it, with a cache), and with none it times out at once, where busybox
+# would wait for its retries. kube-proxy writes all of its chains on
 # each sync, IPv4 only, without the firewall chains for `loadBalancerSourceRanges`; a node's
 # `iptables-save` has no packet counters (always `[0:0]`), no `# Generated by` lines and none of
 # the kubelet's chains (KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT); ClusterIPs
@@ -608,7 +669,8 @@ print("client reaches api again:", c.route("api", from_pod="client").ok)
 #    that the point of `Local`?
 # 2. Set `sessionAffinity: ClientIP` on `web` and route 20 requests from `client`. How many
 #    different pods answer? Find the `-m recent` rules in node-1's table.
-# 3. Drop kube-proxy's watch events (`c.faults.drop_watch_events(user="system:kube-proxy")`),
+# 3. Drop kube-proxy's watch events
+#    (`c.faults.drop_watch_events(user="system:serviceaccount:kube-system:kube-proxy")`),
 #    scale `web` to 5 and run 30 s. What do the rules show? Heal with `c.faults.heal_watch_events()`.
 # 4. Isolate `client` for egress. A NetworkPolicy selects pods by label, not by name, so
 #    label it first (`c.kubectl("label pod client role=client")`), then select

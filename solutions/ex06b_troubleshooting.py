@@ -66,10 +66,12 @@ def diagnose(c: Any) -> tuple[str, str]:
                             if e["involvedObject"].get("name") == name and e["reason"] == "FailedScheduling")
             if "Insufficient cpu" in said:
                 return "InsufficientCPU", name
-            if "untolerated taint" in said:
-                return "UntoleratedTaint", name
             if "PersistentVolumeClaim" in said:
                 return "UnboundPVC", name
+            # last: every message counts the control-plane node's taint too, which no workload
+            # tolerates ("1 node(s) had untolerated taint(s), 2 Insufficient cpu")
+            if "untolerated taint" in said:
+                return "UntoleratedTaint", name
         for status in pod["status"].get("containerStatuses") or []:
             waiting = (status.get("state") or {}).get("waiting") or {}
             last = (status.get("lastState") or {}).get("terminated") or {}

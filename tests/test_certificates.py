@@ -45,7 +45,7 @@ def anatomy() -> Cluster:
 
 @pytest.fixture
 def plain() -> Cluster:
-    return Cluster(nodes=1, seed=1)
+    return Cluster(nodes=1, seed=1, anatomy=False)  # no kubelet CSRs beside the tests' own
 
 
 def _error(c: Cluster, obj: dict[str, Any]) -> str:
@@ -331,7 +331,7 @@ def test_without_the_anatomy_only_the_garbage_collector_looks_at_csrs() -> None:
     # Nothing asks for a certificate and no CSR controller runs; the garbage collector
     # monitors every deletable kind, CSRs too (as upstream's), so its list and watch are all
     # the trace of a cluster without the anatomy gains.
-    c = Cluster(nodes=1, seed=2)
+    c = Cluster(nodes=1, seed=2, anatomy=False)
     c.run(5)
     seen = {(r.component, r.verb) for r in c.trace.filter(object_prefix="certificatesigningrequests")}
     assert seen == {("apiserver", "list"), ("apiserver", "watch"), ("controller-manager/reflector", "list"),

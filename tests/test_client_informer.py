@@ -42,7 +42,7 @@ class Recorder:
 
 
 def test_reflector_lists_then_watches_from_the_list_resource_version() -> None:
-    c = Cluster(nodes=0)
+    c = Cluster(nodes=0, anatomy=False)  # bare: no kube-root-ca.crt ConfigMaps in the lists
     c.client.create(cm("a"))
     rec = Recorder()
     reflector = Reflector(c.client, "configmaps", rec, c.clock, trace=c.trace)
@@ -75,7 +75,7 @@ def test_reflector_rewatches_from_last_rv_when_the_watch_breaks() -> None:
 
 
 def test_reflector_relists_after_410_when_history_was_compacted() -> None:
-    c = Cluster(nodes=0)
+    c = Cluster(nodes=0, anatomy=False)  # bare: no kube-root-ca.crt ConfigMaps in the lists
     rec = Recorder()
     reflector = Reflector(c.client, "configmaps", rec, c.clock, trace=c.trace)
     reflector.run()
@@ -109,7 +109,7 @@ def test_reflector_backs_off_while_the_api_server_is_down() -> None:
 
 
 def test_informer_cache_serves_reads_with_zero_api_calls() -> None:
-    c = Cluster(nodes=0)
+    c = Cluster(nodes=0, anatomy=False)  # bare: no kube-root-ca.crt ConfigMaps in the lists
     for i in range(5):
         c.client.create(cm(f"c{i}"))
     client = c.client_for("reader", ["system:masters"])
@@ -144,7 +144,7 @@ def test_informer_cache_serves_reads_with_zero_api_calls() -> None:
 
 
 def test_controller_dedupes_a_burst_into_one_reconcile() -> None:
-    c = Cluster(nodes=0)
+    c = Cluster(nodes=0, anatomy=False)  # bare: no kube-root-ca.crt ConfigMaps in the lists
     c.client.create(cm("hot"))
     synced: list[str] = []
     controller = Controller("demo", synced.append, c.clock, cost=0.5)
@@ -261,7 +261,7 @@ def test_level_triggered_controller_converges_under_random_faults(seed: int) -> 
 
 
 def test_edge_triggered_controller_stays_wrong_after_a_lost_event() -> None:
-    c = Cluster(nodes=0, seed=1)
+    c = Cluster(nodes=0, anatomy=False, seed=1)  # bare: no kube-root-ca.crt ConfigMaps in the lists
     c.client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "edge"}})
     c.add_component("edge", lambda ctx: EdgeTriggeredCopier(ctx, namespace="edge"))
     c.add_component("level", lambda ctx: ConfigMapCopier(ctx, namespace="default"))

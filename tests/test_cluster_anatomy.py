@@ -192,7 +192,7 @@ def test_anatomy_is_deterministic() -> None:
 
 
 def test_anatomy_is_refused_unless_a_bool() -> None:
-    with pytest.raises(TypeError, match="anatomy must be True or False"):
+    with pytest.raises(TypeError, match="anatomy must be True, False or None"):
         Cluster(nodes=1, anatomy="yes")  # type: ignore[arg-type]
 
 

@@ -9,7 +9,6 @@ revision history) on a running cluster, and pkg/apis/apps/validation's messages.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
@@ -39,11 +38,12 @@ from kubelab.controllers.statefulset.stateful_set_utils import (
 
 
 def _cluster(nodes: int) -> Cluster:
-    """A cluster with kind's default StorageClass: the claims of volumeClaimTemplates need a
-    class to be provisioned (without one they stay Pending, and so does the pod, as on a cluster
-    that has no default class)."""
+    """A cluster with kind's default StorageClass (the anatomy's): the claims of
+    volumeClaimTemplates need a class to be provisioned (without one they stay Pending, and so
+    does the pod, as on a cluster that has no default class)."""
     c = Cluster(nodes=nodes)
-    c.client.create(copy.deepcopy(STANDARD_STORAGE_CLASS))
+    assert c.client.get("storageclasses", "standard")["provisioner"] == \
+        STANDARD_STORAGE_CLASS["provisioner"]
     return c
 
 def _set(replicas: int = 3, **spec: Any) -> dict[str, Any]:

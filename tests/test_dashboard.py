@@ -45,7 +45,8 @@ def test_buttons_exist_only_for_what_the_cluster_has() -> None:
     assert list(scheduled.component_buttons) == ["apiserver", "scheduler"]
     full = FailurePanel(Cluster(nodes=2, seed=1))
     assert list(full.component_buttons) == ["apiserver", "controller-manager", "scheduler",
-                                            "kube-proxy/node-1", "kube-proxy/node-2",
+                                            "kube-proxy/control-plane", "kube-proxy/node-1",
+                                            "kube-proxy/node-2", "kubelet/control-plane",
                                             "kubelet/node-1", "kubelet/node-2"]
     assert {"kill node", "partition node", "break registry", "crash container"} <= set(full.buttons)
 
@@ -54,8 +55,9 @@ def test_kill_node_button_moves_the_pods_and_every_view_shows_it() -> None:
     c = running_web()
     dash = Dashboard(c, graph=shutil.which("dot") is not None)
     rows = {r.name: r for r in node_rows(c)}
-    victim = max(rows, key=lambda n: len(rows[n].pods))
-    moving = [name for name, _ in rows[victim].pods]
+    victim = max((n for n in rows if n.startswith("node-")), key=lambda n: len(rows[n].pods))  # a worker
+    # the web pods (its kube-proxy and kindnet pods tolerate the node's taints and stay)
+    moving = [name for name, _ in rows[victim].pods if name.startswith("web-")]
     assert moving and f"<code>{moving[0]}</code> Running" in dash.nodes.widget.value
     draws = dash.graph.draws if dash.graph else 0
     dash.failures.node.value = victim
@@ -95,7 +97,8 @@ def test_component_buttons_crash_and_restart() -> None:
     assert "scheduler" in c.components and button.description == "crash scheduler"
     assert fault_verbs(c) == ["crash", "restart"]
     assert [r.object for r in c.trace.filter(component="faults")] == ["scheduler", "scheduler"]
-    assert panel.actions.lines()[0].startswith("start 7 component(s) running; nodes node-1, node-2")
+    assert panel.actions.lines()[0].startswith(
+        "start 9 component(s) running; nodes control-plane, node-1, node-2")
     now = f"t={c.clock.now:g}s"
     assert panel.actions.lines()[1:] == [
         f"{now} toggle scheduler: crashed scheduler",

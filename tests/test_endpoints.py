@@ -137,7 +137,7 @@ def test_endpoints_are_served_with_the_deprecation_warning_and_validated() -> No
 
 
 def test_only_the_anatomy_runs_the_endpoints_controller() -> None:
-    c = Cluster(nodes=1)
+    c = Cluster(nodes=1, anatomy=False)
     assert "endpoints-controller" not in c.components["controller-manager"].controllers
     c.kubectl("create deployment web --image=nginx --replicas=1 --port=80")
     c.client.create(_service())

@@ -55,7 +55,7 @@ def test_the_kubelet_starts_an_added_ephemeral_container(cluster: Cluster) -> No
     assert eph["name"] == "debugger" and "running" in eph["state"] and eph["restartCount"] == 0
     assert [s["name"] for s in status["containerStatuses"]] == ["box"]  # the pod's own stay
     # It is a container like the others: exec reaches it.
-    session = c.runtimes[c.node_names[0]].exec(
+    session = c.runtimes["node-1"].exec(
         c.client.get("pods", "box", namespace="default")["metadata"]["uid"], "debugger",
         ["echo", "inside"], False, False)
     assert session is not None
@@ -115,7 +115,7 @@ def test_kubectl_debug_in_all_three_forms(tmp_path: Path) -> None:
     c = Cluster(nodes=1, seed=0)
     c.apply(BOX)
     c.run(20)
-    node = c.node_names[0]
+    node = "node-1"
 
     async def debug(config: Path, *args: str) -> tuple[int, str, str]:
         proc = await asyncio.create_subprocess_exec(

@@ -1,5 +1,8 @@
 """Watch faults keep what a real watch guarantees: one watch delivers in resourceVersion order,
-and a fault that does reorder it ends the watch so that its client notices (issue 15)."""
+and a fault that does reorder it ends the watch so that its client notices (issue 15).
+
+The clusters here have no anatomy (anatomy=False): each watch then sees only the test's own
+ConfigMaps, where the anatomy's root-CA publisher puts kube-root-ca.crt in every namespace."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ def _watch(c: Cluster) -> list[tuple[str, str, int]]:
 
 
 def test_a_delay_shifts_the_stream_and_healing_it_does_not_reorder() -> None:
-    c = Cluster(nodes=0, seed=1)
+    c = Cluster(nodes=0, anatomy=False, seed=1)
     seen = _watch(c)
     c.faults.delay_watch_events(5.0)
     c.client.create(_cm("a"))
@@ -48,7 +51,7 @@ def test_a_delay_shifts_the_stream_and_healing_it_does_not_reorder() -> None:
 def test_a_reordered_watch_ends_with_410_right_after_its_resource_version_goes_back() -> None:
     broken = 0
     for seed in range(5):
-        c = Cluster(nodes=0, seed=seed)
+        c = Cluster(nodes=0, anatomy=False, seed=seed)
         seen = _watch(c)
         c.faults.reorder_watch_events(3.0)
         for i in range(10):
@@ -66,7 +69,7 @@ def test_a_reordered_watch_ends_with_410_right_after_its_resource_version_goes_b
 
 
 def test_a_client_with_a_reordered_watch_relists_and_its_cache_is_right() -> None:
-    c = Cluster(nodes=0, seed=3)
+    c = Cluster(nodes=0, anatomy=False, seed=3)
     informer = SharedInformerFactory(c.client, c.clock, rand=c.rand).informer_for("configmaps")
     informer.run()
     c.faults.reorder_watch_events(3.0)
@@ -81,7 +84,7 @@ def test_a_client_with_a_reordered_watch_relists_and_its_cache_is_right() -> Non
 
 
 def test_a_watch_fault_for_one_user_leaves_the_others_alone() -> None:
-    c = Cluster(nodes=0, seed=2)
+    c = Cluster(nodes=0, anatomy=False, seed=2)
     seen = _watch(c)  # the admin's watch
     c.faults.duplicate_watch_events(1.0, user="system:kube-controller-manager")
     c.faults.reorder_watch_events(3.0, user="system:kube-controller-manager")
@@ -94,7 +97,7 @@ def test_a_watch_fault_for_one_user_leaves_the_others_alone() -> None:
 def test_a_healed_fault_does_not_come_back_with_the_next_one() -> None:
     # Soak seed 190: a drop, healed, then a delay for the controller manager; the delay
     # silently lost a fifth of its events, as the healed drop had been set to.
-    c = Cluster(nodes=0, seed=1)
+    c = Cluster(nodes=0, anatomy=False, seed=1)
     seen = _watch(c)
     c.faults.drop_watch_events(1.0)
     c.faults.heal_watch_events()
@@ -108,7 +111,7 @@ def test_a_healed_fault_does_not_come_back_with_the_next_one() -> None:
 def test_a_fault_aimed_elsewhere_replaces_the_one_on() -> None:
     # A drop aimed at the scheduler, then a delay for everyone: the drop is not carried over
     # to every watch (nothing would tell those clients to relist).
-    c = Cluster(nodes=0, seed=1)
+    c = Cluster(nodes=0, anatomy=False, seed=1)
     seen = _watch(c)
     c.faults.drop_watch_events(1.0, user="system:kube-scheduler")
     c.faults.delay_watch_events(1.0)
@@ -119,7 +122,7 @@ def test_a_fault_aimed_elsewhere_replaces_the_one_on() -> None:
 
 
 def test_faults_aimed_at_the_same_watches_add_up() -> None:
-    c = Cluster(nodes=0, seed=1)
+    c = Cluster(nodes=0, anatomy=False, seed=1)
     seen = _watch(c)
     c.faults.delay_watch_events(2.0)
     c.faults.duplicate_watch_events(1.0)  # still delayed, now twice

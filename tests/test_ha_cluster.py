@@ -42,15 +42,22 @@ def test_replicas_are_named_and_hold_their_leases() -> None:
     out = c.kubectl("get leases -n kube-system").splitlines()
     assert out[0].split() == ["NAME", "HOLDER", "AGE"]
     holders = {line.split()[0]: line.split()[1] for line in out[1:]}
-    assert set(holders) == {"kube-controller-manager", "kube-scheduler"}
+    # beside the elections, each API server's identity Lease (apiserver-<hash>), as on kind
+    assert {n for n in holders if not n.startswith("apiserver-")} == {
+        "kube-controller-manager", "kube-scheduler"}
+    assert sum(n.startswith("apiserver-") for n in holders) == 3
+    holders = {n: h for n, h in holders.items() if not n.startswith("apiserver-")}
     for component, lease in (("scheduler", "kube-scheduler"),
                              ("controller-manager", "kube-controller-manager")):
         leader = c.leader(component)
         assert leader is not None and holders[lease] == c.identities[leader]
-        assert holders[lease].startswith(f"{leader}_") and len(holders[lease]) == len(leader) + 37
+        # hostname_uuid: the control-plane node the replica runs on (replica i on node i)
+        node = "control-plane" + leader.rsplit("-", 1)[1].replace("1", "")
+        assert holders[lease].startswith(f"{node}_") and len(holders[lease]) == len(node) + 37
     table = c.client.list("leases", "kube-system", as_table=True)
     assert [col["name"] for col in table["columnDefinitions"]] == ["Name", "Holder", "Age"]
-    assert {row["cells"][1] for row in table["rows"]} == set(holders.values())
+    assert {row["cells"][1] for row in table["rows"]
+            if not row["cells"][0].startswith("apiserver-")} == set(holders.values())
     events = c.kubectl("get events -n kube-system")
     assert f"{c.identities[c.leader('scheduler') or '']} became leader" in events
 
@@ -58,7 +65,8 @@ def test_replicas_are_named_and_hold_their_leases() -> None:
 def test_one_replica_keeps_todays_cluster_and_trace() -> None:
     traces = []
     for replicas in (None, {"apiserver": 1, "scheduler": 1, "controller-manager": 1}):
-        c = Cluster(seed=7, replicas=replicas)
+        # the bare cluster: with the anatomy a single replica elects too (upstream always does)
+        c = Cluster(seed=7, replicas=replicas, anatomy=False)
         c.apply(deployment("web", 3))
         c.run(30)
         assert running(c, "web") == 3 and c.loadbalancer is None and c.api is c.apiserver
@@ -71,13 +79,26 @@ def test_one_replica_keeps_todays_cluster_and_trace() -> None:
 
 
 def test_leader_elect_with_one_replica_takes_the_lease_under_todays_name() -> None:
-    c = Cluster(seed=2, leader_elect=True)
+    c = Cluster(seed=2, leader_elect=True, anatomy=False)
     c.apply(deployment("web", 2))
     c.run(20)
     assert running(c, "web") == 2
     assert c.leader("scheduler") == "scheduler" and c.leader("controller-manager") == "controller-manager"
     assert c.get("leases", "kube-scheduler", namespace="kube-system")["spec"]["holderIdentity"] \
         .startswith("scheduler_")
+
+
+def test_with_the_anatomy_one_replica_elects_as_the_control_plane_node() -> None:
+    """Upstream's --leader-elect is on by default: kind's single scheduler holds its Lease under
+    the control-plane node's hostname, as makeLeaderElectionConfig names it."""
+    c = Cluster(seed=2)
+    c.apply(deployment("web", 2))
+    c.run(20)
+    assert running(c, "web") == 2
+    assert c.leader("scheduler") == "scheduler" and c.leader("controller-manager") == "controller-manager"
+    for lease in ("kube-scheduler", "kube-controller-manager"):
+        holder = c.get("leases", lease, namespace="kube-system")["spec"]["holderIdentity"]
+        assert holder.startswith("control-plane_") and len(holder) == len("control-plane_") + 36
 
 
 @pytest.mark.parametrize(("replicas", "message"), [
@@ -105,8 +126,9 @@ def test_clients_move_to_a_live_api_server_and_watches_resume_without_a_relist()
     watches = sum(1 for r in audit(c) if r.user_agent == leader and r.verb == "watch")
     dead = connection.backend.name
     assert c.loadbalancer is not None and leader in c.loadbalancer.clients_of(dead)
-    # kubectl, two schedulers, the controller manager and three kubelets, round-robin
-    assert sorted(len(c.loadbalancer.clients_of(s.name)) for s in c.apiservers) == [2, 2, 3]
+    # kubectl, two schedulers, the controller manager and six kubelets (three control-plane
+    # nodes, three workers), round-robin
+    assert sorted(len(c.loadbalancer.clients_of(s.name)) for s in c.apiservers) == [3, 3, 4]
     c.faults.crash(dead)
     c.client.scale("deployments", "web", 5)
     c.run(20)
@@ -132,7 +154,8 @@ def test_with_every_api_server_down_connections_are_refused_until_one_returns() 
         c.get("nodes")
     assert "connection refused" in str(err.value)
     c.faults.restart("apiserver-1")
-    assert [n["metadata"]["name"] for n in c.get("nodes")] == ["node-1"]
+    assert [n["metadata"]["name"] for n in c.get("nodes")] == ["control-plane", "control-plane2",
+                                                               "node-1"]
 
 
 def test_crash_leader_hands_over_within_the_lease_and_the_cluster_keeps_working() -> None:
@@ -237,8 +260,11 @@ def test_without_leader_election_two_schedulers_race_for_every_pod() -> None:
     c = Cluster(replicas={"scheduler": 2}, leader_elect=False, seed=1)
     c.apply(deployment("web", 6))
     c.run(20)
-    assert running(c, "web") == 6 and c.get("leases", namespace="kube-system") == []
-    bindings = [r for r in audit(c) if r.subresource == "binding"]
+    assert running(c, "web") == 6 and [  # no election Lease; the API server's identity Lease
+        lease for lease in c.get("leases", namespace="kube-system")
+        if not lease["metadata"]["name"].startswith("apiserver-")] == []
+    # (the web pods': the schedulers bind the anatomy's kube-system pods too)
+    bindings = [r for r in audit(c) if r.subresource == "binding" and r.namespace == "default"]
     won = sorted(r.user_agent for r in bindings if r.code == 201)
     lost = [r for r in bindings if r.code == 409]
     assert len(won) == 6 and len(lost) == 6  # each pod bound once; the other scheduler's 409

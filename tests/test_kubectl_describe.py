@@ -29,16 +29,21 @@ def test_describe_pod_has_describes_sections_and_event_table() -> None:
     c.run(20)
     out = c.kubectl("describe pod web")
     lines = out.splitlines()
-    assert lines[:8] == ["Name:         web", "Namespace:    default", "Priority:     0",
-                         "Node:         node-1/172.18.0.2",
-                         "Start Time:   Wed, 01 Jan 2025 00:00:02 +0000",
-                         "Labels:       app=web", "              tier=front", "Annotations:  <none>"]
-    assert "Status:       Running" in lines
+    # The anatomy's ServiceAccount admission names the account (and mounts its token); the
+    # control-plane node is 172.18.0.2, so node-1 is .3.
+    assert lines[:9] == ["Name:             web", "Namespace:        default", "Priority:         0",
+                         "Service Account:  default", "Node:             node-1/172.18.0.3",
+                         "Start Time:       Wed, 01 Jan 2025 00:00:02 +0000",
+                         "Labels:           app=web", "                  tier=front",
+                         "Annotations:      <none>"]
+    assert "Status:           Running" in lines
+    assert any(line.startswith("      /var/run/secrets/kubernetes.io/serviceaccount from kube-api-access-")
+               for line in lines)
     assert "Containers:" in lines and "  web:" in lines
     assert "    Image:          nginx:1.27" in lines
     assert "    State:          Running" in lines and "    Restart Count:  0" in lines
     assert "Conditions:" in lines and lines[lines.index("Conditions:") + 1].split() == ["Type", "Status"]
-    assert "QoS Class:                    BestEffort" in lines
+    assert "QoS Class:                   BestEffort" in lines
     events = out.split("Events:\n")[1].splitlines()
     assert events[0].split() == ["Type", "Reason", "Age", "From", "Message"]
     assert events[1].split() == ["----", "------", "----", "----", "-------"]

@@ -116,7 +116,7 @@ def test_a_dead_api_server_refuses_the_connection() -> None:
     # controller manager relists the Leases only after its next backoff, and until then it may
     # see node-1 as silent (Unknown). Give it that backoff, as upstream's would need.
     c.run(90)
-    assert c.kubectl("get nodes").splitlines()[1].split()[:2] == ["node-1", "Ready"]
+    assert c.kubectl("get nodes node-1").splitlines()[1].split()[:2] == ["node-1", "Ready"]
     assert c.api.handle(Request("get", "namespaces", name="default", token="admin-token"))
 
 

@@ -28,7 +28,7 @@ def cluster() -> Cluster:
 
 def _forward(c: Cluster, pod: str, port: int) -> PortConnection | str:
     uid = c.client.get("pods", pod, namespace="default")["metadata"]["uid"]
-    return c.runtimes[c.node_names[0]].port_forward(uid, port)
+    return c.runtimes["node-1"].port_forward(uid, port)
 
 
 def test_keep_alive_then_close(cluster: Cluster) -> None:

@@ -40,7 +40,6 @@ def run(c: Cluster, container: str, script: str) -> tuple[int | None, str, str]:
 @pytest.fixture(scope="module")
 def cluster() -> Cluster:
     c = Cluster(nodes=1, seed=3)
-    c.apply({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
     c.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"},
              "data": {"key": "value"}})
     c.apply(SHIPPER)
@@ -63,10 +62,10 @@ def test_a_file_one_container_writes_the_other_reads(cluster: Cluster) -> None:
 
 
 def test_the_log_shipper_follows_what_the_app_appends(cluster: Cluster) -> None:
-    before = [line for _, line in cluster.runtimes[cluster.node_names[0]].read_logs(
+    before = [line for _, line in cluster.runtimes["node-1"].read_logs(
         cluster.get("pods", "shipper")["metadata"]["uid"], "shipper")]
     cluster.run(10)
-    after = [line for _, line in cluster.runtimes[cluster.node_names[0]].read_logs(
+    after = [line for _, line in cluster.runtimes["node-1"].read_logs(
         cluster.get("pods", "shipper")["metadata"]["uid"], "shipper")]
     shipped = after[len(before):]
     assert len(shipped) >= 4 and set(shipped) == {"line-shipper"}

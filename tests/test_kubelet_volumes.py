@@ -11,12 +11,14 @@ from typing import Any
 import pytest
 
 from kubelab import Cluster
-from kubelab.cluster.anatomy import STANDARD_STORAGE_CLASS
 from kubelab.kubelet.volumemanager.volume_manager import ATTACH_AND_MOUNT_TIMEOUT
 
 
 def make_pod(name: str, volumes: list[dict[str, Any]], mounts: list[dict[str, Any]],
              **more: Any) -> dict[str, Any]:
+    """A pod with these volumes only: automountServiceAccountToken false keeps the
+    ServiceAccount admission plugin's kube-api-access volume out of what the tests compare."""
+    more.setdefault("automountServiceAccountToken", False)
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": "default", "labels": {"app": name, "tier": "web"}},
             "spec": {"containers": [{"name": "app", "image": "nginx:1.27", "volumeMounts": mounts},
@@ -78,9 +80,6 @@ def test_optional_sources_do_not_block_and_missing_keys_do() -> None:
 
 def test_what_each_container_reads() -> None:
     c = Cluster(nodes=1, seed=6)
-    # no serviceaccount controller without the anatomy: the token's account is made by hand
-    c.client.create({"apiVersion": "v1", "kind": "ServiceAccount",
-                     "metadata": {"name": "default", "namespace": "default"}})
     c.client.create({"apiVersion": "v1", "kind": "ConfigMap",
                      "metadata": {"name": "cm", "namespace": "default"},
                      "data": {"app.conf": "mode=fast", "other": "x"}})
@@ -142,8 +141,7 @@ def test_what_each_container_reads() -> None:
 
 
 def test_a_claim_is_mounted_once_bound_and_its_data_outlives_the_pod() -> None:
-    c = Cluster(nodes=1, seed=7)
-    c.client.create(STANDARD_STORAGE_CLASS)
+    c = Cluster(nodes=1, seed=7)  # with kind's StorageClass `standard` (the anatomy's)
     c.client.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                      "metadata": {"name": "data", "namespace": "default"},
                      "spec": {"accessModes": ["ReadWriteOnce"],

@@ -47,6 +47,10 @@ def c() -> Cluster:
     cluster = Cluster(nodes=2)
     cluster.apply({"apiVersion": "v1", "kind": "Namespace",
                    "metadata": {"name": "tools", "labels": {"team": "tools"}}})
+    # The ServiceAccount admission plugin refuses a pod whose namespace has no `default`
+    # account yet; the serviceaccount controller makes it a moment after the namespace (e2e's
+    # framework waits for it the same way).
+    cluster.run(1)
     for obj in [*web(), client("frontend", "frontend"), client("batch", "batch"),
                 client("frontend", "frontend", "tools")]:
         cluster.apply(obj)

@@ -18,7 +18,8 @@ CHILDREN = (("statefulsets", "orders"), ("services", "orders"), ("cronjobs", "or
 @pytest.fixture(scope="module")
 def c() -> Cluster:
     cluster = Cluster(nodes=2, seed=8)
-    cluster.apply(STANDARD_STORAGE_CLASS)
+    assert cluster.get("storageclasses", "standard")["provisioner"] == \
+        STANDARD_STORAGE_CLASS["provisioner"]  # kind's, with the anatomy
     cluster.apply(DATABASE_CRD)
     cluster.run(2)
     cluster.add_component("database-operator", database_operator)

@@ -359,8 +359,12 @@ def preempted() -> Cluster:
     """Two 2-CPU nodes full of low-priority pods, then a high-priority pod that needs 1.5 CPU."""
     c = Cluster(nodes=[make_node("node-1", cpu="2"), make_node("node-2", cpu="2")],
                 replace={"scheduler": lambda ctx: Scheduler(ctx, explain=True)})
+    # kind's cluster first comes up (as `kind create cluster --wait`): kindnet's pods (100m,
+    # system-node-critical) would otherwise preempt fillers scheduled before them
+    c.run(5)
     c.apply([priority_class("low", 100), priority_class("high", 1000)])
-    c.apply([workload(f"filler-{i}", "1", "low") for i in range(4)])
+    # 900m each: two fill a worker beside its kindnet pod and a coredns replica (100m each)
+    c.apply([workload(f"filler-{i}", "900m", "low") for i in range(4)])
     c.run(5)
     c.apply(workload("vip", "1500m", "high"))
     c.run(30)
@@ -380,14 +384,16 @@ def test_a_high_priority_pod_preempts_two_low_priority_pods_and_is_bound_to_thei
     assert {e["message"] for e in preempted_events} == {
         f"Preempted by pod {vip['metadata']['uid']} on node {node_name}"}
     victims = {e["involvedObject"]["name"] for e in preempted_events}
-    assert len(victims) == 2  # 2 CPU node, two 1-CPU pods, 1.5 CPU to free: both go
-    pods = c.client.list("pods")["items"]
+    assert len(victims) == 2  # 2 CPU node, two 900m pods, 1.5 CPU to free: both go
+    pods = c.client.list("pods", "default")["items"]  # (kube-system's add-ons stay on the node)
     on_node = sorted(p["metadata"]["name"] for p in pods if p["spec"].get("nodeName") == node_name)
     assert on_node == ["vip"] and victims.isdisjoint(p["metadata"]["name"] for p in pods)
     first = next(e for e in events if e["reason"] == "FailedScheduling"
                  and e["involvedObject"]["name"] == "vip")
     # Preemption succeeded: its Success status adds nothing to the message.
-    assert first["message"] == "0/2 nodes are available: 2 Insufficient cpu."
+    # (kind's control-plane node is tainted NoSchedule)
+    assert first["message"] == ("0/3 nodes are available: 1 node(s) had untolerated taint(s), "
+                                "2 Insufficient cpu.")
 
 
 def test_the_scheduler_explains_which_victims_on_which_node_and_why() -> None:

@@ -108,9 +108,11 @@ def test_the_api_servers_answer_says_how_long_it_took_and_a_direct_connection_re
 def test_the_component_context_holds_only_what_every_component_has() -> None:
     fields = [f.name for f in dataclasses.fields(ComponentContext)]
     # sync_cost (issue 29): the virtual seconds a controller sync takes, read by every
-    # component's workqueue loop (kubelab/client/controller_loop.py).
+    # component's workqueue loop (kubelab/client/controller_loop.py). on_exit (issue 30): what
+    # a component's exit (a lost Lease, upstream's os.Exit) does; with the anatomy its static
+    # pod's container dies and the kubelet's restart runs it again.
     assert fields == ["name", "client", "clock", "rand", "trace", "node", "leader_election",
-                      "sync_cost"]
+                      "sync_cost", "on_exit"]
     hints = {cls: typing.get_type_hints(cls.__init__) for cls in (Kubelet, KubeProxy, CloudControllerManager)}
     assert hints[Kubelet]["runtime"] == ContainerRuntime | None
     assert hints[KubeProxy]["iptables"] is IPTables
@@ -121,13 +123,14 @@ def test_each_node_component_gets_its_nodes_own_dependency_and_replace_keeps_wor
     built: list[str] = []
 
     class MyKubelet(Kubelet):
-        def __init__(self, ctx: ComponentContext, runtime: ContainerRuntime) -> None:
+        # (the control-plane node's kubelet is also given kubeadm's static pod manifests)
+        def __init__(self, ctx: ComponentContext, runtime: ContainerRuntime, **kw: Any) -> None:
             built.append(ctx.name)
-            super().__init__(ctx, runtime)
+            super().__init__(ctx, runtime, **kw)
 
     c = Cluster(nodes=2, replace={"kubelet": MyKubelet})
     c.run(5)
-    assert built == ["kubelet/node-1", "kubelet/node-2"]
+    assert built == ["kubelet/control-plane", "kubelet/node-1", "kubelet/node-2"]
     for node in c.node_names:
         assert c.components[f"kubelet/{node}"].runtime is c.runtimes[node]
         assert c.components[f"kube-proxy/{node}"].iptables is c.iptables[node]

@@ -134,7 +134,7 @@ def served(tmp: Path, body: Callable[[Cluster, ScriptedKubelet, Path], Coroutine
     c.apply(_pod("box", ["box"]))
     c.apply(_pod("two", ["app", "stopped"]))
     c.run(30)
-    kubelet = ScriptedKubelet(c, c.node_names[0])
+    kubelet = ScriptedKubelet(c, "node-1")
     for server in c.apiservers:
         server.kubelet_connection = lambda node: kubelet
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kubelab import Cluster
+from kubelab.cluster.control_plane import KUBE_PROXY_USER
 from kubelab.cluster.dns import candidates, resolv_conf
 from kubelab.viz import plot_traffic
 
@@ -91,7 +92,8 @@ def rollout(probe: bool, pre_stop: bool) -> tuple[int, int]:
     c.apply(service())
     c.run(40)
     # endpoint changes take a second to reach every node's kube-proxy, as on a real cluster
-    c.faults.delay_watch_events(1.0, user="system:kube-proxy")
+    # (kind's kube-proxies watch as their ServiceAccount, system:serviceaccount:kube-system:kube-proxy)
+    c.faults.delay_watch_events(1.0, user=KUBE_PROXY_USER)
     traffic = c.traffic("web", rate=20)
     c.run(5)
     new = copy.deepcopy(deployment(probe, pre_stop))

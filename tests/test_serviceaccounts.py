@@ -40,7 +40,7 @@ def _claims(token: str) -> dict[str, Any]:
 
 
 def test_without_the_anatomy_pods_and_namespaces_stay_as_they_were() -> None:
-    c = Cluster(nodes=1)
+    c = Cluster(nodes=1, anatomy=False)
     c.run(3)
     pod = c.client.create(_pod("plain"))
     assert "serviceAccountName" not in pod["spec"] and "volumes" not in pod["spec"]

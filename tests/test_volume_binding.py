@@ -134,7 +134,8 @@ def test_delete_policy_of_a_static_volume_fails_without_a_deleter() -> None:
 
 def test_wait_for_first_consumer_then_provisioned_on_the_pods_node() -> None:
     c = Cluster(nodes=2, seed=2)
-    c.client.create(STANDARD_STORAGE_CLASS)
+    # kind ships its default class `standard` (local-path-provisioner); the claim gets it
+    assert c.client.get("storageclasses", "standard")["provisioner"] == STANDARD_STORAGE_CLASS["provisioner"]
     c.client.create(pvc())
     c.run(3)
     claim = get(c, "persistentvolumeclaims", "data")

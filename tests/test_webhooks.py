@@ -337,6 +337,7 @@ def test_mutating_webhooks_run_after_the_mutating_plugins_and_before_validation(
     _install(c, "checker", "v:1", namespace_selector={"matchLabels": {"hooks": "on"}})
     c.kubectl("create namespace apps")
     c.kubectl("label namespace apps hooks=on")
+    c.run(1)  # the serviceaccount controller makes apps/default; the ServiceAccount plugin needs it
     assert "pod/web created" in c.kubectl("-n apps run web --image=nginx")
     assert order == ["mutating", "validating"]
     assert c.get("pods", "web", namespace="apps")["metadata"]["labels"] == {"team": "web"}

@@ -15,6 +15,7 @@ its node's IPTables (utiliptables.Interface), the cloud-controller-manager its c
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -43,6 +44,15 @@ class ComponentContext:
     # Virtual seconds one controller sync takes (kubelab/client/controller_loop.py); None: the
     # loop's DEFAULT_SYNC_COST. Cluster(sync_cost=...) sets it; 0 makes syncs free.
     sync_cost: float | None = None
+    # What the process's exit does beyond stopping it (a component that lost its Lease exits,
+    # as upstream's os.Exit): with the anatomy its static pod's container dies with it, and the
+    # kubelet's restart of that container runs the binary again. None: nothing more.
+    on_exit: Callable[[], None] | None = None
+
+    def exit(self) -> None:
+        """The process exits (after its component stopped itself)."""
+        if self.on_exit is not None:
+            self.on_exit()
 
     def recorder(self, component: str | None = None, host: str = "") -> EventRecorder:
         """An EventRecorder whose events name this component as their source."""

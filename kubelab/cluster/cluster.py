@@ -50,6 +50,7 @@ from kubelab.cluster.loadbalancer import DirectConnection
 from kubelab.cluster.metrics_server import MetricsServer
 from kubelab.cluster.metrics_server import install as install_metrics_server
 from kubelab.cluster.network import NetworkPolicies, NodeView, PodNetwork, Route, route
+from kubelab.cluster.prometheus import metrics_of
 from kubelab.cluster.replicas import LEASES, ReplicaWiring, check_leader_elect, check_replicas, replica_names
 from kubelab.cluster.traffic import Traffic
 from kubelab.cluster.webhooks import WebhookServers
@@ -113,7 +114,8 @@ class Cluster(ReplicaWiring, AnatomyWiring):
     replicas: how many of the apiserver, scheduler and controller-manager to run (default 1
         each), e.g. {"apiserver": 3, "scheduler": 2}; see kubelab/cluster/replicas.py.
     leader_elect: whether the scheduler and the controller manager elect a leader (their
-        --leader-elect); None: when they have more than one replica. A dict turns it on with
+        --leader-elect); None: always with the anatomy (as upstream), otherwise when they have
+        more than one replica. A dict turns it on with
         other durations in seconds, e.g. {"renew_deadline": 4, "retry_period": 1} (defaults:
         lease_duration 15, renew_deadline 10, retry_period 2).
     store: "embedded" (kubelab's etcd stand-in), "etcd" (kubelab starts `etcd_members` real
@@ -130,8 +132,12 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         False (the default) neither, and every trace stays as it was.
     anatomy: the cluster as kind builds it (kubelab/cluster/anatomy.py, control_plane.py): a
         control-plane node per API server beside the `nodes` workers, the control plane as
-        static pods on it, the kube-proxy and kindnet DaemonSets, coredns behind kube-dns.
-        `kubelab serve` turns it on; False (the default) keeps today's cluster and traces.
+        static pods on it, the kube-proxy and kindnet DaemonSets, coredns behind kube-dns, the
+        ServiceAccounts, the `kubernetes` Service and its endpoints, the leader-election Leases
+        of single replicas too. None (the default): on, unless the cluster is one of upstream's
+        test harnesses, where it is off: `components` names only some (an integration test's
+        API server and the components under test, test/integration/framework) or `hollow`
+        (kubemark: the control plane runs outside the hollow nodes). False turns it off.
     client_connection: a component's client-side rate limit (its component config's qps and
         burst), e.g. {"controller-manager": {"qps": 100, "burst": 100}}; the others keep
         upstream's defaults (kubelab/cluster/components.py CLIENT_CONNECTIONS); a qps below 0
@@ -156,7 +162,7 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         etcd_members: int | None = None,
         hollow: bool = False,
         apf: bool | str = False,
-        anatomy: bool = False,
+        anatomy: bool | None = None,
         client_connection: dict[str, ClientConnection | dict[str, float]] | None = None,
         sync_cost: float | None = None,
         metrics_server: bool = False,
@@ -165,8 +171,11 @@ class Cluster(ReplicaWiring, AnatomyWiring):
         check_arguments(nodes=nodes, seed=seed, components=components, realtime=realtime,
                         speed=speed, max_request_bytes=max_request_bytes, replace=replace,
                         replicas=replicas, store=store, etcd_members=etcd_members, hollow=hollow)
-        if not isinstance(anatomy, bool):
-            raise TypeError(f"anatomy must be True or False, got {type(anatomy).__name__} {anatomy!r}")
+        if anatomy is not None and not isinstance(anatomy, bool):
+            raise TypeError(f"anatomy must be True, False or None, got {type(anatomy).__name__} "
+                            f"{anatomy!r}")
+        if anatomy is None:
+            anatomy = components is None and not hollow
         self.client_connections = {**CLIENT_CONNECTIONS, **check_client_connections(
             client_connection, CLIENT_CONNECTIONS, sync_cost)}
         self.sync_cost = sync_cost
@@ -331,7 +340,10 @@ class Cluster(ReplicaWiring, AnatomyWiring):
                         f"{name}/{node}", descriptor, constructor, manifest)
             else:
                 count = self.replicas.get(name, 1)
-                elect = count > 1 if self._leader_elect is None else self._leader_elect
+                # Upstream elects always (--leader-elect defaults to true); kubelab's harnesses
+                # without the anatomy elect only when there is more than one replica.
+                elect = (count > 1 or self.anatomy) if self._leader_elect is None \
+                    else self._leader_elect
                 for replica in replica_names(name, count):
                     self._replica_of[replica] = name
                     factories[replica] = self._factory(replica, descriptor, constructor,
@@ -359,13 +371,16 @@ class Cluster(ReplicaWiring, AnatomyWiring):
                             rate_limiter=connection.rate_limiter(self.clock) if connection else None)
             election = None
             if elect:  # makeLeaderElectionConfig: hostname + "_" + a new uuid per process
-                election = LeaderElectionConfiguration(f"{name}_{new_uid(self.rand)}",
+                # (the hostname: the control-plane node it runs on, with the anatomy)
+                host = self._processes.get(name, (name, ""))[0]
+                election = LeaderElectionConfiguration(f"{host}_{new_uid(self.rand)}",
                                                        **self._election)
                 self.identities[name] = election.identity
                 self._owners[election.identity] = name
             context = ComponentContext(name, client, self.clock, self.rand, self.trace,
                                        copy.deepcopy(node) if node is not None else None,
-                                       leader_election=election, sync_cost=self.sync_cost)
+                                       leader_election=election, sync_cost=self.sync_cost,
+                                       on_exit=functools.partial(self._process_died, name))
             component = build(descriptor, constructor, context,
                               deps if node is not None else None)
             kind = self._replica_of.get(name, name.split("/")[0])
@@ -452,6 +467,12 @@ class Cluster(ReplicaWiring, AnatomyWiring):
     def kubectl(self, command: str, stdin: str = "") -> Output:
         """kubectl's output for a command line, e.g. c.kubectl("get pods -o wide")."""
         return kubectl(self.client, command, now=self.clock.now, stdin=stdin, wait=self.run)
+
+    def scrape(self, component: str = "apiserver") -> str:
+        """What a scrape of a component's /metrics gets, in Prometheus' text format:
+        "apiserver", "controller-manager" or "scheduler" (kubelab/cluster/prometheus.py).
+        (c.metrics is the custom metrics adapter.)"""
+        return metrics_of(self.apiservers, self.components, component)
 
     def events(self, namespace: str | None = None) -> list[Object]:
         """core/v1 Events in the order they happened."""

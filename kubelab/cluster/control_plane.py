@@ -149,9 +149,14 @@ class AnatomyWiring:
         node_names: list[str]
 
     def _anatomy_nodes(self, workers: list[Object]) -> list[Object]:
-        """The control-plane nodes, then the workers."""
+        """The control-plane nodes, then the workers. A cluster of one node only keeps no
+        NoSchedule taint on it, so that its pods have somewhere to run: kind's kubeadminit
+        action removes it (`kubectl taint nodes --all node-role.kubernetes.io/control-plane-`)."""
         names = control_plane_names(max(1, self.replicas.get("apiserver", 1)))
-        return [control_plane_node(name) for name in names] + workers
+        nodes = [control_plane_node(name) for name in names]
+        if len(nodes) == 1 and not workers:
+            nodes[0]["spec"].pop("taints")
+        return nodes + workers
 
     @property
     def control_plane_nodes(self) -> list[str]:
@@ -177,11 +182,15 @@ class AnatomyWiring:
                           ("controller-manager", "kube-controller-manager")):
             for replica in replica_names(kind, self.replicas.get(kind, 1)):
                 placed.append((replica, pod, self._up(replica)))
-        # Simulated Raft members are up or down (c.faults); the single store and a real etcd
-        # are always up as far as the wiring knows.
-        members = dict(getattr(self.etcd, "members", None) or {})
-        etcd_placement = [(name, _running(member, "up")) for name, member in members.items()] \
-            or [("etcd", _always)]
+        # Simulated Raft members are up or down (c.faults), the real etcd processes kubelab
+        # started run or not; the single store and an etcd:// URL are always up as far as the
+        # wiring knows.
+        members = getattr(self.etcd, "members", None) or {}
+        if isinstance(members, dict):
+            etcd_placement = [(name, _running(member, "up")) for name, member in members.items()]
+        else:
+            etcd_placement = [(member.name, _running(member)) for member in members]
+        etcd_placement = etcd_placement or [("etcd", _always)]
         for index, (member, up) in enumerate(etcd_placement):
             if index < len(nodes):
                 placed.insert(index, (member, "etcd", up))
@@ -196,6 +205,8 @@ class AnatomyWiring:
             self._processes[component] = (node, image)
             self._static_pods.setdefault(node, []).append(static_pod(pod, runtime.node_ip))
         for node in self.node_names:
+            for image in (*STATIC_IMAGES.values(), *ADDON_IMAGES.values()):
+                self.runtimes[node].preload(image)  # kind's node image carries them
             self.runtimes[node].processes[ADDON_IMAGES["kube-proxy"]] = self._up(f"kube-proxy/{node}")
             self._processes[f"kube-proxy/{node}"] = (node, ADDON_IMAGES["kube-proxy"])
         self.apiserver.add_token(f"token-{KUBE_PROXY_USER}", KUBE_PROXY_USER, list(KUBE_PROXY_GROUPS))
@@ -279,10 +290,15 @@ class AnatomyWiring:
                 publisher.resync()
 
     def _up(self, name: str) -> Callable[[], bool]:
-        """Is the component `name` running (and has not stopped itself, losing its Lease)?"""
+        """What the kubelet's start of the component's container does: the binary runs, unless
+        c.faults crashed it (then it cannot come up until c.faults.restart). One that stopped
+        itself, losing its Lease as kube-scheduler exits, runs again: its container restarted."""
         def up() -> bool:
             component = self.components.get(name)
-            return component is not None and not getattr(component, "exited", False)
+            if component is not None and getattr(component, "exited", False):
+                self.restart_component(name)  # type: ignore[attr-defined]
+                return True
+            return component is not None
         return up
 
     def _process_died(self, name: str) -> None:

@@ -25,10 +25,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from kubelab.client.component import ComponentContext
+from kubelab.client.controller_loop import Controller as Loop
 from kubelab.client.flowcontrol import ClientConnection
 from kubelab.client.leaderelection.component import start_leader_election
 from kubelab.client.leaderelection.leaderelection import LeaderElector
 from kubelab.client.shared_informer import SharedInformerFactory, transform_strip_managed_fields
+from kubelab.client.workqueue import Queue
 from kubelab.controllers.controller_descriptor import (
     Controller,
     ControllerDescriptor,
@@ -43,6 +45,34 @@ __all__ = ["CONTROLLERS", "ControllerManager", "enabled_controllers", "is_contro
 # controller_descriptor.py). To add one, register its descriptor there.
 CONTROLLERS: dict[str, ControllerDescriptor] = new_controller_descriptors()
 SYNCED_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
+
+# The name each controller gives its workqueue upstream (TypedRateLimitingQueueConfig.Name, the
+# `name` label of the workqueue_* metrics), by the name of kubelab's loop. A loop not listed
+# keeps its own name. Queues that share a name upstream (every CSR controller's "certificate")
+# share one series.
+WORKQUEUE_NAMES = {
+    "replicaset-controller": "replicaset",                  # replica_set.go NewBaseController
+    "replicationmanager": "replicationmanager",
+    "deployment-controller": "deployment",
+    "statefulset-controller": "statefulset",
+    "daemonset-controller": "daemonset",
+    "job-controller": "job",
+    "job-orphan-pod": "job_orphan_pod",
+    "cronjob": "cronjob",
+    "endpoints-controller": "endpoint",
+    "endpointslice-controller": "endpoint_slice",
+    "endpointslice-mirroring-controller": "endpoint_slice_mirroring",
+    "garbagecollector/attempt-to-delete": "garbage_collector_attempt_to_delete",
+    "garbagecollector/attempt-to-orphan": "garbage_collector_attempt_to_orphan",
+    "namespace-controller": "namespace",
+    "ttl-after-finished-controller": "ttl_jobs_to_delete",
+    "horizontal-pod-autoscaler-controller": "horizontalpodautoscaler",
+    "resourcequota-controller": "resourcequota_primary",
+    "resourcequota-controller-missing-usage": "resourcequota_priority",
+    "node-lifecycle-controller/noschedule": "node_lifecycle_controller",
+    "disruption_stale_pod_disruption": "stale_pod_disruption",
+    "csrapproving": "certificate",
+}
 
 
 class ControllerManager:
@@ -99,6 +129,7 @@ class ControllerManager:
         self.ctx.trace.record(self.name, "leaderelection-lost", "")
         self.exited = True
         self.stop()
+        self.ctx.exit()
 
     def _wait_for_cache_sync(self) -> None:
         self._poll = None
@@ -121,6 +152,17 @@ class ControllerManager:
             controller.stop()
         self.informers.stop()
         self.running = False
+
+    def workqueues(self) -> list[tuple[str, Queue[Any]]]:
+        """Every controller's workqueue, as (upstream's queue name, queue), what the
+        workqueue_* metrics are labelled with (WORKQUEUE_NAMES). A crashed and restarted
+        manager has new queues: its metrics start from zero, as a new process's do."""
+        found: list[tuple[str, Queue[Any]]] = []
+        for controller in self.controllers.values():
+            for loop in _loops(controller, set()):
+                name = WORKQUEUE_NAMES.get(loop.name, loop.name)
+                found.append(("certificate" if name.startswith("csrsigning") else name, loop.queue))
+        return found
 
     def __repr__(self) -> str:
         state = "running" if self.running else "waiting for caches"
@@ -164,3 +206,24 @@ def _client_or_die(ctx: ComponentContext) -> ComponentContext:
     limiter = ctx.client.rate_limiter
     own = None if limiter is None else ClientConnection(limiter.qps, limiter.burst).rate_limiter(ctx.clock)
     return dataclasses.replace(ctx, client=ctx.client.with_rate_limiter(own))
+
+
+def _loops(obj: object, seen: set[int]) -> list[Loop]:
+    """The controller loops obj holds, itself or in its parts (a signer per signer name, ...):
+    kubelab.controllers objects and lists of them are searched, nothing else."""
+    if isinstance(obj, Loop):
+        return [obj]
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    parts: list[object] = []
+    if isinstance(obj, (list, tuple)):
+        parts = list(obj)
+    elif isinstance(obj, dict):
+        parts = list(obj.values())
+    elif type(obj).__module__.startswith("kubelab.controllers") and hasattr(obj, "__dict__"):
+        parts = list(vars(obj).values())
+    return [loop for part in parts
+            if isinstance(part, (Loop, list, tuple, dict)) or
+            type(part).__module__.startswith("kubelab.controllers")
+            for loop in _loops(part, seen)]

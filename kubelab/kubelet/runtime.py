@@ -236,6 +236,14 @@ class ContainerRuntime:
         self._later(seconds, self._pulled, ref, result, future)
         return future
 
+    def preload(self, image: str) -> None:
+        """An image already in the node's containerd store before the kubelet starts, as kind's
+        node image ships the control plane's, kube-proxy's, kindnetd's and CoreDNS's (its
+        /kind/images, imported at build time): the kubelet's IfNotPresent finds it present."""
+        ref = normalize_image(image)
+        self.images[ref] = PullResult(f"{repository(ref)}@sha256:{_digest(ref)}",
+                                      self.registry.info(image).size, 0.0)
+
     def _pulled(self, ref: str, result: PullResult, future: Future[PullResult]) -> None:
         self.images[ref] = result
         future.set_result(result)

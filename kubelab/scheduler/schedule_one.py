@@ -117,6 +117,7 @@ def schedule_one(sched: Scheduler) -> bool:
         sched.queue.done(pod)
         return True
     sched.attempts += 1
+    start = sched.ctx.clock.now  # the attempt's metrics time it from here
     state = CycleState()
     result, assumed_info, status = scheduling_cycle(sched, state, fwk, info)
     if status is not None:
@@ -124,11 +125,11 @@ def schedule_one(sched: Scheduler) -> bool:
         plugins = set(err.diagnosis.unschedulable_plugins) if isinstance(err, FitError) else set()
         nominating = err.post_filter_result if isinstance(err, FitError) else None
         handle_scheduling_failure(sched, fwk, assumed_info, status.message(), rejected=status.is_rejected(),
-                                  plugins=plugins, nominating=nominating)
+                                  plugins=plugins, nominating=nominating, start=start)
         return True
     # The binding "goroutine" starts once this cycle's cost has elapsed.
     sched.ctx.clock.call_later(sched.cycle_cost, _binding_cycle, sched, fwk, state, assumed_info,
-                               result.suggested_host)
+                               result.suggested_host, start)
     return True
 
 
@@ -349,18 +350,19 @@ def select_host(node_scores: Sequence[NodePluginScores], rand: random.Random) ->
 # --- binding -------------------------------------------------------------------------------------
 
 def _binding_cycle(sched: Scheduler, fwk: Framework, state: CycleState, assumed_info: QueuedPodInfo,
-                   host: str) -> None:
+                   host: str, start: float) -> None:
     """bindingCycle. The binding request leaves now and reaches the API server bind_latency later."""
     if not sched.running:
         return  # crashed before the binding was sent: it dies with the process
     if sched.bind_latency > 0:
-        sched.ctx.clock.call_later(sched.bind_latency, _bind, sched, fwk, state, assumed_info, host)
+        sched.ctx.clock.call_later(sched.bind_latency, _bind, sched, fwk, state, assumed_info, host,
+                                   start)
     else:
-        _bind(sched, fwk, state, assumed_info, host)
+        _bind(sched, fwk, state, assumed_info, host, start)
 
 
 def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed_info: QueuedPodInfo,
-          host: str, waiting_since: float | None = None) -> None:
+          host: str, start: float, waiting_since: float | None = None) -> None:
     assumed = assumed_info.pod
     # PreBind (VolumeBinding: bind the claims, then wait for the PV controller, polling).
     status = fwk.run_pre_bind_plugins(state, assumed, host)
@@ -371,7 +373,7 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed_info: Que
             return
         if now - since < PRE_BIND_TIMEOUT:
             sched.ctx.clock.call_later(PRE_BIND_POLL, _bind, sched, fwk, state, assumed_info, host,
-                                       since)
+                                       start, since)
             return
         status = Status(Code.Error, f'running PreBind plugin "{status.plugin}": binding volumes: '
                         "context deadline exceeded", plugin=status.plugin)
@@ -381,9 +383,13 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed_info: Que
         return  # the request arrived, but nobody is left to read the answer
     sched.cache.finish_binding(assumed, sched.ctx.clock.now)
     if status is not None:
-        handle_binding_cycle_error(sched, fwk, assumed_info, status)
+        handle_binding_cycle_error(sched, fwk, assumed_info, status, start)
         return
     sched.scheduled += 1
+    now = sched.ctx.clock.now
+    sched.metrics.attempt("scheduled", fwk.profile_name, now - start)  # metrics.PodScheduled
+    first = assumed_info.initial_attempt_timestamp
+    sched.metrics.scheduled_sli(assumed_info.attempts, now - (now if first is None else first))
     sched.ctx.trace.record(sched.ctx.name, "bound", f"pods/{assumed_info.key}", node=host,
                            attempts=assumed_info.attempts)
     sched.recorders[fwk.profile_name].event(dict(assumed), NORMAL, "Scheduled",
@@ -391,7 +397,7 @@ def _bind(sched: Scheduler, fwk: Framework, state: CycleState, assumed_info: Que
 
 
 def handle_binding_cycle_error(sched: Scheduler, fwk: Framework, assumed_info: QueuedPodInfo,
-                               status: Status) -> None:
+                               status: Status, start: float | None = None) -> None:
     """handleBindingCycleError: forget the assumed pod, then fail the pod as a cycle would."""
     assumed = assumed_info.pod
     try:
@@ -403,7 +409,7 @@ def handle_binding_cycle_error(sched: Scheduler, fwk: Framework, assumed_info: Q
         sched.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, assumed, None)
     conflict = sched.bind_conflicts.pop(assumed_info.key, False)
     handle_scheduling_failure(sched, fwk, assumed_info, status.message(), rejected=False, plugins=set(),
-                              update_condition=not conflict)
+                              update_condition=not conflict, start=start)
 
 
 def bind_through_api(sched: Scheduler, pod: Object, node: str) -> None:
@@ -420,7 +426,8 @@ def bind_through_api(sched: Scheduler, pod: Object, node: str) -> None:
 
 def handle_scheduling_failure(sched: Scheduler, fwk: Framework, info: QueuedPodInfo, message: str, *,
                               rejected: bool, plugins: set[str], update_condition: bool = True,
-                              nominating: PostFilterResult | None = None) -> None:
+                              nominating: PostFilterResult | None = None,
+                              start: float | None = None) -> None:
     """Requeue the pod (unless it is gone or was bound meanwhile), tell people why with a
     FailedScheduling event, and record PodScheduled=False on the pod. A PostFilter result
     (preemption's) nominates its node, or clears the nomination when its node is "";
@@ -430,6 +437,9 @@ def handle_scheduling_failure(sched: Scheduler, fwk: Framework, info: QueuedPodI
     API server's PodScheduled=True is left alone; upstream would overwrite it with False here."""
     pod = info.pod
     reason = "Unschedulable" if rejected else "SchedulerError"
+    now = sched.ctx.clock.now  # metrics.PodUnschedulable / PodScheduleError, timed from start
+    sched.metrics.attempt("unschedulable" if rejected else "error", fwk.profile_name,
+                          now - (now if start is None else start))
     info.unschedulable_plugins = plugins
     sched.ctx.trace.record(sched.ctx.name, "unschedulable" if rejected else "error", f"pods/{info.key}",
                            message=message, attempts=info.attempts)

@@ -40,6 +40,7 @@ from kubelab.scheduler.config import SchedulerConfiguration, load_config
 from kubelab.scheduler.events import events_for_plugin
 from kubelab.scheduler.explain import Explanation
 from kubelab.scheduler.framework import Framework
+from kubelab.scheduler.metrics import SchedulerMetrics
 from kubelab.scheduler.plugins.registry import PluginFactory
 from kubelab.scheduler.scheduling_queue import PriorityQueue
 from kubelab.sim.clock import Timer
@@ -91,7 +92,9 @@ class Scheduler:
         hint_map = {name: {plugin: events_for_plugin(plugin, obj) for plugin, obj in fwk.plugins.items()}
                     for name, fwk in self.profiles.items()}
         self.cache = Cache(ttl=assumed_pod_ttl)
+        self.metrics = SchedulerMetrics()  # /metrics (metrics.py); a new process counts from zero
         self.queue = PriorityQueue(ctx.clock, hint_map, on_ready=self._wake, trace=ctx.trace, name=ctx.name,
+                                   metrics=self.metrics,
                                    initial_backoff=self.config.pod_initial_backoff_seconds,
                                    max_backoff=self.config.pod_max_backoff_seconds)
         for fwk in self.profiles.values():
@@ -184,6 +187,7 @@ class Scheduler:
         self.ctx.trace.record(self.ctx.name, "leaderelection-lost", "")
         self.exited = True
         self.stop()
+        self.ctx.exit()
 
     # --- the scheduling loop -----------------------------------------------------------------
 

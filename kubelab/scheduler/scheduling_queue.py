@@ -30,6 +30,7 @@ from kubelab.scheduler.events import (
     Registration,
 )
 from kubelab.scheduler.heap import KeyedHeap
+from kubelab.scheduler.metrics import SchedulerMetrics
 from kubelab.scheduler.types import Object, PodInfo, pod_key
 from kubelab.sim.clock import Clock, Timer
 from kubelab.sim.trace import Trace
@@ -88,8 +89,9 @@ class PriorityQueue:
                  max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
                  max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
                  on_ready: Callable[[], None] = lambda: None, trace: Trace | None = None,
-                 name: str = "scheduler") -> None:
+                 name: str = "scheduler", metrics: SchedulerMetrics | None = None) -> None:
         self.clock, self.hint_map, self.on_ready = clock, hint_map, on_ready
+        self.metrics = SchedulerMetrics() if metrics is None else metrics
         self.trace, self.name = trace, name
         self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
         self.max_in_unschedulable = max_in_unschedulable
@@ -127,7 +129,8 @@ class PriorityQueue:
 
     def add(self, pod: Object) -> None:
         """A new unscheduled pod: straight to activeQ (and nominated if its status says so)."""
-        self._move_to_active_q(QueuedPodInfo(pod, self.clock.now), "UnscheduledPodAdd")
+        # The event is EventUnscheduledPodAdd, whose Label() is "UnschedulablePodAdd".
+        self._move_to_active_q(QueuedPodInfo(pod, self.clock.now), "UnschedulablePodAdd")
         self.add_nominated_pod(pod)
         self.on_ready()
 
@@ -157,7 +160,8 @@ class PriorityQueue:
         self._record(info, "backoffQ", event)
 
     def _record(self, info: QueuedPodInfo, queue: str, event: str) -> None:
-        if self.trace is not None and event != "UnscheduledPodAdd":
+        self.metrics.incoming_pod(queue, event)  # scheduler_queue_incoming_pods_total
+        if self.trace is not None and event != "UnschedulablePodAdd":
             self.trace.record(self.name, "queue", f"pods/{info.key}", queue=queue, event=event)
 
     # --- backoff -----------------------------------------------------------------------------

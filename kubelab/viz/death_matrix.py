@@ -21,6 +21,15 @@ things a user needs, and note when each one first works again:
 Then the part is repaired and the experiment measures how long, in virtual seconds, until all
 four work. Nothing in a row is typed by hand: the table is what the cluster did.
 
+Beside its own columns each row shows the kube-system view, as `kubectl get pods -n kube-system`
+prints it (NAME READY STATUS RESTARTS), of the killed part's pods: the static pod of a
+control-plane component (kube-scheduler-control-plane, ...; kubelab/cluster/control_plane.py
+ties each one's container to its component), or the DaemonSet pods (kube-proxy, kindnet) of a
+node whose kubelet or whole self died. It is read twice: at the end of the window, while the part
+is broken, and at the recovery. When kubectl itself fails (no API server, no etcd quorum) the
+cell says that nothing can be listed and shows what `crictl ps` on the part's node would still
+show: the names of the containers its runtime runs.
+
 Rows are data (`Row`): a name, how to break the part and how to repair it. The cluster they run
 on comes from `build` (by default `ha_cluster`), so the same matrix can be run on a cluster
 without replicas, to see what high availability buys.
@@ -38,7 +47,7 @@ from kubelab.viz import svg
 from kubelab.viz.observe import quiet
 
 __all__ = ["BASELINE", "COLUMNS", "HA_ROWS", "SINGLE_ROWS", "DeathMatrix", "Outcome", "Row",
-           "experiment", "ha_cluster", "single_cluster"]
+           "experiment", "ha_cluster", "kube_system_view", "single_cluster"]
 
 WEB = """
 apiVersion: apps/v1
@@ -90,6 +99,8 @@ class Outcome:
     worked_at: dict[str, float | None] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)   # the first error each probe met
     recovery: float | None = None                          # after the repair, until all work
+    kube_system: str = ""        # the killed part's pods in kube-system, while it was broken
+    kube_system_after: str = ""  # and at the recovery
 
     def cell(self, column: str, baseline: Outcome | None = None) -> str:
         """The table's words: yes (as fast as on the unbroken `baseline`, give or take a
@@ -196,6 +207,54 @@ def _watch(c: Any, probes: dict[str, _Probe], seconds: float, *, whole: bool = T
             c.run(max(0.0, seconds - (c.clock.now - start)))
 
 
+def _part_pods(c: Any) -> dict[str, tuple[str, list[str]]]:
+    """Where each part's pods are, read while the cluster is healthy: component (as c.faults
+    names it: scheduler-1, etcd-2, ...) or node -> (its node, the names of its pods in
+    kube-system). A component's pod is the static pod on its node running its image; a node's
+    are its DaemonSet pods."""
+    with quiet(c):
+        pods = c.get("pods", namespace="kube-system")
+    placed = dict(getattr(c, "_processes", {}))  # component -> (node, image), the anatomy's
+    parts: dict[str, tuple[str, list[str]]] = {}
+    for component, (node, image) in placed.items():
+        if "/" in component:
+            continue  # kube-proxy/<node>: listed with its node
+        parts[component] = (node, sorted(
+            p["metadata"]["name"] for p in pods if p["spec"].get("nodeName") == node
+            and any(o["kind"] == "Node" for o in p["metadata"].get("ownerReferences", []))
+            and any(x["image"] == image for x in p["spec"]["containers"])))
+    for node in c.node_names:
+        parts[node] = (node, sorted(
+            p["metadata"]["name"] for p in pods if p["spec"].get("nodeName") == node
+            and any(o["kind"] == "DaemonSet" for o in p["metadata"].get("ownerReferences", []))))
+    return parts
+
+
+def kube_system_view(c: Any, killed: str, parts: dict[str, tuple[str, list[str]]]) -> str:
+    """The killed part's pods as `kubectl get pods -n kube-system` shows them, one
+    `NAME READY STATUS RESTARTS` per pod, joined by "; ". `killed` is what a Row's breaks
+    returned (a component, `kubelet/<node>`, a node, or several joined by commas). If kubectl
+    fails: "nothing can be listed (its error)", and the running containers of the first part's
+    node, as `crictl ps` there would list them."""
+    names = killed.split(",")
+    where = [parts[n.removeprefix("kubelet/")] for n in names if n.removeprefix("kubelet/") in parts]
+    if not where:
+        return "-"
+    wanted = [pod for _, pods in where for pod in pods]
+    with quiet(c):
+        out = c.kubectl("get pods -n kube-system")
+    text = str(out).strip()
+    if out.exit_code != 0:
+        node = where[0][0]
+        running = sorted(x.name for x in c.runtimes[node].running())
+        return (f"nothing can be listed ({text.splitlines()[0]}); "
+                f"crictl ps on {node}: {', '.join(running) or 'nothing'}")
+    lines = text.splitlines()
+    end = lines[0].find("AGE")  # NAME READY STATUS RESTARTS, then AGE (none: No resources found)
+    shown = {line.split()[0]: " ".join(line[:end].split()) for line in lines[1:]} if end > 0 else {}
+    return "; ".join(shown.get(pod, f"{pod} (gone)") for pod in wanted)
+
+
 def experiment(row: Row, build: Callable[[int], Any], *, seed: int = 0,
                recovery_limit: float = 600.0) -> Outcome:
     """Run one row on a fresh cluster: settle, break, watch for the row's window, repair, then
@@ -207,19 +266,37 @@ def experiment(row: Row, build: Callable[[int], Any], *, seed: int = 0,
     c.run_until(lambda: len(_web_running(c)) >= replicas, timeout=300)
     c.run(20)  # leases renewed, every informer synced: a settled cluster
     before = set(_web_running(c))
+    parts = _part_pods(c)
     killed = row.breaks(c)
     probes = _probes(c, replicas, "probe")
     _watch(c, probes, row.window)
     outcome = Outcome(row.part, killed, row.window, before=len(before),
                       still_running=len(before & set(_web_running(c))),
                       worked_at={name: probe.at for name, probe in probes.items()},
-                      errors={name: probe.error for name, probe in probes.items() if probe.error})
+                      errors={name: probe.error for name, probe in probes.items() if probe.error},
+                      kube_system=kube_system_view(c, killed, parts))
     row.repairs(c, killed)
     after = _probes(c, replicas, "probe-after")
     _watch(c, after, recovery_limit, whole=False)
     if all(probe.at is not None for probe in after.values()):
         outcome.recovery = max(probe.at or 0.0 for probe in after.values())
+    # the kubelet restarts the part's container at its next back-off try (up to 5 min,
+    # doubling from 10 s): wait, once a virtual second, until its pods are ready again
+    start = c.clock.now
+    view = kube_system_view(c, killed, parts)
+    while c.clock.now - start < recovery_limit and not _all_ready(view):
+        with quiet(c):
+            c.run(1.0)
+        view = kube_system_view(c, killed, parts)
+    outcome.kube_system_after = view
     return outcome
+
+
+def _all_ready(view: str) -> bool:
+    """Every pod of a kube_system_view Running with all its containers ready (or none shown)."""
+    pods = [pod.split() for pod in view.split("; ") if pod != "-"]
+    return all(len(p) >= 3 and p[2] == "Running" and p[1].count("/") == 1
+               and p[1].split("/")[0] == p[1].split("/")[1] for p in pods)
 
 
 def _web_node(c: Any) -> str:
@@ -349,11 +426,13 @@ class DeathMatrix:
         for o in self.outcomes:
             recovery = "not within the limit" if o.recovery is None else f"{o.recovery:.0f} s"
             out.append([o.part, o.killed, f"{o.window:.0f} s",
-                        *(o.cell(col, self.baseline) for col in COLUMNS), recovery])
+                        *(o.cell(col, self.baseline) for col in COLUMNS), recovery,
+                        o.kube_system, o.kube_system_after])
         return out
 
     def headings(self) -> list[str]:
-        return ["part", "killed", "watched for", *COLUMNS.values(), "recovery after repair"]
+        return ["part", "killed", "watched for", *COLUMNS.values(), "recovery after repair",
+                "kube-system, broken", "kube-system, recovered"]
 
     def __str__(self) -> str:
         table = [self.headings(), *self.rows()]
@@ -363,7 +442,7 @@ class DeathMatrix:
 
     def _repr_html_(self) -> str:
         def colour(cell: str) -> str:
-            return ("#d5f5e3" if cell == "yes" else "#fadbd8" if cell.startswith("no")
+            return ("#d5f5e3" if cell == "yes" else "#fadbd8" if cell.split(" (")[0] == "no"
                     else "#fcf3cf" if cell.startswith("after") else "#ffffff")
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headings())
         body = "".join(

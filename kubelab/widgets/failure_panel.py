@@ -52,8 +52,11 @@ class FailurePanel:
         rows.append(W.HBox([W.Label("components:"), *self.component_buttons.values()],
                            layout=W.Layout(flex_flow="row wrap")))
         self.has_kubelets = any(n.startswith("kubelet/") for n in self.component_names())
-        self.node = W.Dropdown(options=list(cluster.node_names), description="node",
-                               layout=W.Layout(width="180px"))
+        # the workers first: killing the control-plane node (its API server with it) is there,
+        # but not what a first click should do
+        control_plane = list(getattr(cluster, "control_plane_nodes", []))
+        self.node = W.Dropdown(options=[n for n in cluster.node_names if n not in control_plane]
+                               + control_plane, description="node", layout=W.Layout(width="180px"))
         if self.has_kubelets and cluster.node_names:
             rows.append(self._row([self.node], [
                 ("kill node", "power-off", "danger", lambda: self.node_fault(

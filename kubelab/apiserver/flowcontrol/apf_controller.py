@@ -280,6 +280,10 @@ class APFController:
 
     # ------------------------------------------------------------------ what panels read
 
+    def queue_sets(self) -> list[QueueSet]:
+        """Every priority level's queue set, by level name (what /metrics reads)."""
+        return [state.queues for _, state in sorted(self.levels.items())]
+
     def snapshot(self) -> list[dict[str, Any]]:
         """Per level: seats in use of its limit, requests waiting and executing, queue
         lengths, requests dispatched and rejected so far."""

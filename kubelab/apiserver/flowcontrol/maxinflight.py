@@ -95,6 +95,10 @@ class MaxInFlightFilter:
         _, req, pool = self._inflight.pop()
         pool.set_service(req, service_seconds(req.estimate, record.latency))
 
+    def queue_sets(self) -> list[QueueSet]:
+        """The two pools (what /metrics reads)."""
+        return list(self.pools.values())
+
     def restarted(self) -> MaxInFlightFilter:
         return MaxInFlightFilter(self.server, *self.limits)
 

@@ -96,6 +96,7 @@ class QueueSet:
         self.robin_index, self.enqueues = -1, 0
         self.seats_in_use = self.requests_executing = self.requests_waiting = 0
         self.seats_waiting = 0
+        self.running: dict[QueuedRequest, None] = {}  # executing now, in dispatch order (metrics)
         self.dispatched = 0
         self.rejected: dict[str, int] = {}
         self._events: list[tuple[float, int, str, QueuedRequest]] = []  # (when, seq, what, req)
@@ -204,6 +205,7 @@ class QueueSet:
         req.dispatched = self.clock.now
         seats = req.estimate.max_seats
         self.requests_executing += 1
+        self.running[req] = None
         self.seats_in_use += seats
         self.dispatched += 1
         if req.queue is not None:
@@ -224,6 +226,7 @@ class QueueSet:
 
     def finish_request(self, req: QueuedRequest) -> None:
         self.requests_executing -= 1
+        self.running.pop(req, None)
         req.finished = self.clock.now
         if req.queue is not None:
             queue = self.queues[req.queue]
@@ -314,6 +317,7 @@ class QueueSet:
             self._timer.cancel()
             self._timer = None
         self._events.clear()
+        self.running.clear()
 
     def queue_lengths(self) -> list[int]:
         return [len(q.waiting) for q in self.queues]

@@ -20,8 +20,13 @@ from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from kubelab.sim.clock import Clock, Timer
+from kubelab.sim.histogram import Histogram, exponential_buckets
 
-__all__ = ["Queue"]
+__all__ = ["WORKQUEUE_BUCKETS", "Queue"]
+
+# component-base/metrics/prometheus/workqueue/metrics.go: ExponentialBuckets(10e-7, 10, 10),
+# 1 microsecond to 1000 seconds.
+WORKQUEUE_BUCKETS = exponential_buckets(10e-7, 10, 10)
 
 T = TypeVar("T", bound=Hashable)
 
@@ -29,13 +34,18 @@ T = TypeVar("T", bound=Hashable)
 class Queue(Generic[T]):
     """workqueue.Typed: a FIFO of keys with the dedupe and one-worker-per-key promises.
 
-    The clock is only used to wake workers (on_ready). Metrics-light counters, named after
-    client-go's workqueue metrics:
+    The clock wakes workers (on_ready) and times the metrics. client-go's queueMetrics
+    (util/workqueue/metrics.go), kept as plain numbers for /metrics (the controller manager's
+    workqueue_* families, label name=the queue's name; an unnamed queue is not exposed):
 
     * adds: keys that became dirty (workqueue_adds_total; an add of a key that is already
       waiting is deduplicated and not counted);
-    * gets: keys handed to a worker by get();
-    * dones: done() calls for a key that was being processed.
+    * depth(): keys added and not yet handed out (workqueue_depth: the dirty keys, so a key
+      added again while it is processed counts);
+    * queue_duration, work_duration: histograms of the virtual seconds from a key's add to its
+      get, and from get to done (workqueue_queue_duration_seconds, ..._work_duration_seconds);
+    * unfinished_work_seconds(), longest_running_processor_seconds(): the work in progress;
+    * gets: keys handed to a worker by get(); dones: done() calls for a key being processed.
     """
 
     def __init__(self, clock: Clock, name: str = "") -> None:
@@ -56,12 +66,17 @@ class Queue(Generic[T]):
         self.adds = 0
         self.gets = 0
         self.dones = 0
+        self.queue_duration = Histogram(WORKQUEUE_BUCKETS)
+        self.work_duration = Histogram(WORKQUEUE_BUCKETS)
+        self._added_at: dict[T, float] = {}       # queueMetrics.addTimes
+        self._started_at: dict[T, float] = {}     # queueMetrics.processingStartTimes
 
     def add(self, item: T) -> None:
         """Mark item as needing processing. Ignored once the queue is shutting down."""
         if self._shutting_down or item in self._dirty:
             return
         self.adds += 1
+        self._added_at.setdefault(item, self._clock.now)
         self._dirty.add(item)
         if item in self._processing:
             return  # done() will queue it again
@@ -82,6 +97,11 @@ class Queue(Generic[T]):
             return None, self._shutting_down
         item = self._queue.popleft()
         self.gets += 1
+        now = self._clock.now
+        added = self._added_at.pop(item, None)
+        if added is not None:
+            self.queue_duration.observe(now - added)
+        self._started_at[item] = now
         self._processing.add(item)
         self._dirty.discard(item)
         return item, False
@@ -95,6 +115,9 @@ class Queue(Generic[T]):
         if item not in self._processing:
             return
         self.dones += 1
+        started = self._started_at.pop(item, None)
+        if started is not None:
+            self.work_duration.observe(self._clock.now - started)
         self._processing.discard(item)
         if item in self._dirty:
             self._queue.append(item)
@@ -125,6 +148,21 @@ class Queue(Generic[T]):
         self._signal()
         if not self._processing:
             self._drained()
+
+    def depth(self) -> int:
+        """workqueue_depth: keys added and not handed out yet (upstream counts the dirty set)."""
+        return len(self._dirty)
+
+    def unfinished_work_seconds(self) -> float:
+        """workqueue_unfinished_work_seconds: the seconds every key being processed has taken
+        so far (upstream updates it every 500 ms; this one is exact when read)."""
+        now = self._clock.now
+        return sum(now - started for started in self._started_at.values())
+
+    def longest_running_processor_seconds(self) -> float:
+        """workqueue_longest_running_processor_seconds."""
+        now = self._clock.now
+        return max((now - started for started in self._started_at.values()), default=0.0)
 
     def shutting_down(self) -> bool:
         return self._shutting_down

@@ -368,10 +368,12 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults, WebhookFault
         return node
 
     def kill_node(self, node: str) -> None:
-        """The machine dies: its kubelet stops (no more heartbeats) and its containers are gone."""
+        """The machine dies: its kubelet stops (no more heartbeats) and its containers are gone;
+        on a control-plane node, the control plane it runs (its API server, scheduler and
+        controller-manager replicas) dies with them."""
         self._node(node)
-        for component in (f"kubelet/{node}", f"kube-proxy/{node}"):
-            if component in self._cluster.components:
+        for component in (f"kubelet/{node}", f"kube-proxy/{node}", *self._control_plane_on(node)):
+            if component in self._cluster.components or self._is_running_apiserver(component):
                 self._cluster.crash_component(component)
         self._cluster.runtimes[node].power_off()
         self._cluster.iptables[node].flush()  # the kernel's rules die with it
@@ -381,11 +383,31 @@ class Faults(ReplicaFaults, EtcdFaults, ScaleFaults, ServiceFaults, WebhookFault
         """The machine boots again: an empty runtime and a fresh kubelet, which reports in."""
         self._node(node)
         self._cluster.runtimes[node].power_on()
+        for component in self._control_plane_on(node):
+            if self._is_apiserver(component):
+                if not self._is_running_apiserver(component):
+                    self._cluster.restart_component(component)
+            elif component not in self._cluster.components:
+                self._cluster.restart_component(component)
         for component in (f"kubelet/{node}", f"kube-proxy/{node}"):
             if component not in self._cluster.components and \
                     component in self._cluster._factories:
                 self._cluster.restart_component(component)
         self._record("revive_node", node)
+
+    def _control_plane_on(self, node: str) -> list[str]:
+        """The API servers and the scheduler and controller-manager replicas whose static pods
+        run on `node` (the anatomy's placement; etcd stays: the store lives in kubelab)."""
+        placed = getattr(self._cluster, "_processes", {})
+        return [name for name, (where, image) in placed.items() if where == node and
+                not name.startswith("kube-proxy/") and "etcd" not in image and
+                (name in self._cluster._factories or self._is_apiserver(name))]
+
+    def _is_apiserver(self, name: str) -> bool:
+        return any(server.name == name for server in self._cluster.apiservers)
+
+    def _is_running_apiserver(self, name: str) -> bool:
+        return any(server.name == name and server.running for server in self._cluster.apiservers)
 
     def partition(self, node: str) -> None:
         """Cut node off the control plane: its kubelet and containers run on, unheard."""

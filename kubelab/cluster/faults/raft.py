@@ -38,6 +38,7 @@ class EtcdFaults:
     def crash_etcd_member(self, member: str) -> None:
         """Stop one etcd member (e.g. "etcd-2"); its disk (log, term, vote, data) survives."""
         self._etcd().crash(member)
+        self._cluster._process_died(member)  # its static pod's container (the anatomy's) dies
         self._record("crash_etcd_member", member)
 
     def restart_etcd_member(self, member: str) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubelab.cluster.control_plane import KUBE_PROXY_USER
+
 __all__ = ["ServiceFaults"]
 
 
@@ -19,8 +21,12 @@ class ServiceFaults:
 
     def _watch_faults(self) -> Any: ...  # Faults has them
 
+    _cluster: Any  # Faults has it
+
     def drop_endpointslice_updates(self, probability: float = 1.0) -> None:
-        """Lose EndpointSlice watch events to every kube-proxy (heal with heal_watch_events)."""
-        self._watch_faults().set(drop=probability, user="system:kube-proxy",
-                                 resource="endpointslices")
+        """Lose EndpointSlice watch events to every kube-proxy (heal with heal_watch_events).
+        kind's kube-proxies authenticate with their ServiceAccount's token, kubelab's bare
+        cluster's as the user system:kube-proxy."""
+        user = KUBE_PROXY_USER if self._cluster.anatomy else "system:kube-proxy"
+        self._watch_faults().set(drop=probability, user=user, resource="endpointslices")
         self._record("drop_endpointslice_updates", "watch", probability=probability)

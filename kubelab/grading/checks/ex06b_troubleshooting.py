@@ -100,7 +100,10 @@ def _break(c: Cluster, cause: str, ns: str, name: str, rng: random.Random) -> st
     elif cause == "UnboundPVC":
         c.apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                  "metadata": {"name": f"{name}-data", "namespace": ns},
-                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+                 # no class: only a pre-made PersistentVolume could bind it (kind's `standard`
+                 # would provision one), and there is none
+                 "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                          "resources": {"requests": {"storage": "1Gi"}}}})
         c.apply(_pod(name, ns, nginx, volumes=[{"name": "data", "persistentVolumeClaim":
                                                 {"claimName": f"{name}-data"}}]))
     elif cause == "ImagePullBackOff":
@@ -124,7 +127,7 @@ def _break(c: Cluster, cause: str, ns: str, name: str, rng: random.Random) -> st
             "exec": {"command": ["cat", "/tmp/ready"]}, "periodSeconds": 5}}))
         c.apply(_service(name, ns))
     elif cause == "NodeNotReady":
-        node = rng.choice(c.node_names)
+        node = rng.choice([n for n in c.node_names if n not in c.control_plane_nodes])
         c.faults.kill_node(node)
         return node
     elif cause == "FailedCreate":
@@ -144,6 +147,7 @@ def broken_cluster(ctx: CheckContext, cause: str) -> tuple[Cluster, str]:
     c = ctx.cluster(nodes=2)
     c.run(10)
     c.kubectl(f"create namespace {ns}")
+    c.run(1)  # its `default` ServiceAccount, which the pods need (the serviceaccount controller)
     c.apply(_deployment(decoy, ns, {"name": "app", "image": "nginx:1.27", "resources": LIMITED,
                                     "readinessProbe": {"tcpSocket": {"port": 80}, "periodSeconds": 5}}))
     c.apply(_service(decoy, ns))
