@@ -123,6 +123,8 @@ def csr_rbac_objects() -> list[Object]:
                  "subjects": [{"apiGroup": _RBAC, "kind": "Group", "name": group}]}
                 for name, role, group in _CSR_BINDINGS]
     return objects
+
+
 BOOTSTRAP_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 
